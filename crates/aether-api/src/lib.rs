@@ -1,0 +1,47 @@
+//! Typed `VirtualHost` (`config.aether.io/v1`) API: L7 path routing at the
+//! edge of the mesh.
+//!
+//! The types are generated from `api/aether/config/v1/virtual_host.proto`
+//! (edition 2024) by `cargo xtask codegen` and checked in, so depending on
+//! this crate needs neither protoc nor buf.
+//!
+//! ```
+//! use aether_api::config::v1::{VirtualHostSpec, route_match::Path};
+//!
+//! # #[cfg(feature = "serde")] {
+//! let spec: VirtualHostSpec = serde_json::from_str(r#"{
+//!     "hosts": ["api.example.com"],
+//!     "routes": [{"match": {"prefix": "/users"}, "backend": {"service": "svc-users", "port": 8080}}],
+//!     "tls": {"secretName": "example-tls", "provider": "KUBERNETES"}
+//! }"#).unwrap();
+//! assert_eq!(spec.routes[0].r#match.as_ref().unwrap().path, Some(Path::Prefix("/users".into())));
+//! # }
+//! ```
+//!
+//! # Features
+//! - `serde` (default): serde impls in the Kubernetes JSON form, the form
+//!   manifests are written in: lowerCamelCase names, oneof members flattened
+//!   (`match: {prefix: /users}`), enum values without their type prefix
+//!   (`provider: KUBERNETES`; the full proto name is accepted on input),
+//!   absent fields omitted, unknown fields rejected by name.
+//! - `reflect`: [`prost_reflect::ReflectMessage`] on every message, the
+//!   descriptor pool, and the canonical proto3 JSON form ([`reflect`]).
+
+#![deny(missing_docs)]
+
+/// The `aether.config` proto package.
+pub mod config {
+    /// `aether.config.v1`: the VirtualHost API, version 1.
+    pub mod v1 {
+        include!("../generated/rust/aether.config.v1.rs");
+        #[cfg(feature = "serde")]
+        include!("../generated/rust/aether.config.v1.serde.rs");
+    }
+}
+
+#[cfg(feature = "serde")]
+#[doc(hidden)]
+pub mod kubernetes_json;
+
+#[cfg(feature = "reflect")]
+pub mod reflect;

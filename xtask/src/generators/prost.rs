@@ -1,0 +1,46 @@
+//! `aether-prost`: the message and enum types, by prost-build.
+
+use anyhow::{Context, Result};
+use prost_build::{Config, Module};
+
+use super::{ApiFiles, RUST_HEADER};
+use super::serde::kubernetes_derived_messages;
+
+pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut config = Config::new();
+    for (name, _) in api.messages() {
+        // Reflection (descriptors, dynamic messages, protovalidate) is opt-in.
+        config.message_attribute(&name, "#[cfg_attr(feature = \"reflect\", derive(::prost_reflect::ReflectMessage))]");
+        config.message_attribute(
+            &name,
+            format!(
+                "#[cfg_attr(feature = \"reflect\", prost_reflect(descriptor_pool = \"crate::reflect::DESCRIPTOR_POOL\", message_name = \"{}\"))]",
+                &name[1..]
+            ),
+        );
+    }
+    for derived in kubernetes_derived_messages(api)? {
+        for attribute in &derived.message_attributes {
+            config.message_attribute(&derived.name, attribute);
+        }
+        for (field, attribute) in &derived.field_attributes {
+            config.field_attribute(format!("{}.{field}", derived.name), attribute);
+        }
+    }
+
+    let requests: Vec<_> = api
+        .set
+        .file
+        .iter()
+        .map(|file| (Module::from_protobuf_package_name(file.package()), file.clone()))
+        .collect();
+    let modules = config.generate(requests).context("prost-build")?;
+    let mut files: Vec<_> = modules
+        .into_iter()
+        .map(|(module, code)| {
+            (module.to_file_name_or("_"), format!("{RUST_HEADER}{code}").into_bytes())
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
