@@ -13,6 +13,7 @@ mod generators;
 mod outputs;
 mod plan;
 mod proto_deps;
+mod rules;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

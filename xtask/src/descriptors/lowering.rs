@@ -369,7 +369,7 @@ mod tests {
         ))
         .unwrap();
         let set = FileDescriptorSet::decode(lowered.as_slice()).unwrap();
-        let file = set.file.iter().find(|f| f.name() == "t/t.proto").unwrap();
+        let file = set.file.iter().find(|f| f.name() == "t.proto").unwrap();
         assert_eq!(file.syntax(), "proto3");
         let fields: Vec<_> = file.message_type[0]
             .field
