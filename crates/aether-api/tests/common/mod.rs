@@ -1,0 +1,83 @@
+//! Shared test data: the proposal's manifest and proptest strategies.
+#![allow(dead_code)] // each test binary uses a different part
+
+use aether_api::config::v1::{
+    Condition, HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostStatus,
+    VirtualHostTls, route_match::Path,
+};
+use proptest::prelude::*;
+
+/// The design proposal's VirtualHost, as the struct it must decode to.
+pub fn proposal_spec() -> VirtualHostSpec {
+    let route = |path: Path, service: &str, port: u32| HttpRoute {
+        r#match: Some(RouteMatch { path: Some(path) }),
+        backend: Some(RouteBackend { service: service.into(), port }),
+    };
+    VirtualHostSpec {
+        hosts: vec!["api.example.com".into()],
+        routes: vec![
+            route(Path::Prefix("/users".into()), "svc-users", 8080),
+            route(Path::Exact("/healthz".into()), "svc-health", 0),
+            route(Path::Prefix("/".into()), "svc-web", 0),
+        ],
+        tls: Some(VirtualHostTls { secret_name: "example-tls".into(), provider: SecretProvider::Kubernetes.into() }),
+    }
+}
+
+/// `examples/proposal.yaml`, the manifest users apply.
+pub fn proposal_manifest() -> serde_json::Value {
+    let yaml = include_str!("../../../../examples/proposal.yaml");
+    serde_saphyr::from_str(yaml).expect("examples/proposal.yaml is valid YAML")
+}
+
+/// Any string, biased toward the characters our rules care about.
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![any::<String>(), "[a-z0-9./*%-]{0,12}", Just(String::new())]
+}
+
+/// Enum numbers the JSON forms can name (unknown numbers have no name).
+fn provider() -> impl Strategy<Value = i32> {
+    prop_oneof![Just(0), Just(1), Just(2)]
+}
+
+fn route() -> impl Strategy<Value = HttpRoute> {
+    let path = prop_oneof![text().prop_map(Path::Prefix), text().prop_map(Path::Exact)];
+    let route_match = proptest::option::of(path).prop_map(|path| RouteMatch { path });
+    let backend = (text(), any::<u32>()).prop_map(|(service, port)| RouteBackend { service, port });
+    (proptest::option::of(route_match), proptest::option::of(backend))
+        .prop_map(|(r#match, backend)| HttpRoute { r#match, backend })
+}
+
+/// Any spec whose enum values are named (what both JSON forms can carry).
+pub fn spec() -> impl Strategy<Value = VirtualHostSpec> {
+    spec_with(provider().boxed())
+}
+
+/// Any spec at all, unknown enum numbers included (what binary can carry).
+pub fn any_spec() -> impl Strategy<Value = VirtualHostSpec> {
+    spec_with(any::<i32>().boxed())
+}
+
+fn spec_with(provider: BoxedStrategy<i32>) -> impl Strategy<Value = VirtualHostSpec> {
+    let tls = (text(), provider).prop_map(|(secret_name, provider)| VirtualHostTls { secret_name, provider });
+    (
+        proptest::collection::vec(text(), 0..20),
+        proptest::collection::vec(route(), 0..8),
+        proptest::option::of(tls),
+    )
+        .prop_map(|(hosts, routes, tls)| VirtualHostSpec { hosts, routes, tls })
+}
+
+pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
+    let condition = (text(), text(), any::<i64>(), text(), text(), text()).prop_map(
+        |(r#type, status, observed_generation, last_transition_time, reason, message)| Condition {
+            r#type,
+            status,
+            observed_generation,
+            last_transition_time,
+            reason,
+            message,
+        },
+    );
+    proptest::collection::vec(condition, 0..4).prop_map(|conditions| VirtualHostStatus { conditions })
+}

@@ -1,0 +1,83 @@
+//! The Kubernetes JSON form: what manifests are written in.
+
+mod common;
+
+use aether_api::config::v1::{Condition, SecretProvider, VirtualHostSpec, VirtualHostStatus, VirtualHostTls};
+use serde_json::json;
+
+#[test]
+fn the_proposal_manifest_decodes_into_the_expected_struct_and_back() {
+    let manifest = common::proposal_manifest();
+    let spec: VirtualHostSpec = serde_json::from_value(manifest["spec"].clone()).unwrap();
+    assert_eq!(spec, common::proposal_spec());
+    // Written back, it is the manifest's spec exactly: short enum names,
+    // flattened oneofs, camelCase, and no `port` where the default is meant.
+    assert_eq!(serde_json::to_value(&spec).unwrap(), manifest["spec"]);
+}
+
+#[test]
+fn enum_values_are_written_short_and_read_short_or_full() {
+    let tls = VirtualHostTls { secret_name: "s".into(), provider: SecretProvider::AwsSecretsManager.into() };
+    assert_eq!(serde_json::to_value(&tls).unwrap(), json!({"secretName": "s", "provider": "AWS_SECRETS_MANAGER"}));
+    for name in ["KUBERNETES", "SECRET_PROVIDER_KUBERNETES"] {
+        let tls: VirtualHostTls = serde_json::from_value(json!({"secretName": "s", "provider": name})).unwrap();
+        assert_eq!(tls.provider(), SecretProvider::Kubernetes, "{name}");
+    }
+}
+
+#[test]
+fn an_unknown_enum_name_or_a_number_is_rejected_naming_the_choices() {
+    let err = serde_json::from_value::<VirtualHostTls>(json!({"provider": "VAULT"})).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("VAULT") && text.contains("KUBERNETES"), "{text}");
+    assert!(serde_json::from_value::<VirtualHostTls>(json!({"provider": 1})).is_err());
+}
+
+#[test]
+fn unknown_fields_are_rejected_by_name() {
+    let err = serde_json::from_value::<VirtualHostSpec>(json!({"hosts": ["a"], "retries": 3})).unwrap_err();
+    assert!(err.to_string().contains("retries"), "{err}");
+    let err = serde_json::from_value::<VirtualHostSpec>(json!({"routes": [{"match": {"regex": "/a"}}]})).unwrap_err();
+    assert!(err.to_string().contains("regex"), "{err}");
+    let err = serde_json::from_value::<VirtualHostStatus>(json!({"conditions": [{"type": "A", "severity": "x"}]}))
+        .unwrap_err();
+    assert!(err.to_string().contains("severity"), "{err}");
+}
+
+#[test]
+fn both_oneof_members_at_once_are_rejected() {
+    let err = serde_json::from_value::<VirtualHostSpec>(json!({"routes": [{"match": {"prefix": "/a", "exact": "/b"}}]}))
+        .unwrap_err();
+    // pbjson words it as a duplicate of the oneof's first member.
+    assert!(err.to_string().contains("duplicate field `prefix`"), "{err}");
+}
+
+#[test]
+fn absent_fields_are_omitted() {
+    let spec = VirtualHostSpec::default();
+    assert_eq!(serde_json::to_value(&spec).unwrap(), json!({}));
+}
+
+#[test]
+fn conditions_carry_observed_generation_as_a_number() {
+    let status = VirtualHostStatus {
+        conditions: vec![Condition {
+            r#type: "Accepted".into(),
+            status: "True".into(),
+            observed_generation: 3,
+            last_transition_time: "2026-11-29T19:01:31Z".into(),
+            reason: "Accepted".into(),
+            message: String::new(),
+        }],
+    };
+    let value = serde_json::to_value(&status).unwrap();
+    assert_eq!(
+        value,
+        json!({"conditions": [{"type": "Accepted", "status": "True", "observedGeneration": 3,
+            "lastTransitionTime": "2026-11-29T19:01:31Z", "reason": "Accepted"}]})
+    );
+    assert_eq!(serde_json::from_value::<VirtualHostStatus>(value).unwrap(), status);
+    // The proto field name is accepted too, as pbjson does for the other messages.
+    let snake: Condition = serde_json::from_value(json!({"observed_generation": 4})).unwrap();
+    assert_eq!(snake.observed_generation, 4);
+}
