@@ -81,3 +81,32 @@ pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
     );
     proptest::collection::vec(condition, 0..4).prop_map(|conditions| VirtualHostStatus { conditions })
 }
+
+/// The workspace root (two levels above this crate).
+pub fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The pinned Python (protobuf 7.x, protovalidate 2.x) that `cargo xtask ci`
+/// installs into target/pyenv; `AETHER_PYTHON` overrides it. Missing, the
+/// test fails: the reference runtimes are part of what these tests prove.
+pub fn reference_python() -> std::path::PathBuf {
+    if let Some(path) = std::env::var_os("AETHER_PYTHON") {
+        return path.into();
+    }
+    let path = workspace_root().join("target/pyenv/bin/python");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo xtask pyenv` (or `cargo xtask ci`) to install the pinned \
+         reference runtimes, or point AETHER_PYTHON at a Python that has them",
+        path.display()
+    );
+    path
+}
+
+/// Draws `count` values from `strategy`, the same ones on every run.
+pub fn sample<S: Strategy>(strategy: S, count: usize) -> Vec<S::Value> {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    (0..count).map(|_| strategy.new_tree(&mut runner).expect("strategy draws").current()).collect()
+}
