@@ -52,3 +52,56 @@ fn readme(files: &[Output]) -> Output {
         contents: text.into_bytes(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generating_twice_is_byte_identical() {
+        let root = crate::workspace_root();
+        assert_eq!(generate(&root).unwrap(), generate(&root).unwrap());
+    }
+
+    #[test]
+    fn the_checked_in_files_are_current() {
+        let root = crate::workspace_root();
+        outputs::check(&root, &generate(&root).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn check_names_each_hand_edited_missing_or_extra_file() {
+        let root = crate::workspace_root();
+        let generated = generate(&root).unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        outputs::write(copy.path(), &generated).unwrap();
+        outputs::check(copy.path(), &generated).unwrap();
+
+        let edited = generated
+            .iter()
+            .find(|o| o.path.ends_with("aether.config.v1.rs"))
+            .unwrap();
+        let mut text = String::from_utf8(edited.contents.clone()).unwrap();
+        text.push_str("// a hand edit\n");
+        std::fs::write(copy.path().join(&edited.path), text).unwrap();
+        let missing = generated.iter().find(|o| o.path.ends_with("aether.binpb")).unwrap();
+        std::fs::remove_file(copy.path().join(&missing.path)).unwrap();
+        std::fs::write(copy.path().join("generated/rust/old.rs"), "").unwrap();
+
+        let message = outputs::check(copy.path(), &generated).unwrap_err().to_string();
+        assert!(
+            message.contains("stale:   generated/rust/aether.config.v1.rs"),
+            "{message}"
+        );
+        assert!(
+            message.contains("missing: generated/descriptors/aether.binpb"),
+            "{message}"
+        );
+        assert!(message.contains("extra:   generated/rust/old.rs"), "{message}");
+        assert!(message.contains("cargo xtask codegen"), "{message}");
+
+        // Writing repairs it, extra file included.
+        outputs::write(copy.path(), &generated).unwrap();
+        outputs::check(copy.path(), &generated).unwrap();
+    }
+}

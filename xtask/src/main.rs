@@ -1,24 +1,9 @@
-//! `cargo xtask`: the project's build tasks.
-//!
-//! The data flows one way: the proto (`api/`) is compiled into descriptors
-//! ([`descriptors`]), the generators named in `buf.gen.yaml` ([`plan`]) turn
-//! them into files ([`generators`]), and [`outputs`] writes those files under
-//! `generated/` or checks that they are current.
+//! `cargo xtask`: the command line over the tasks in the library.
 
-mod breaking;
-mod ci;
-mod codegen;
-mod descriptors;
-mod generators;
-mod outputs;
-mod plan;
-mod proto_deps;
-mod rules;
-
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use xtask::{breaking, ci, codegen, pyenv, workspace_root};
 
 #[derive(Parser)]
 #[command(about = "Build tasks for aether-api")]
@@ -41,6 +26,8 @@ enum Task {
         #[arg(long, default_value = "HEAD~1")]
         against: String,
     },
+    /// Install the pinned Python tools (buf, protobuf, protovalidate) into target/pyenv.
+    Pyenv,
     /// The whole CI: pinned tools, drift check, buf, fmt, clippy and tests.
     Ci,
 }
@@ -51,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.task {
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Breaking { against } => breaking::run(&root, &against),
+        Task::Pyenv => pyenv::ensure(&root).map(|bin| println!("{}", bin.display())),
         Task::Ci => ci::run(&root),
     };
     match result {
@@ -60,13 +48,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The workspace root: the xtask crate lives one level below it.
-fn workspace_root() -> PathBuf {
-    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir
-        .parent()
-        .expect("xtask/ always has a parent directory")
-        .to_path_buf()
 }

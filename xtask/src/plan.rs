@@ -64,8 +64,7 @@ struct Plugin {
 impl Plan {
     pub fn load(root: &Path) -> Result<Self> {
         let path = root.join("buf.gen.yaml");
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         Self::parse(&text).with_context(|| format!("in {}", path.display()))
     }
 
@@ -89,7 +88,10 @@ impl Plan {
                 plugin.local,
                 plugin.out.display()
             );
-            steps.push(Step { generator, out: plugin.out });
+            steps.push(Step {
+                generator,
+                out: plugin.out,
+            });
         }
         Ok(Self {
             input_dirs: file.inputs.into_iter().map(|i| i.directory).collect(),
@@ -122,10 +124,8 @@ mod tests {
 
     #[test]
     fn rejects_output_outside_generated() {
-        let err = Plan::parse(
-            "version: v2\ninputs: [{directory: api}]\nplugins: [{local: aether-prost, out: src}]\n",
-        )
-        .unwrap_err();
+        let err = Plan::parse("version: v2\ninputs: [{directory: api}]\nplugins: [{local: aether-prost, out: src}]\n")
+            .unwrap_err();
         assert!(err.to_string().contains("under generated/"), "{err}");
     }
 }

@@ -88,7 +88,11 @@ pub enum Rule {
     /// `string.in`: one of these values.
     In(Vec<String>),
     /// `<int type>.gte`, `.gt`, `.lte`, `.lt` on an integer field.
-    Bound { scalar: &'static str, op: BoundOp, value: i128 },
+    Bound {
+        scalar: &'static str,
+        op: BoundOp,
+        value: i128,
+    },
     /// `enum.defined_only`: a value the enum declares.
     DefinedOnly,
     /// `repeated.min_items`.
@@ -141,7 +145,10 @@ impl Api {
     pub fn load(proto3_with_docs: &[u8], own_files: &[String]) -> Result<Self> {
         let pool = DescriptorPool::decode(proto3_with_docs).context("loading the lowered descriptors")?;
         let extensions = Extensions::find(&pool)?;
-        let mut api = Api { messages: Vec::new(), enums: Vec::new() };
+        let mut api = Api {
+            messages: Vec::new(),
+            enums: Vec::new(),
+        };
         for file in pool.files().filter(|f| own_files.iter().any(|own| own == f.name())) {
             let docs = Docs::of(file.file_descriptor_proto());
             for message in file.messages() {
@@ -180,7 +187,12 @@ impl Api {
             let options = oneof.options();
             let mut required = false;
             if options.has_extension(&ext.oneof) {
-                for (rule, value) in options.get_extension(&ext.oneof).as_message().into_iter().flat_map(|m| m.fields()) {
+                for (rule, value) in options
+                    .get_extension(&ext.oneof)
+                    .as_message()
+                    .into_iter()
+                    .flat_map(|m| m.fields())
+                {
                     match rule.name() {
                         "required" => required = value.as_bool() == Some(true),
                         other => bail!("{}: oneof rule `{other}` is not supported", oneof.full_name()),
@@ -195,7 +207,12 @@ impl Api {
                 fields: oneof.fields().map(|f| f.name().to_owned()).collect(),
             });
         }
-        self.messages.push(Message { descriptor: descriptor.clone(), doc: docs.get(&path), fields, oneofs });
+        self.messages.push(Message {
+            descriptor: descriptor.clone(),
+            doc: docs.get(&path),
+            fields,
+            oneofs,
+        });
         for nested in descriptor.child_messages() {
             self.add_message(&nested, docs, ext)?;
         }
@@ -212,7 +229,11 @@ impl Enum {
             .values()
             .map(|v| (v.name().to_owned(), v.number(), docs.get(v.path())))
             .collect();
-        Enum { full_name: descriptor.full_name().to_owned(), doc: docs.get(descriptor.path()), values }
+        Enum {
+            full_name: descriptor.full_name().to_owned(),
+            doc: docs.get(descriptor.path()),
+            values,
+        }
     }
 }
 
@@ -248,11 +269,19 @@ impl Field {
                             }
                             "items" => {
                                 let item = submessage(value)?;
-                                let mut items = ItemRules { rules: Vec::new(), cel: Vec::new() };
+                                let mut items = ItemRules {
+                                    rules: Vec::new(),
+                                    cel: Vec::new(),
+                                };
                                 for (rule, value) in item.fields() {
                                     match rule.name() {
                                         "cel" => items.cel = cel_rules(value)?,
-                                        _ => items.rules.extend(typed_rules(descriptor, &rule, value, "repeated.items.")?),
+                                        _ => items.rules.extend(typed_rules(
+                                            descriptor,
+                                            &rule,
+                                            value,
+                                            "repeated.items.",
+                                        )?),
                                     }
                                 }
                                 field.items = Some(items);
@@ -335,11 +364,21 @@ fn cel_rules(value: &Value) -> Result<Vec<CelRule>> {
         .map(|rule| {
             let rule = rule.as_message().context("a cel rule is a message")?;
             let text = |name: &str| {
-                rule.get_field_by_name(name).and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+                rule.get_field_by_name(name)
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
             };
-            let cel = CelRule { id: text("id"), message: text("message"), expression: text("expression") };
+            let cel = CelRule {
+                id: text("id"),
+                message: text("message"),
+                expression: text("expression"),
+            };
             ensure!(!cel.id.is_empty(), "a CEL rule needs an id: {:?}", cel.expression);
-            ensure!(!cel.message.is_empty(), "CEL rule {} needs a message a person understands", cel.id);
+            ensure!(
+                !cel.message.is_empty(),
+                "CEL rule {} needs a message a person understands",
+                cel.id
+            );
             Ok(cel)
         })
         .collect()
@@ -372,8 +411,9 @@ struct Extensions {
 impl Extensions {
     fn find(pool: &DescriptorPool) -> Result<Self> {
         let get = |name: &str| {
-            pool.get_extension_by_name(name)
-                .with_context(|| format!("{name} is not in the descriptor set; is buf/validate/validate.proto imported?"))
+            pool.get_extension_by_name(name).with_context(|| {
+                format!("{name} is not in the descriptor set; is buf/validate/validate.proto imported?")
+            })
         };
         Ok(Self {
             field: get("buf.validate.field")?,
@@ -391,7 +431,10 @@ impl Docs {
         let mut docs = HashMap::new();
         for location in file.source_code_info.iter().flat_map(|info| &info.location) {
             if let Some(comment) = &location.leading_comments {
-                let text: Vec<_> = comment.lines().map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end()).collect();
+                let text: Vec<_> = comment
+                    .lines()
+                    .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+                    .collect();
                 docs.insert(location.path.clone(), text.join("\n").trim().to_owned());
             }
         }
@@ -419,7 +462,11 @@ mod tests {
     fn reads_the_hosts_rules_and_docs() {
         let api = api();
         let spec = api.message("aether.config.v1.VirtualHostSpec").unwrap();
-        assert!(spec.doc.starts_with("The desired state of a VirtualHost"), "{}", spec.doc);
+        assert!(
+            spec.doc.starts_with("The desired state of a VirtualHost"),
+            "{}",
+            spec.doc
+        );
         let hosts = &spec.fields[0];
         assert_eq!(hosts.name(), "hosts");
         assert_eq!(hosts.rules, [Rule::MinItems(1), Rule::MaxItems(16), Rule::Unique]);
@@ -436,14 +483,24 @@ mod tests {
         assert!(route_match.oneofs[0].required);
         let prefix = &route_match.fields[0];
         let ids: Vec<_> = prefix.cel.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["path.no_empty_segment", "path.no_dot_segment", "path.no_encoded_slash"]);
+        assert_eq!(
+            ids,
+            ["path.no_empty_segment", "path.no_dot_segment", "path.no_encoded_slash"]
+        );
     }
 
     #[test]
     fn reads_numeric_and_enum_rules() {
         let api = api();
         let backend = api.message("aether.config.v1.RouteBackend").unwrap();
-        assert_eq!(backend.fields[1].rules, [Rule::Bound { scalar: "uint32", op: BoundOp::Lte, value: 65535 }]);
+        assert_eq!(
+            backend.fields[1].rules,
+            [Rule::Bound {
+                scalar: "uint32",
+                op: BoundOp::Lte,
+                value: 65535
+            }]
+        );
         let tls = api.message("aether.config.v1.VirtualHostTLS").unwrap();
         assert!(tls.fields[1].required);
         assert_eq!(tls.fields[1].rules, [Rule::DefinedOnly]);

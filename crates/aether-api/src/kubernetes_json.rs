@@ -22,7 +22,11 @@ where
     D: Deserializer<'de>,
 {
     let name = String::deserialize(deserializer)?;
-    let full = if name.starts_with(prefix) { name.clone() } else { format!("{prefix}{name}") };
+    let full = if name.starts_with(prefix) {
+        name.clone()
+    } else {
+        format!("{prefix}{name}")
+    };
     from_full_name(&full).ok_or_else(|| D::Error::unknown_variant(&name, short_names))
 }
 

@@ -35,7 +35,9 @@ pub fn from_proto_json<M: ReflectMessage + Default>(json: &str) -> Result<M, Pro
     let mut deserializer = serde_json::Deserializer::from_str(json);
     let dynamic = DynamicMessage::deserialize(descriptor, &mut deserializer).map_err(ProtoJsonError)?;
     deserializer.end().map_err(ProtoJsonError)?;
-    dynamic.transcode_to().map_err(|e| ProtoJsonError(serde::de::Error::custom(e)))
+    dynamic
+        .transcode_to()
+        .map_err(|e| ProtoJsonError(serde::de::Error::custom(e)))
 }
 
 /// Why proto3 JSON did not decode: the position and what was wrong.

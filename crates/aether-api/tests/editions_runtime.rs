@@ -41,7 +41,10 @@ impl PythonRuntime {
         let mut first = String::new();
         stdout.read_line(&mut first).unwrap();
         let loaded: Value = serde_json::from_str(&first).expect("the script's first line is JSON");
-        (Self { child, stdin, stdout }, loaded["loaded"].as_str().unwrap_or_default().to_owned())
+        (
+            Self { child, stdin, stdout },
+            loaded["loaded"].as_str().unwrap_or_default().to_owned(),
+        )
     }
 
     /// Sends one request; returns the bytes Python serialized.
@@ -77,14 +80,20 @@ where
     assert_eq!(&M::decode(theirs.as_slice()).unwrap(), message);
     if with_json {
         let built = python.cross(json!({"type": type_name, "json": to_proto_json(message)}));
-        assert_eq!(built, ours, "Python built {message:?} from proto3 JSON into other bytes");
+        assert_eq!(
+            built, ours,
+            "Python built {message:?} from proto3 JSON into other bytes"
+        );
     }
 }
 
 #[test]
 fn bytes_cross_the_edition_2024_runtime_both_ways_unchanged() {
     let (mut python, loaded) = PythonRuntime::start();
-    assert_eq!(loaded, "editions:EDITION_2024", "the reference must load the editions original");
+    assert_eq!(
+        loaded, "editions:EDITION_2024",
+        "the reference must load the editions original"
+    );
 
     check_both_ways(&mut python, "VirtualHostSpec", &common::proposal_spec(), true);
     for spec in common::sample(common::spec(), SAMPLES) {

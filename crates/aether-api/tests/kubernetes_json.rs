@@ -17,8 +17,14 @@ fn the_proposal_manifest_decodes_into_the_expected_struct_and_back() {
 
 #[test]
 fn enum_values_are_written_short_and_read_short_or_full() {
-    let tls = VirtualHostTls { secret_name: "s".into(), provider: SecretProvider::AwsSecretsManager.into() };
-    assert_eq!(serde_json::to_value(&tls).unwrap(), json!({"secretName": "s", "provider": "AWS_SECRETS_MANAGER"}));
+    let tls = VirtualHostTls {
+        secret_name: "s".into(),
+        provider: SecretProvider::AwsSecretsManager.into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&tls).unwrap(),
+        json!({"secretName": "s", "provider": "AWS_SECRETS_MANAGER"})
+    );
     for name in ["KUBERNETES", "SECRET_PROVIDER_KUBERNETES"] {
         let tls: VirtualHostTls = serde_json::from_value(json!({"secretName": "s", "provider": name})).unwrap();
         assert_eq!(tls.provider(), SecretProvider::Kubernetes, "{name}");
@@ -46,8 +52,9 @@ fn unknown_fields_are_rejected_by_name() {
 
 #[test]
 fn both_oneof_members_at_once_are_rejected() {
-    let err = serde_json::from_value::<VirtualHostSpec>(json!({"routes": [{"match": {"prefix": "/a", "exact": "/b"}}]}))
-        .unwrap_err();
+    let err =
+        serde_json::from_value::<VirtualHostSpec>(json!({"routes": [{"match": {"prefix": "/a", "exact": "/b"}}]}))
+            .unwrap_err();
     // pbjson words it as a duplicate of the oneof's first member.
     assert!(err.to_string().contains("duplicate field `prefix`"), "{err}");
 }

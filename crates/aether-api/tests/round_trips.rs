@@ -4,8 +4,8 @@ mod common;
 
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
 use aether_api::reflect::{from_proto_json, to_proto_json};
-use prost::Message;
 use proptest::prelude::*;
+use prost::Message;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
@@ -41,7 +41,10 @@ fn proto_json_uses_full_enum_names_and_string_int64() {
     let json: serde_json::Value = serde_json::from_str(&to_proto_json(&common::proposal_spec())).unwrap();
     assert_eq!(json["tls"]["provider"], "SECRET_PROVIDER_KUBERNETES");
     let status = VirtualHostStatus {
-        conditions: vec![aether_api::config::v1::Condition { observed_generation: 7, ..Default::default() }],
+        conditions: vec![aether_api::config::v1::Condition {
+            observed_generation: 7,
+            ..Default::default()
+        }],
     };
     let json: serde_json::Value = serde_json::from_str(&to_proto_json(&status)).unwrap();
     assert_eq!(json["conditions"][0]["observedGeneration"], "7");
@@ -50,7 +53,18 @@ fn proto_json_uses_full_enum_names_and_string_int64() {
 #[test]
 fn the_embedded_descriptor_set_decodes_and_names_every_message() {
     let pool = &*aether_api::reflect::DESCRIPTOR_POOL;
-    for name in ["VirtualHostSpec", "HTTPRoute", "RouteMatch", "RouteBackend", "VirtualHostTLS", "VirtualHostStatus", "Condition"] {
-        assert!(pool.get_message_by_name(&format!("aether.config.v1.{name}")).is_some(), "{name}");
+    for name in [
+        "VirtualHostSpec",
+        "HTTPRoute",
+        "RouteMatch",
+        "RouteBackend",
+        "VirtualHostTLS",
+        "VirtualHostStatus",
+        "Condition",
+    ] {
+        assert!(
+            pool.get_message_by_name(&format!("aether.config.v1.{name}")).is_some(),
+            "{name}"
+        );
     }
 }

@@ -55,8 +55,7 @@ const TYPE_BYTES: i32 = 12;
 /// Lowers an encoded `FileDescriptorSet`; proto2/proto3 files pass unchanged.
 pub fn lower(set: &[u8]) -> Result<Vec<u8>> {
     let schema = descriptor_schema(set)?;
-    let mut set_message =
-        DynamicMessage::decode(schema, set).context("decoding the descriptor set protoc wrote")?;
+    let mut set_message = DynamicMessage::decode(schema, set).context("decoding the descriptor set protoc wrote")?;
 
     let mut expected = Vec::new();
     for file in list_mut(&mut set_message, "file") {
@@ -182,7 +181,9 @@ fn lower_message(
             bail!("{field_path}: features.repeated_field_encoding = EXPANDED is not lowered; use the packed default");
         }
         if kind == TYPE_STRING && f.utf8_validation == UTF8_NONE {
-            bail!("{field_path}: features.utf8_validation = NONE has no proto3 equivalent (proto3 strings are UTF-8); use bytes");
+            bail!(
+                "{field_path}: features.utf8_validation = NONE has no proto3 equivalent (proto3 strings are UTF-8); use bytes"
+            );
         }
         f.refuse_legacy_json(&field_path)?;
         ensure!(
@@ -190,17 +191,18 @@ fn lower_message(
             "{field_path}: unknown field_presence {}",
             f.field_presence
         );
-        let proto3_optional = f.field_presence == PRESENCE_EXPLICIT
-            && label != LABEL_REPEATED
-            && kind != TYPE_MESSAGE
-            && !in_oneof;
+        let proto3_optional =
+            f.field_presence == PRESENCE_EXPLICIT && label != LABEL_REPEATED && kind != TYPE_MESSAGE && !in_oneof;
         if proto3_optional {
             let index = i32::try_from(real_oneofs + synthetic_oneofs.len())?;
             field.set_field_by_name("proto3_optional", Value::Bool(true));
             field.set_field_by_name("oneof_index", Value::I32(index));
             synthetic_oneofs.push(format!("_{}", string(field, "name")));
         }
-        expected.push(ExpectedField { path: field_path, proto3_optional });
+        expected.push(ExpectedField {
+            path: field_path,
+            proto3_optional,
+        });
     }
     if !synthetic_oneofs.is_empty() {
         let oneof_type = message_desc
@@ -208,7 +210,10 @@ fn lower_message(
             .get_field_by_name("oneof_decl")
             .and_then(|f| f.kind().as_message().cloned())
             .context("descriptor.proto has no DescriptorProto.oneof_decl")?;
-        let taken: Vec<_> = list(message_desc, "oneof_decl").iter().map(|o| string(o, "name")).collect();
+        let taken: Vec<_> = list(message_desc, "oneof_decl")
+            .iter()
+            .map(|o| string(o, "name"))
+            .collect();
         let oneofs = message_desc
             .get_field_by_name_mut("oneof_decl")
             .and_then(Value::as_list_mut)
@@ -405,9 +410,7 @@ mod tests {
 
     #[test]
     fn refuses_expanded_repeated_scalars() {
-        let err = refusal(
-            "message M { repeated int32 r = 1 [features.repeated_field_encoding = EXPANDED]; }\n",
-        );
+        let err = refusal("message M { repeated int32 r = 1 [features.repeated_field_encoding = EXPANDED]; }\n");
         assert!(err.contains("t.M.r") && err.contains("EXPANDED"), "{err}");
     }
 
@@ -421,9 +424,7 @@ mod tests {
 
     #[test]
     fn a_file_level_closed_enum_default_is_inherited() {
-        let err = refusal(
-            "option features.enum_type = CLOSED;\nmessage M { enum Inner { INNER_UNSPECIFIED = 0; } }\n",
-        );
+        let err = refusal("option features.enum_type = CLOSED;\nmessage M { enum Inner { INNER_UNSPECIFIED = 0; } }\n");
         assert!(err.contains("t.M.Inner"), "{err}");
     }
 

@@ -31,7 +31,10 @@ pub fn run(step: &Step, descriptors: &Descriptors) -> Result<Vec<Output>> {
     .with_context(|| format!("generator {:?}", step.generator))?;
     Ok(files
         .into_iter()
-        .map(|(name, contents)| Output { path: step.out.join(name), contents })
+        .map(|(name, contents)| Output {
+            path: step.out.join(name),
+            contents,
+        })
         .collect())
 }
 
@@ -44,7 +47,8 @@ impl ApiFiles {
     fn new(descriptors: &Descriptors) -> Result<Self> {
         use ::prost::Message;
         let mut set = FileDescriptorSet::decode(descriptors.proto3_with_docs.as_slice())?;
-        set.file.retain(|f| descriptors.own_files.iter().any(|own| own == f.name()));
+        set.file
+            .retain(|f| descriptors.own_files.iter().any(|own| own == f.name()));
         Ok(Self { set })
     }
 
@@ -80,7 +84,11 @@ impl ApiFiles {
             let name = format!("{scope}.{}", message.name());
             let module = format!("{rust_scope}{}::", message.name().to_snake_case());
             for e in &message.enum_type {
-                out.push((format!("{name}.{}", e.name()), format!("{module}{}", e.name().to_upper_camel_case()), e));
+                out.push((
+                    format!("{name}.{}", e.name()),
+                    format!("{module}{}", e.name().to_upper_camel_case()),
+                    e,
+                ));
             }
             for nested in &message.nested_type {
                 walk(&name, &module, nested, out);

@@ -34,7 +34,10 @@ pub fn kubernetes_derived_messages(api: &ApiFiles) -> Result<Vec<DerivedMessage>
     let mut derived = Vec::new();
     for (name, message) in api.messages() {
         let has_64_bit = message.field.iter().any(|f| {
-            matches!(f.r#type(), Type::Int64 | Type::Uint64 | Type::Sint64 | Type::Fixed64 | Type::Sfixed64)
+            matches!(
+                f.r#type(),
+                Type::Int64 | Type::Uint64 | Type::Sint64 | Type::Fixed64 | Type::Sfixed64
+            )
         });
         if !has_64_bit {
             continue;
@@ -80,7 +83,9 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
     let enums = api.enums();
 
     let mut builder = pbjson_build::Builder::new();
-    builder.register_descriptors(proto3_set).context("pbjson-build: registering descriptors")?;
+    builder
+        .register_descriptors(proto3_set)
+        .context("pbjson-build: registering descriptors")?;
     builder.exclude(derived.iter().map(|d| d.name.clone()));
     builder.exclude(enums.iter().map(|(name, _, _)| name.clone()));
 
@@ -100,7 +105,10 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
         }
         let parsed = syn::parse_file(&code).context("parsing pbjson's output")?;
         let formatted = prettyplease::unparse(&parsed);
-        files.push((format!("{package}.serde.rs"), format!("{RUST_HEADER}{formatted}").into_bytes()));
+        files.push((
+            format!("{package}.serde.rs"),
+            format!("{RUST_HEADER}{formatted}").into_bytes(),
+        ));
     }
     files.sort();
     Ok(files)

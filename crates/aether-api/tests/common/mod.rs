@@ -2,8 +2,8 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use aether_api::config::v1::{
-    Condition, HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostStatus,
-    VirtualHostTls, route_match::Path,
+    Condition, HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostStatus, VirtualHostTls,
+    route_match::Path,
 };
 use proptest::prelude::*;
 
@@ -11,7 +11,10 @@ use proptest::prelude::*;
 pub fn proposal_spec() -> VirtualHostSpec {
     let route = |path: Path, service: &str, port: u32| HttpRoute {
         r#match: Some(RouteMatch { path: Some(path) }),
-        backend: Some(RouteBackend { service: service.into(), port }),
+        backend: Some(RouteBackend {
+            service: service.into(),
+            port,
+        }),
     };
     VirtualHostSpec {
         hosts: vec!["api.example.com".into()],
@@ -20,7 +23,10 @@ pub fn proposal_spec() -> VirtualHostSpec {
             route(Path::Exact("/healthz".into()), "svc-health", 0),
             route(Path::Prefix("/".into()), "svc-web", 0),
         ],
-        tls: Some(VirtualHostTls { secret_name: "example-tls".into(), provider: SecretProvider::Kubernetes.into() }),
+        tls: Some(VirtualHostTls {
+            secret_name: "example-tls".into(),
+            provider: SecretProvider::Kubernetes.into(),
+        }),
     }
 }
 
@@ -84,7 +90,10 @@ pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
 
 /// The workspace root (two levels above this crate).
 pub fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// The pinned Python (protobuf 7.x, protovalidate 2.x) that `cargo xtask ci`
@@ -108,5 +117,7 @@ pub fn reference_python() -> std::path::PathBuf {
 pub fn sample<S: Strategy>(strategy: S, count: usize) -> Vec<S::Value> {
     use proptest::strategy::ValueTree;
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    (0..count).map(|_| strategy.new_tree(&mut runner).expect("strategy draws").current()).collect()
+    (0..count)
+        .map(|_| strategy.new_tree(&mut runner).expect("strategy draws").current())
+        .collect()
 }

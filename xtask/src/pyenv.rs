@@ -1,0 +1,46 @@
+//! `cargo xtask pyenv`: the pinned Python tools, in target/pyenv.
+//!
+//! buf 1.75 and the reference runtimes come from PyPI (the only registry for
+//! them this project may use), pinned in xtask/requirements.txt. The venv is
+//! rebuilt only when that file changes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use crate::process::exec;
+
+/// Where the venv lives, relative to the workspace root.
+pub const DIR: &str = "target/pyenv";
+
+/// Installs the pinned tools (if not already) and returns the venv's bin/.
+pub fn ensure(root: &Path) -> Result<PathBuf> {
+    let venv = root.join(DIR);
+    let requirements_path = root.join("xtask/requirements.txt");
+    let requirements = std::fs::read_to_string(&requirements_path)
+        .with_context(|| format!("reading {}", requirements_path.display()))?;
+    let stamp = venv.join("installed-requirements.txt");
+    let bin = venv.join("bin");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(requirements.as_str()) && bin.join("python").exists() {
+        return Ok(bin);
+    }
+    println!("installing the pinned Python tools into {DIR}");
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    exec(Command::new(&python).args(["-m", "venv", "--clear"]).arg(&venv))?;
+    exec(
+        Command::new(bin.join("python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "-r",
+            ])
+            .arg(&requirements_path),
+    )?;
+    std::fs::write(&stamp, requirements)?;
+    Ok(bin)
+}
