@@ -121,6 +121,7 @@ mod tests {
         let generators: Vec<_> = plan.steps.iter().map(|s| s.generator).collect();
         assert!(generators.contains(&Generator::Prost));
         assert!(generators.contains(&Generator::Serde));
+        assert!(generators.contains(&Generator::Crd));
     }
 
     #[test]
