@@ -20,6 +20,25 @@
         message_name = "aether.config.v1.VirtualHostSpec"
     )
 )]
+#[cfg_attr(feature = "kube", derive(::kube::CustomResource))]
+#[cfg_attr(
+    feature = "kube",
+    kube(
+        group = "config.aether.io",
+        version = "v1",
+        kind = "VirtualHost",
+        plural = "virtualhosts",
+        singular = "virtualhost",
+        shortname = "vh",
+        namespaced,
+        status = "VirtualHostStatus",
+        schema = "manual",
+        doc = "A VirtualHost custom resource: `VirtualHostSpec` and `VirtualHostStatus` with Kubernetes metadata.",
+        printcolumn = "{\"name\":\"Hosts\",\"type\":\"string\",\"jsonPath\":\".spec.hosts\",\"description\":\"The hostnames this VirtualHost serves.\"}",
+        printcolumn = "{\"name\":\"Routes\",\"type\":\"string\",\"jsonPath\":\".spec.routes[*].match\",\"description\":\"The routes' matches, in order (a column JSONPath cannot count them).\",\"priority\":1}",
+        printcolumn = "{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\"}"
+    )
+)]
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct VirtualHostSpec {
     /// The external hostnames this VirtualHost serves, matched against the HTTP

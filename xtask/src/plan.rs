@@ -11,13 +11,15 @@ pub enum Generator {
     DescriptorSet,
     Prost,
     Serde,
+    Crd,
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 3] = [
+    const ALL: [(&'static str, Generator); 4] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
+        ("aether-crd", Generator::Crd),
     ];
 
     fn from_local_name(name: &str) -> Option<Self> {
@@ -111,6 +113,7 @@ mod tests {
         let generators: Vec<_> = plan.steps.iter().map(|s| s.generator).collect();
         assert!(generators.contains(&Generator::Prost));
         assert!(generators.contains(&Generator::Serde));
+        assert!(generators.contains(&Generator::Crd));
     }
 
     #[test]

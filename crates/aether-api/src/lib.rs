@@ -26,6 +26,31 @@
 //!   absent fields omitted, unknown fields rejected by name.
 //! - `reflect`: [`prost_reflect::ReflectMessage`] on every message, the
 //!   descriptor pool, and the canonical proto3 JSON form ([`reflect`]).
+//! - `kube` (implies `serde`): `config::v1::VirtualHost`, the kube
+//!   `CustomResource` whose spec is `VirtualHostSpec` and status
+//!   `VirtualHostStatus`, and `VirtualHost::crd()`, equal to the generated
+//!   `generated/crds/virtualhosts.config.aether.io.yaml`. Its schema is the
+//!   generated one (see `src/custom_resource.rs`). Like every library using
+//!   k8s-openapi, this crate picks no Kubernetes version: enable one
+//!   `k8s-openapi/v1_*` feature in your application.
+//!
+//! ```
+//! # #[cfg(feature = "kube")] {
+//! use aether_api::config::v1::{VirtualHost, VirtualHostSpec};
+//! use kube::{CustomResourceExt, Resource};
+//!
+//! let spec: VirtualHostSpec = serde_json::from_value(serde_json::json!({
+//!     "hosts": ["api.example.com"],
+//!     "routes": [{"match": {"exact": "/healthz"}, "backend": {"service": "svc-health"}}]
+//! })).unwrap();
+//! let host = VirtualHost::new("api", spec);
+//! assert_eq!(VirtualHost::api_version(&()), "config.aether.io/v1");
+//! assert_eq!(serde_json::to_value(&host).unwrap()["kind"], "VirtualHost");
+//!
+//! let crd = VirtualHost::crd();
+//! assert_eq!(crd.spec.names.short_names, Some(vec!["vh".to_owned()]));
+//! # }
+//! ```
 
 #![deny(missing_docs)]
 
@@ -45,3 +70,6 @@ pub mod kubernetes_json;
 
 #[cfg(feature = "reflect")]
 pub mod reflect;
+
+#[cfg(feature = "kube")]
+mod custom_resource;

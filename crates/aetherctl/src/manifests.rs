@@ -32,7 +32,13 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_file_bytes: 16 * 1024 * 1024, max_documents: 10_000, max_depth: 64, max_nodes: 1_000_000, max_aliases: 1_000 }
+        Self {
+            max_file_bytes: 16 * 1024 * 1024,
+            max_documents: 10_000,
+            max_depth: 64,
+            max_nodes: 1_000_000,
+            max_aliases: 1_000,
+        }
     }
 }
 
@@ -86,7 +92,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
         let is_dir = std::fs::symlink_metadata(&path).map(|m| m.is_dir()).unwrap_or(false);
         if is_dir {
             walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json") {
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        {
             out.push(path);
         }
     }
@@ -104,13 +113,26 @@ pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
         .read_to_end(&mut bytes)
         .map_err(|e| error(file, format!("cannot read: {e}")))?;
     if bytes.len() as u64 > limits.max_file_bytes {
-        return Err(error(file, format!("larger than the {} byte limit", limits.max_file_bytes)));
+        return Err(error(
+            file,
+            format!("larger than the {} byte limit", limits.max_file_bytes),
+        ));
     }
     let text = std::str::from_utf8(&bytes).map_err(|e| {
-        error(file, format!("not UTF-8: invalid byte at offset {} (manifests must be UTF-8 text)", e.valid_up_to()))
+        error(
+            file,
+            format!(
+                "not UTF-8: invalid byte at offset {} (manifests must be UTF-8 text)",
+                e.valid_up_to()
+            ),
+        )
     })?;
-    let values = if file.extension().is_some_and(|e| e == "json") { parse_json(text) } else { parse_yaml(text, limits) }
-        .map_err(|message| error(file, message))?;
+    let values = if file.extension().is_some_and(|e| e == "json") {
+        parse_json(text)
+    } else {
+        parse_yaml(text, limits)
+    }
+    .map_err(|message| error(file, message))?;
 
     let mut documents = Vec::new();
     for value in values {
@@ -133,20 +155,27 @@ pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
             if documents.len() == limits.max_documents {
                 return Err(error(file, format!("more than {} documents", limits.max_documents)));
             }
-            documents.push(Document { file: file.to_path_buf(), index: documents.len(), value });
+            documents.push(Document {
+                file: file.to_path_buf(),
+                index: documents.len(),
+                value,
+            });
         }
     }
     Ok(documents)
 }
 
 fn parse_yaml(text: &str, limits: &Limits) -> Result<Vec<Value>, String> {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = limits.max_depth;
-    budget.max_documents = limits.max_documents;
-    budget.max_nodes = limits.max_nodes;
-    budget.max_aliases = limits.max_aliases;
-    let options = serde_saphyr::Options { budget: Some(budget), ..Default::default() };
-    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options).map_err(|e| format!("invalid YAML: {e}"))
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_depth: limits.max_depth,
+            max_documents: limits.max_documents,
+            max_nodes: limits.max_nodes,
+            max_aliases: limits.max_aliases,
+        },
+    };
+    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options)
+        .map_err(|e| format!("invalid YAML: {e}"))
 }
 
 fn parse_json(text: &str) -> Result<Vec<Value>, String> {
@@ -174,5 +203,8 @@ fn depth(value: &Value) -> usize {
 }
 
 fn error(file: &Path, message: String) -> ReadError {
-    ReadError { file: file.to_path_buf(), message }
+    ReadError {
+        file: file.to_path_buf(),
+        message,
+    }
 }

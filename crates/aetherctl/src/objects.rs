@@ -30,13 +30,20 @@ pub struct DecodeError {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() { f.write_str(&self.message) } else { write!(f, "{}: {}", self.path, self.message) }
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
     }
 }
 
 impl VirtualHostObject {
     pub fn decode(document: &Document) -> Result<Self, DecodeError> {
-        let fail = |path: &str, message: String| DecodeError { path: path.to_owned(), message };
+        let fail = |path: &str, message: String| DecodeError {
+            path: path.to_owned(),
+            message,
+        };
         let Value::Object(object) = &document.value else {
             return Err(fail("", "expected a mapping (a Kubernetes object)".into()));
         };
@@ -53,12 +60,18 @@ impl VirtualHostObject {
         }
         let metadata = object.get("metadata").and_then(Value::as_object);
         let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str);
-        let name = meta("name").filter(|n| !n.is_empty()).ok_or_else(|| fail("metadata.name", "required".into()))?;
+        let name = meta("name")
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| fail("metadata.name", "required".into()))?;
         let namespace = meta("namespace").filter(|n| !n.is_empty()).unwrap_or("default");
         let spec_value = object.get("spec").ok_or_else(|| fail("spec", "required".into()))?;
         let spec = serde_path_to_error::deserialize::<_, VirtualHostSpec>(spec_value).map_err(|e| {
             let path = e.path().to_string();
-            let path = if path == "." { "spec".to_owned() } else { format!("spec.{path}") };
+            let path = if path == "." {
+                "spec".to_owned()
+            } else {
+                format!("spec.{path}")
+            };
             fail(&path, e.into_inner().to_string())
         })?;
         Ok(Self {

@@ -1,5 +1,6 @@
 //! The generators `buf.gen.yaml` can name, each from descriptors to files.
 
+pub mod crd;
 mod descriptor_set;
 mod prost;
 mod serde;
@@ -27,6 +28,7 @@ pub fn run(step: &Step, descriptors: &Descriptors) -> Result<Vec<Output>> {
         Generator::DescriptorSet => descriptor_set::generate(descriptors),
         Generator::Prost => prost::generate(&ApiFiles::new(descriptors)?),
         Generator::Serde => serde::generate(&ApiFiles::new(descriptors)?, &descriptors.proto3),
+        Generator::Crd => crd::generate(descriptors),
     }
     .with_context(|| format!("generator {:?}", step.generator))?;
     Ok(files

@@ -22,6 +22,11 @@ pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
             ),
         );
     }
+    // `VirtualHost`, the kube custom resource, derived on its spec (feature
+    // `kube`), from the constants the CRD generator writes the YAML with.
+    for attribute in super::crd::kube_attributes() {
+        config.message_attribute(format!(".{}", super::crd::SPEC_MESSAGE), attribute);
+    }
     for derived in kubernetes_derived_messages(api)? {
         for attribute in &derived.message_attributes {
             config.message_attribute(&derived.name, attribute);
