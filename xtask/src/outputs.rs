@@ -19,7 +19,8 @@ pub fn write(root: &Path, outputs: &[Output]) -> Result<()> {
             continue;
         }
         std::fs::create_dir_all(path.parent().expect("outputs live under generated/"))?;
-        std::fs::write(&path, &output.contents).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, &output.contents)
+            .with_context(|| format!("writing {}", path.display()))?;
         println!("wrote {}", output.path.display());
     }
     for leftover in leftovers(root, outputs)? {
@@ -40,7 +41,10 @@ pub fn check(root: &Path, outputs: &[Output]) -> Result<()> {
         }
     }
     for leftover in leftovers(root, outputs)? {
-        problems.push(format!("  extra:   {} (no generator writes it)", leftover.display()));
+        problems.push(format!(
+            "  extra:   {} (no generator writes it)",
+            leftover.display()
+        ));
     }
     if !problems.is_empty() {
         bail!(

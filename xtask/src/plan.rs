@@ -11,13 +11,15 @@ pub enum Generator {
     DescriptorSet,
     Prost,
     Serde,
+    Validate,
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 3] = [
+    const ALL: [(&'static str, Generator); 4] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
+        ("aether-validate", Generator::Validate),
     ];
 
     fn from_local_name(name: &str) -> Option<Self> {
@@ -64,15 +66,22 @@ struct Plugin {
 impl Plan {
     pub fn load(root: &Path) -> Result<Self> {
         let path = root.join("buf.gen.yaml");
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         Self::parse(&text).with_context(|| format!("in {}", path.display()))
     }
 
     fn parse(text: &str) -> Result<Self> {
         let file: BufGen = serde_saphyr::from_str(text)?;
-        ensure!(file.version == "v2", "version must be v2, not {:?}", file.version);
-        ensure!(!file.inputs.is_empty(), "no inputs: name the proto directory");
+        ensure!(
+            file.version == "v2",
+            "version must be v2, not {:?}",
+            file.version
+        );
+        ensure!(
+            !file.inputs.is_empty(),
+            "no inputs: name the proto directory"
+        );
         let mut steps = Vec::new();
         for plugin in file.plugins {
             let Some(generator) = Generator::from_local_name(&plugin.local) else {
@@ -89,7 +98,10 @@ impl Plan {
                 plugin.local,
                 plugin.out.display()
             );
-            steps.push(Step { generator, out: plugin.out });
+            steps.push(Step {
+                generator,
+                out: plugin.out,
+            });
         }
         Ok(Self {
             input_dirs: file.inputs.into_iter().map(|i| i.directory).collect(),

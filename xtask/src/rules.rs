@@ -16,7 +16,8 @@ use std::collections::HashMap;
 
 use anyhow::{Context, Result, bail, ensure};
 use prost_reflect::{
-    DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, Value,
+    DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor,
+    Value,
 };
 
 /// The API's messages and enums (not imports), in proto declaration order.
@@ -88,7 +89,11 @@ pub enum Rule {
     /// `string.in`: one of these values.
     In(Vec<String>),
     /// `<int type>.gte`, `.gt`, `.lte`, `.lt` on an integer field.
-    Bound { scalar: &'static str, op: BoundOp, value: i128 },
+    Bound {
+        scalar: &'static str,
+        op: BoundOp,
+        value: i128,
+    },
     /// `enum.defined_only`: a value the enum declares.
     DefinedOnly,
     /// `repeated.min_items`.
@@ -139,10 +144,17 @@ impl Api {
     /// Reads the API from a lowered descriptor set with source info, keeping
     /// the files named in `own_files`.
     pub fn load(proto3_with_docs: &[u8], own_files: &[String]) -> Result<Self> {
-        let pool = DescriptorPool::decode(proto3_with_docs).context("loading the lowered descriptors")?;
+        let pool =
+            DescriptorPool::decode(proto3_with_docs).context("loading the lowered descriptors")?;
         let extensions = Extensions::find(&pool)?;
-        let mut api = Api { messages: Vec::new(), enums: Vec::new() };
-        for file in pool.files().filter(|f| own_files.iter().any(|own| own == f.name())) {
+        let mut api = Api {
+            messages: Vec::new(),
+            enums: Vec::new(),
+        };
+        for file in pool
+            .files()
+            .filter(|f| own_files.iter().any(|own| own == f.name()))
+        {
             let docs = Docs::of(file.file_descriptor_proto());
             for message in file.messages() {
                 api.add_message(&message, &docs, &extensions)?;
@@ -155,10 +167,17 @@ impl Api {
     }
 
     pub fn message(&self, full_name: &str) -> Option<&Message> {
-        self.messages.iter().find(|m| m.descriptor.full_name() == full_name)
+        self.messages
+            .iter()
+            .find(|m| m.descriptor.full_name() == full_name)
     }
 
-    fn add_message(&mut self, descriptor: &MessageDescriptor, docs: &Docs, ext: &Extensions) -> Result<()> {
+    fn add_message(
+        &mut self,
+        descriptor: &MessageDescriptor,
+        docs: &Docs,
+        ext: &Extensions,
+    ) -> Result<()> {
         let path = descriptor.path().to_vec();
         let message_rules = descriptor.options();
         if message_rules.has_extension(&ext.message) {
@@ -173,17 +192,27 @@ impl Api {
         }
         let mut fields = Vec::new();
         for field in descriptor.fields() {
-            fields.push(Field::read(&field, docs, ext).with_context(|| field.full_name().to_owned())?);
+            fields.push(
+                Field::read(&field, docs, ext).with_context(|| field.full_name().to_owned())?,
+            );
         }
         let mut oneofs = Vec::new();
         for oneof in descriptor.oneofs().filter(|o| !o.is_synthetic()) {
             let options = oneof.options();
             let mut required = false;
             if options.has_extension(&ext.oneof) {
-                for (rule, value) in options.get_extension(&ext.oneof).as_message().into_iter().flat_map(|m| m.fields()) {
+                for (rule, value) in options
+                    .get_extension(&ext.oneof)
+                    .as_message()
+                    .into_iter()
+                    .flat_map(|m| m.fields())
+                {
                     match rule.name() {
                         "required" => required = value.as_bool() == Some(true),
-                        other => bail!("{}: oneof rule `{other}` is not supported", oneof.full_name()),
+                        other => bail!(
+                            "{}: oneof rule `{other}` is not supported",
+                            oneof.full_name()
+                        ),
                     }
                 }
             }
@@ -195,7 +224,12 @@ impl Api {
                 fields: oneof.fields().map(|f| f.name().to_owned()).collect(),
             });
         }
-        self.messages.push(Message { descriptor: descriptor.clone(), doc: docs.get(&path), fields, oneofs });
+        self.messages.push(Message {
+            descriptor: descriptor.clone(),
+            doc: docs.get(&path),
+            fields,
+            oneofs,
+        });
         for nested in descriptor.child_messages() {
             self.add_message(&nested, docs, ext)?;
         }
@@ -212,7 +246,11 @@ impl Enum {
             .values()
             .map(|v| (v.name().to_owned(), v.number(), docs.get(v.path())))
             .collect();
-        Enum { full_name: descriptor.full_name().to_owned(), doc: docs.get(descriptor.path()), values }
+        Enum {
+            full_name: descriptor.full_name().to_owned(),
+            doc: docs.get(descriptor.path()),
+            values,
+        }
     }
 }
 
@@ -231,7 +269,9 @@ impl Field {
             return Ok(field);
         }
         let value = options.get_extension(&ext.field);
-        let rules = value.as_message().context("buf.validate.field is a message")?;
+        let rules = value
+            .as_message()
+            .context("buf.validate.field is a message")?;
         for (rule, value) in rules.fields() {
             match rule.name() {
                 "required" => field.required = value.as_bool() == Some(true),
@@ -248,23 +288,38 @@ impl Field {
                             }
                             "items" => {
                                 let item = submessage(value)?;
-                                let mut items = ItemRules { rules: Vec::new(), cel: Vec::new() };
+                                let mut items = ItemRules {
+                                    rules: Vec::new(),
+                                    cel: Vec::new(),
+                                };
                                 for (rule, value) in item.fields() {
                                     match rule.name() {
                                         "cel" => items.cel = cel_rules(value)?,
-                                        _ => items.rules.extend(typed_rules(descriptor, &rule, value, "repeated.items.")?),
+                                        _ => items.rules.extend(typed_rules(
+                                            descriptor,
+                                            &rule,
+                                            value,
+                                            "repeated.items.",
+                                        )?),
                                     }
                                 }
                                 field.items = Some(items);
                             }
-                            other => bail!("rule `repeated.{other}` is not supported by the generators"),
+                            other => {
+                                bail!("rule `repeated.{other}` is not supported by the generators")
+                            }
                         }
                     }
                 }
                 _ if descriptor.is_list() => {
-                    bail!("rule `{}` on a repeated field: use `repeated.items`", rule.name())
+                    bail!(
+                        "rule `{}` on a repeated field: use `repeated.items`",
+                        rule.name()
+                    )
                 }
-                _ => field.rules.extend(typed_rules(descriptor, &rule, value, "")?),
+                _ => field
+                    .rules
+                    .extend(typed_rules(descriptor, &rule, value, "")?),
             }
         }
         Ok(field)
@@ -280,7 +335,12 @@ impl Field {
 }
 
 /// The rules in one `FieldRules.type` member (`string`, `uint32`, `enum`, ...).
-fn typed_rules(field: &FieldDescriptor, group: &FieldDescriptor, value: &Value, context: &str) -> Result<Vec<Rule>> {
+fn typed_rules(
+    field: &FieldDescriptor,
+    group: &FieldDescriptor,
+    value: &Value,
+    context: &str,
+) -> Result<Vec<Rule>> {
     let group_name = group.name();
     let expected = match field.kind() {
         Kind::String => "string",
@@ -302,7 +362,9 @@ fn typed_rules(field: &FieldDescriptor, group: &FieldDescriptor, value: &Value, 
         let parsed = match (group_name, name) {
             ("string", "min_len") => Rule::MinLen(as_u64(value)?),
             ("string", "max_len") => Rule::MaxLen(as_u64(value)?),
-            ("string", "pattern") => Rule::Pattern(value.as_str().context("pattern is a string")?.to_owned()),
+            ("string", "pattern") => {
+                Rule::Pattern(value.as_str().context("pattern is a string")?.to_owned())
+            }
             ("string", "in") => Rule::In(
                 value
                     .as_list()
@@ -312,16 +374,18 @@ fn typed_rules(field: &FieldDescriptor, group: &FieldDescriptor, value: &Value, 
                     .collect::<Result<_>>()?,
             ),
             ("enum", "defined_only") if value.as_bool() == Some(true) => Rule::DefinedOnly,
-            (_, "gte" | "gt" | "lte" | "lt") if scalar != "string" && scalar != "enum" => Rule::Bound {
-                scalar,
-                op: match name {
-                    "gte" => BoundOp::Gte,
-                    "gt" => BoundOp::Gt,
-                    "lte" => BoundOp::Lte,
-                    _ => BoundOp::Lt,
-                },
-                value: as_i128(value)?,
-            },
+            (_, "gte" | "gt" | "lte" | "lt") if scalar != "string" && scalar != "enum" => {
+                Rule::Bound {
+                    scalar,
+                    op: match name {
+                        "gte" => BoundOp::Gte,
+                        "gt" => BoundOp::Gt,
+                        "lte" => BoundOp::Lte,
+                        _ => BoundOp::Lt,
+                    },
+                    value: as_i128(value)?,
+                }
+            }
             _ => bail!("rule `{context}{group_name}.{name}` is not supported by the generators"),
         };
         rules.push(parsed);
@@ -335,11 +399,25 @@ fn cel_rules(value: &Value) -> Result<Vec<CelRule>> {
         .map(|rule| {
             let rule = rule.as_message().context("a cel rule is a message")?;
             let text = |name: &str| {
-                rule.get_field_by_name(name).and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+                rule.get_field_by_name(name)
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
             };
-            let cel = CelRule { id: text("id"), message: text("message"), expression: text("expression") };
-            ensure!(!cel.id.is_empty(), "a CEL rule needs an id: {:?}", cel.expression);
-            ensure!(!cel.message.is_empty(), "CEL rule {} needs a message a person understands", cel.id);
+            let cel = CelRule {
+                id: text("id"),
+                message: text("message"),
+                expression: text("expression"),
+            };
+            ensure!(
+                !cel.id.is_empty(),
+                "a CEL rule needs an id: {:?}",
+                cel.expression
+            );
+            ensure!(
+                !cel.message.is_empty(),
+                "CEL rule {} needs a message a person understands",
+                cel.id
+            );
             Ok(cel)
         })
         .collect()
@@ -372,8 +450,11 @@ struct Extensions {
 impl Extensions {
     fn find(pool: &DescriptorPool) -> Result<Self> {
         let get = |name: &str| {
-            pool.get_extension_by_name(name)
-                .with_context(|| format!("{name} is not in the descriptor set; is buf/validate/validate.proto imported?"))
+            pool.get_extension_by_name(name).with_context(|| {
+                format!(
+                    "{name} is not in the descriptor set; is buf/validate/validate.proto imported?"
+                )
+            })
         };
         Ok(Self {
             field: get("buf.validate.field")?,
@@ -391,7 +472,10 @@ impl Docs {
         let mut docs = HashMap::new();
         for location in file.source_code_info.iter().flat_map(|info| &info.location) {
             if let Some(comment) = &location.leading_comments {
-                let text: Vec<_> = comment.lines().map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end()).collect();
+                let text: Vec<_> = comment
+                    .lines()
+                    .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+                    .collect();
                 docs.insert(location.path.clone(), text.join("\n").trim().to_owned());
             }
         }
@@ -419,10 +503,17 @@ mod tests {
     fn reads_the_hosts_rules_and_docs() {
         let api = api();
         let spec = api.message("aether.config.v1.VirtualHostSpec").unwrap();
-        assert!(spec.doc.starts_with("The desired state of a VirtualHost"), "{}", spec.doc);
+        assert!(
+            spec.doc.starts_with("The desired state of a VirtualHost"),
+            "{}",
+            spec.doc
+        );
         let hosts = &spec.fields[0];
         assert_eq!(hosts.name(), "hosts");
-        assert_eq!(hosts.rules, [Rule::MinItems(1), Rule::MaxItems(16), Rule::Unique]);
+        assert_eq!(
+            hosts.rules,
+            [Rule::MinItems(1), Rule::MaxItems(16), Rule::Unique]
+        );
         let items = hosts.items.as_ref().unwrap();
         assert_eq!(items.rules[0], Rule::MaxLen(253));
         assert!(matches!(&items.rules[1], Rule::Pattern(p) if p.starts_with("^(\\*\\.)?")));
@@ -436,14 +527,28 @@ mod tests {
         assert!(route_match.oneofs[0].required);
         let prefix = &route_match.fields[0];
         let ids: Vec<_> = prefix.cel.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["path.no_empty_segment", "path.no_dot_segment", "path.no_encoded_slash"]);
+        assert_eq!(
+            ids,
+            [
+                "path.no_empty_segment",
+                "path.no_dot_segment",
+                "path.no_encoded_slash"
+            ]
+        );
     }
 
     #[test]
     fn reads_numeric_and_enum_rules() {
         let api = api();
         let backend = api.message("aether.config.v1.RouteBackend").unwrap();
-        assert_eq!(backend.fields[1].rules, [Rule::Bound { scalar: "uint32", op: BoundOp::Lte, value: 65535 }]);
+        assert_eq!(
+            backend.fields[1].rules,
+            [Rule::Bound {
+                scalar: "uint32",
+                op: BoundOp::Lte,
+                value: 65535
+            }]
+        );
         let tls = api.message("aether.config.v1.VirtualHostTLS").unwrap();
         assert!(tls.fields[1].required);
         assert_eq!(tls.fields[1].rules, [Rule::DefinedOnly]);

@@ -6,7 +6,11 @@ use serde::{Deserialize, Deserializer, Serializer};
 
 /// Writes an enum value without its type prefix: `KUBERNETES` for
 /// `SECRET_PROVIDER_KUBERNETES`.
-pub fn serialize_enum<S: Serializer>(full_name: &str, prefix: &str, serializer: S) -> Result<S::Ok, S::Error> {
+pub fn serialize_enum<S: Serializer>(
+    full_name: &str,
+    prefix: &str,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(full_name.strip_prefix(prefix).unwrap_or(full_name))
 }
 
@@ -22,7 +26,11 @@ where
     D: Deserializer<'de>,
 {
     let name = String::deserialize(deserializer)?;
-    let full = if name.starts_with(prefix) { name.clone() } else { format!("{prefix}{name}") };
+    let full = if name.starts_with(prefix) {
+        name.clone()
+    } else {
+        format!("{prefix}{name}")
+    };
     from_full_name(&full).ok_or_else(|| D::Error::unknown_variant(&name, short_names))
 }
 

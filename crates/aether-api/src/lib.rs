@@ -26,6 +26,10 @@
 //!   absent fields omitted, unknown fields rejected by name.
 //! - `reflect`: [`prost_reflect::ReflectMessage`] on every message, the
 //!   descriptor pool, and the canonical proto3 JSON form ([`reflect`]).
+//! - `validate`: `validate()` on every message ([`validate::Validate`]),
+//!   reporting every broken buf.validate rule of the proto with its
+//!   protovalidate rule id and a Kubernetes-form field path
+//!   (`spec.routes[2].match.prefix`).
 
 #![deny(missing_docs)]
 
@@ -36,6 +40,8 @@ pub mod config {
         include!("../generated/rust/aether.config.v1.rs");
         #[cfg(feature = "serde")]
         include!("../generated/rust/aether.config.v1.serde.rs");
+        #[cfg(feature = "validate")]
+        include!("../generated/rust/aether.config.v1.validate.rs");
     }
 }
 
@@ -45,3 +51,6 @@ pub mod kubernetes_json;
 
 #[cfg(feature = "reflect")]
 pub mod reflect;
+
+#[cfg(feature = "validate")]
+pub mod validate;

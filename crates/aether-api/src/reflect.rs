@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 use prost_reflect::{DescriptorPool, DynamicMessage, ReflectMessage, SerializeOptions};
 
 /// The encoded descriptor set (proto3 form, with imports).
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("../generated/descriptors/aether.proto3.binpb");
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!("../generated/descriptors/aether.proto3.binpb");
 
 /// Every message and enum of the API, and their buf.validate options.
 pub static DESCRIPTOR_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
@@ -33,9 +34,12 @@ pub fn to_proto_json<M: ReflectMessage>(message: &M) -> String {
 pub fn from_proto_json<M: ReflectMessage + Default>(json: &str) -> Result<M, ProtoJsonError> {
     let descriptor = M::default().descriptor();
     let mut deserializer = serde_json::Deserializer::from_str(json);
-    let dynamic = DynamicMessage::deserialize(descriptor, &mut deserializer).map_err(ProtoJsonError)?;
+    let dynamic =
+        DynamicMessage::deserialize(descriptor, &mut deserializer).map_err(ProtoJsonError)?;
     deserializer.end().map_err(ProtoJsonError)?;
-    dynamic.transcode_to().map_err(|e| ProtoJsonError(serde::de::Error::custom(e)))
+    dynamic
+        .transcode_to()
+        .map_err(|e| ProtoJsonError(serde::de::Error::custom(e)))
 }
 
 /// Why proto3 JSON did not decode: the position and what was wrong.

@@ -172,17 +172,25 @@ fn lower_message(
         let kind = int(field, "type");
         let in_oneof = field.has_field_by_name("oneof_index");
         if f.field_presence == PRESENCE_LEGACY_REQUIRED {
-            bail!("{field_path}: features.field_presence = LEGACY_REQUIRED has no proto3 equivalent");
+            bail!(
+                "{field_path}: features.field_presence = LEGACY_REQUIRED has no proto3 equivalent"
+            );
         }
         if kind == TYPE_GROUP || (kind == TYPE_MESSAGE && f.message_encoding == MESSAGE_DELIMITED) {
-            bail!("{field_path}: features.message_encoding = DELIMITED (group encoding) has no proto3 equivalent");
+            bail!(
+                "{field_path}: features.message_encoding = DELIMITED (group encoding) has no proto3 equivalent"
+            );
         }
         let packable = !matches!(kind, TYPE_STRING | TYPE_BYTES | TYPE_MESSAGE | TYPE_GROUP);
         if label == LABEL_REPEATED && packable && f.repeated_field_encoding == REPEATED_EXPANDED {
-            bail!("{field_path}: features.repeated_field_encoding = EXPANDED is not lowered; use the packed default");
+            bail!(
+                "{field_path}: features.repeated_field_encoding = EXPANDED is not lowered; use the packed default"
+            );
         }
         if kind == TYPE_STRING && f.utf8_validation == UTF8_NONE {
-            bail!("{field_path}: features.utf8_validation = NONE has no proto3 equivalent (proto3 strings are UTF-8); use bytes");
+            bail!(
+                "{field_path}: features.utf8_validation = NONE has no proto3 equivalent (proto3 strings are UTF-8); use bytes"
+            );
         }
         f.refuse_legacy_json(&field_path)?;
         ensure!(
@@ -200,7 +208,10 @@ fn lower_message(
             field.set_field_by_name("oneof_index", Value::I32(index));
             synthetic_oneofs.push(format!("_{}", string(field, "name")));
         }
-        expected.push(ExpectedField { path: field_path, proto3_optional });
+        expected.push(ExpectedField {
+            path: field_path,
+            proto3_optional,
+        });
     }
     if !synthetic_oneofs.is_empty() {
         let oneof_type = message_desc
@@ -208,14 +219,20 @@ fn lower_message(
             .get_field_by_name("oneof_decl")
             .and_then(|f| f.kind().as_message().cloned())
             .context("descriptor.proto has no DescriptorProto.oneof_decl")?;
-        let taken: Vec<_> = list(message_desc, "oneof_decl").iter().map(|o| string(o, "name")).collect();
+        let taken: Vec<_> = list(message_desc, "oneof_decl")
+            .iter()
+            .map(|o| string(o, "name"))
+            .collect();
         let oneofs = message_desc
             .get_field_by_name_mut("oneof_decl")
             .and_then(Value::as_list_mut)
             .context("DescriptorProto.oneof_decl is a list")?;
         for name in synthetic_oneofs {
             // protoc avoids clashes by prefixing `X`; we refuse, to stay simple and visible.
-            ensure!(!taken.contains(&name), "{path}: a oneof is already named {name}");
+            ensure!(
+                !taken.contains(&name),
+                "{path}: a oneof is already named {name}"
+            );
             let mut oneof = DynamicMessage::new(oneof_type.clone());
             oneof.set_field_by_name("name", Value::String(name));
             oneofs.push(Value::Message(oneof));
@@ -258,7 +275,10 @@ fn verify(lowered: &[u8], expected: &[ExpectedField]) -> Result<()> {
         }
     }
     for want in expected {
-        let got = actual.iter().find(|(path, _)| *path == want.path).map(|(_, o)| *o);
+        let got = actual
+            .iter()
+            .find(|(path, _)| *path == want.path)
+            .map(|(_, o)| *o);
         ensure!(
             got == Some(want.proto3_optional),
             "lowering is not faithful: {} should {}be proto3 optional, the rewrite says {got:?}",
@@ -270,7 +290,11 @@ fn verify(lowered: &[u8], expected: &[ExpectedField]) -> Result<()> {
     Ok(())
 }
 
-fn collect_optional(message: &prost_types::DescriptorProto, scope: &str, out: &mut Vec<(String, bool)>) {
+fn collect_optional(
+    message: &prost_types::DescriptorProto,
+    scope: &str,
+    out: &mut Vec<(String, bool)>,
+) {
     let path = format!("{scope}.{}", message.name());
     for field in &message.field {
         out.push((format!("{path}.{}", field.name()), field.proto3_optional()));
@@ -289,7 +313,9 @@ fn descriptor_schema(set: &[u8]) -> Result<MessageDescriptor> {
         .into_iter()
         .find(|f| f.name() == "google/protobuf/descriptor.proto")
     else {
-        bail!("the descriptor set lacks google/protobuf/descriptor.proto; compile with --include_imports");
+        bail!(
+            "the descriptor set lacks google/protobuf/descriptor.proto; compile with --include_imports"
+        );
     };
     let pool = DescriptorPool::from_file_descriptor_set(FileDescriptorSet {
         file: vec![descriptor_proto],
@@ -299,7 +325,10 @@ fn descriptor_schema(set: &[u8]) -> Result<MessageDescriptor> {
         .context("descriptor.proto has no FileDescriptorSet")
 }
 
-fn list_mut<'a>(message: &'a mut DynamicMessage, field: &str) -> impl Iterator<Item = &'a mut DynamicMessage> {
+fn list_mut<'a>(
+    message: &'a mut DynamicMessage,
+    field: &str,
+) -> impl Iterator<Item = &'a mut DynamicMessage> {
     message
         .get_field_by_name_mut(field)
         .and_then(Value::as_list_mut)
@@ -310,7 +339,10 @@ fn list_mut<'a>(message: &'a mut DynamicMessage, field: &str) -> impl Iterator<I
 
 fn list(message: &DynamicMessage, field: &str) -> Vec<DynamicMessage> {
     match message.get_field_by_name(field).as_deref() {
-        Some(Value::List(items)) => items.iter().filter_map(|v| v.as_message().cloned()).collect(),
+        Some(Value::List(items)) => items
+            .iter()
+            .filter_map(|v| v.as_message().cloned())
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -319,7 +351,9 @@ fn message(message: &DynamicMessage, field: &str) -> Option<DynamicMessage> {
     if !message.has_field_by_name(field) {
         return None;
     }
-    message.get_field_by_name(field).and_then(|v| v.as_message().cloned())
+    message
+        .get_field_by_name(field)
+        .and_then(|v| v.as_message().cloned())
 }
 
 fn string(message: &DynamicMessage, field: &str) -> String {
@@ -352,7 +386,8 @@ mod tests {
         Ok(compiled.proto3)
     }
 
-    const HEADER: &str = "edition = \"2024\";\npackage t;\nimport \"google/protobuf/descriptor.proto\";\n";
+    const HEADER: &str =
+        "edition = \"2024\";\npackage t;\nimport \"google/protobuf/descriptor.proto\";\n";
 
     fn refusal(body: &str) -> String {
         match lower_source(&format!("{HEADER}{body}")) {
@@ -378,10 +413,20 @@ mod tests {
             .collect();
         assert_eq!(
             fields,
-            [("a", true), ("b", false), ("m", false), ("r", false), ("c", false)]
+            [
+                ("a", true),
+                ("b", false),
+                ("m", false),
+                ("r", false),
+                ("c", false)
+            ]
         );
         // The synthetic oneof for `a` follows the real one, as protoc orders them.
-        let oneofs: Vec<_> = file.message_type[0].oneof_decl.iter().map(|o| o.name()).collect();
+        let oneofs: Vec<_> = file.message_type[0]
+            .oneof_decl
+            .iter()
+            .map(|o| o.name())
+            .collect();
         assert_eq!(oneofs, ["o", "_a"]);
     }
 
@@ -393,14 +438,21 @@ mod tests {
 
     #[test]
     fn refuses_legacy_required_naming_the_field() {
-        let err = refusal("message M { string s = 1 [features.field_presence = LEGACY_REQUIRED]; }\n");
-        assert!(err.contains("t.M.s") && err.contains("LEGACY_REQUIRED"), "{err}");
+        let err =
+            refusal("message M { string s = 1 [features.field_presence = LEGACY_REQUIRED]; }\n");
+        assert!(
+            err.contains("t.M.s") && err.contains("LEGACY_REQUIRED"),
+            "{err}"
+        );
     }
 
     #[test]
     fn refuses_delimited_encoding() {
         let err = refusal("message M { M child = 1 [features.message_encoding = DELIMITED]; }\n");
-        assert!(err.contains("t.M.child") && err.contains("DELIMITED"), "{err}");
+        assert!(
+            err.contains("t.M.child") && err.contains("DELIMITED"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -414,9 +466,17 @@ mod tests {
     #[test]
     fn refuses_unverified_utf8_and_legacy_json() {
         let err = refusal("message M { string s = 1 [features.utf8_validation = NONE]; }\n");
-        assert!(err.contains("t.M.s") && err.contains("utf8_validation"), "{err}");
-        let err = refusal("message M { option features.json_format = LEGACY_BEST_EFFORT; string s = 1; }\n");
-        assert!(err.contains("t.M") && err.contains("LEGACY_BEST_EFFORT"), "{err}");
+        assert!(
+            err.contains("t.M.s") && err.contains("utf8_validation"),
+            "{err}"
+        );
+        let err = refusal(
+            "message M { option features.json_format = LEGACY_BEST_EFFORT; string s = 1; }\n",
+        );
+        assert!(
+            err.contains("t.M") && err.contains("LEGACY_BEST_EFFORT"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -24,7 +24,11 @@ pub struct Descriptors {
 }
 
 /// Compiles every `.proto` file under `input_dirs`, with `include_dirs` for imports.
-pub fn compile(root: &Path, input_dirs: &[PathBuf], include_dirs: &[PathBuf]) -> Result<Descriptors> {
+pub fn compile(
+    root: &Path,
+    input_dirs: &[PathBuf],
+    include_dirs: &[PathBuf],
+) -> Result<Descriptors> {
     let mut files = Vec::new();
     for dir in input_dirs {
         collect_protos(&root.join(dir), &mut files)?;

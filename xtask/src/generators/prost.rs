@@ -3,14 +3,17 @@
 use anyhow::{Context, Result};
 use prost_build::{Config, Module};
 
-use super::{ApiFiles, RUST_HEADER};
 use super::serde::kubernetes_derived_messages;
+use super::{ApiFiles, RUST_HEADER};
 
 pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
     let mut config = Config::new();
     for (name, _) in api.messages() {
         // Reflection (descriptors, dynamic messages, protovalidate) is opt-in.
-        config.message_attribute(&name, "#[cfg_attr(feature = \"reflect\", derive(::prost_reflect::ReflectMessage))]");
+        config.message_attribute(
+            &name,
+            "#[cfg_attr(feature = \"reflect\", derive(::prost_reflect::ReflectMessage))]",
+        );
         config.message_attribute(
             &name,
             format!(
@@ -32,13 +35,21 @@ pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
         .set
         .file
         .iter()
-        .map(|file| (Module::from_protobuf_package_name(file.package()), file.clone()))
+        .map(|file| {
+            (
+                Module::from_protobuf_package_name(file.package()),
+                file.clone(),
+            )
+        })
         .collect();
     let modules = config.generate(requests).context("prost-build")?;
     let mut files: Vec<_> = modules
         .into_iter()
         .map(|(module, code)| {
-            (module.to_file_name_or("_"), format!("{RUST_HEADER}{code}").into_bytes())
+            (
+                module.to_file_name_or("_"),
+                format!("{RUST_HEADER}{code}").into_bytes(),
+            )
         })
         .collect();
     files.sort();

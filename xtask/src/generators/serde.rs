@@ -34,15 +34,20 @@ pub fn kubernetes_derived_messages(api: &ApiFiles) -> Result<Vec<DerivedMessage>
     let mut derived = Vec::new();
     for (name, message) in api.messages() {
         let has_64_bit = message.field.iter().any(|f| {
-            matches!(f.r#type(), Type::Int64 | Type::Uint64 | Type::Sint64 | Type::Fixed64 | Type::Sfixed64)
+            matches!(
+                f.r#type(),
+                Type::Int64 | Type::Uint64 | Type::Sint64 | Type::Fixed64 | Type::Sfixed64
+            )
         });
         if !has_64_bit {
             continue;
         }
         let mut field_attributes = Vec::new();
         for field in &message.field {
-            let plain_scalar = !matches!(field.r#type(), Type::Message | Type::Group | Type::Enum | Type::Bytes)
-                && field.label() != Label::Repeated
+            let plain_scalar = !matches!(
+                field.r#type(),
+                Type::Message | Type::Group | Type::Enum | Type::Bytes
+            ) && field.label() != Label::Repeated
                 && field.oneof_index.is_none();
             if !plain_scalar {
                 bail!(
@@ -80,11 +85,18 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
     let enums = api.enums();
 
     let mut builder = pbjson_build::Builder::new();
-    builder.register_descriptors(proto3_set).context("pbjson-build: registering descriptors")?;
+    builder
+        .register_descriptors(proto3_set)
+        .context("pbjson-build: registering descriptors")?;
     builder.exclude(derived.iter().map(|d| d.name.clone()));
     builder.exclude(enums.iter().map(|(name, _, _)| name.clone()));
 
-    let packages: Vec<_> = api.set.file.iter().map(|f| format!(".{}", f.package())).collect();
+    let packages: Vec<_> = api
+        .set
+        .file
+        .iter()
+        .map(|f| format!(".{}", f.package()))
+        .collect();
     let written = builder
         .generate(&packages, |_| Ok(Vec::<u8>::new()))
         .context("pbjson-build")?;
@@ -100,14 +112,21 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
         }
         let parsed = syn::parse_file(&code).context("parsing pbjson's output")?;
         let formatted = prettyplease::unparse(&parsed);
-        files.push((format!("{package}.serde.rs"), format!("{RUST_HEADER}{formatted}").into_bytes()));
+        files.push((
+            format!("{package}.serde.rs"),
+            format!("{RUST_HEADER}{formatted}").into_bytes(),
+        ));
     }
     files.sort();
     Ok(files)
 }
 
 /// Serialize and Deserialize for one enum, in the Kubernetes form.
-fn enum_impls(name: &str, rust_path: &str, enumeration: &prost_types::EnumDescriptorProto) -> Result<String> {
+fn enum_impls(
+    name: &str,
+    rust_path: &str,
+    enumeration: &prost_types::EnumDescriptorProto,
+) -> Result<String> {
     let prefix = format!("{}_", enumeration.name().to_shouty_snake_case());
     let mut short_names = Vec::new();
     for value in &enumeration.value {
