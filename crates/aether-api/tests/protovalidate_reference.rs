@@ -332,10 +332,7 @@ fn cases() -> Vec<Case> {
             ("/a.b/..c/.d", vec![]),
             ("/a/", vec![]),
             (long_ok.as_str(), vec![]),
-            (
-                "",
-                vec![at("string.min_len"), at("string.pattern")].concat(),
-            ),
+            ("", [at("string.min_len"), at("string.pattern")].concat()),
             ("users", at("string.pattern")),
             ("/a b", at("string.pattern")),
             ("/a?q=1", at("string.pattern")),
@@ -355,7 +352,7 @@ fn cases() -> Vec<Case> {
             ("/a/%2fb", at("path.no_encoded_slash")),
             (
                 "/a//./%2F",
-                vec![
+                [
                     at("path.no_empty_segment"),
                     at("path.no_dot_segment"),
                     at("path.no_encoded_slash"),
@@ -364,7 +361,7 @@ fn cases() -> Vec<Case> {
             ),
             (
                 "a//b ",
-                vec![at("string.pattern"), at("path.no_empty_segment")].concat(),
+                [at("string.pattern"), at("path.no_empty_segment")].concat(),
             ),
         ] {
             let expected: Vec<_> = expected.iter().map(|(p, r)| (p.as_str(), *r)).collect();
