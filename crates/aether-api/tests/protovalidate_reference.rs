@@ -4,7 +4,8 @@
 //! Every case is validated three ways, which must agree on the set of
 //! (field path, rule id): the Rust validator, protovalidate (its proto field
 //! paths mapped to the Kubernetes JSON form), and what the case was written
-//! to show. The cases cover every rule of the proto, on both sides of each
+//! to show. The Rust validator and protovalidate must also give the same
+//! messages. The cases cover every rule of the proto, on both sides of each
 //! boundary. Not covered: both members of the `RouteMatch.path` oneof set at
 //! once, which neither a prost message nor protovalidate can hold.
 //!
@@ -57,8 +58,8 @@ impl Judged {
         }
     }
 
-    /// The Rust validator's (path, rule id) pairs, sorted, duplicates kept.
-    fn rust_violations(&self) -> Vec<(String, String)> {
+    /// The Rust validator's (path, rule id, message), sorted, duplicates kept.
+    fn rust_violations(&self) -> Vec<(String, String, String)> {
         let result = match self {
             Judged::Spec(m) => m.validate(),
             Judged::Status(m) => m.validate(),
@@ -72,7 +73,7 @@ impl Judged {
                 );
                 violations
                     .into_iter()
-                    .map(|v| (v.field_path, v.rule_id.to_owned()))
+                    .map(|v| (v.field_path, v.rule_id.to_owned(), v.message.to_owned()))
                     .collect()
             }
         };
@@ -664,9 +665,9 @@ fn workspace_root() -> PathBuf {
         .unwrap()
 }
 
-/// protovalidate's answer for each message, in order: the (field path, rule
-/// id) pairs with its proto paths as it writes them (`tls.secret_name`).
-fn judge(messages: &[&Judged]) -> Vec<Vec<(String, String)>> {
+/// protovalidate's answer for each message, in order: (field path, rule id,
+/// message), with its proto paths as it writes them (`tls.secret_name`).
+fn judge(messages: &[&Judged]) -> Vec<Vec<(String, String, String)>> {
     let root = workspace_root();
     let python = std::env::var_os("AETHER_PYTHON")
         .map(PathBuf::from)
@@ -713,10 +714,8 @@ fn judge(messages: &[&Judged]) -> Vec<Vec<(String, String)>> {
                 .unwrap()
                 .iter()
                 .map(|v| {
-                    (
-                        v["field"].as_str().unwrap().to_owned(),
-                        v["rule_id"].as_str().unwrap().to_owned(),
-                    )
+                    let text = |key: &str| v[key].as_str().unwrap().to_owned();
+                    (text("field"), text("rule_id"), text("message"))
                 })
                 .collect();
             found.sort();
@@ -778,24 +777,33 @@ fn agrees_with_protovalidate_on_every_rule() {
     let mut rules_seen = BTreeSet::new();
     let mut valid_cases = 0;
     for (case, answer) in cases.iter().zip(answers) {
-        let reference: Vec<_> = answer
+        let mut reference: Vec<_> = answer
             .iter()
-            .map(|(path, rule)| (kubernetes_path(case.message.root(), path), rule.clone()))
+            .map(|(path, rule, message)| {
+                let path = kubernetes_path(case.message.root(), path);
+                (path, rule.clone(), message.clone())
+            })
             .collect();
+        reference.sort();
+        // Messages are compared too: the standard rules' wording is protovalidate's.
         let rust = case.message.rust_violations();
+        let pairs: Vec<_> = rust
+            .iter()
+            .map(|(p, r, _)| (p.clone(), r.clone()))
+            .collect();
         let mut expected: Vec<_> = case
             .expected
             .iter()
             .map(|(p, r)| (p.clone(), (*r).to_owned()))
             .collect();
         expected.sort();
-        if rust != reference || rust != expected {
+        if rust != reference || pairs != expected {
             failures.push(format!(
                 "{}\n    rust:          {rust:?}\n    protovalidate: {reference:?}\n    expected:      {expected:?}",
                 case.name
             ));
         }
-        rules_seen.extend(answer.into_iter().map(|(_, rule)| rule));
+        rules_seen.extend(answer.into_iter().map(|(_, rule, _)| rule));
         valid_cases += usize::from(expected.is_empty());
     }
     assert!(
