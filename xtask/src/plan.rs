@@ -12,14 +12,16 @@ pub enum Generator {
     Prost,
     Serde,
     Crd,
+    Validate,
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 4] = [
+    const ALL: [(&'static str, Generator); 5] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
         ("aether-crd", Generator::Crd),
+        ("aether-validate", Generator::Validate),
     ];
 
     fn from_local_name(name: &str) -> Option<Self> {

@@ -51,6 +51,10 @@
 //! assert_eq!(crd.spec.names.short_names, Some(vec!["vh".to_owned()]));
 //! # }
 //! ```
+//! - `validate`: `validate()` on every message ([`validate::Validate`]),
+//!   reporting every broken buf.validate rule of the proto with its
+//!   protovalidate rule id and a Kubernetes-form field path
+//!   (`spec.routes[2].match.prefix`).
 
 #![deny(missing_docs)]
 
@@ -61,6 +65,8 @@ pub mod config {
         include!("../generated/rust/aether.config.v1.rs");
         #[cfg(feature = "serde")]
         include!("../generated/rust/aether.config.v1.serde.rs");
+        #[cfg(feature = "validate")]
+        include!("../generated/rust/aether.config.v1.validate.rs");
     }
 }
 
@@ -73,3 +79,5 @@ pub mod reflect;
 
 #[cfg(feature = "kube")]
 mod custom_resource;
+#[cfg(feature = "validate")]
+pub mod validate;

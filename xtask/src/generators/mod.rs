@@ -4,6 +4,7 @@ pub mod crd;
 mod descriptor_set;
 mod prost;
 mod serde;
+mod validate;
 
 use std::path::PathBuf;
 
@@ -29,6 +30,7 @@ pub fn run(step: &Step, descriptors: &Descriptors) -> Result<Vec<Output>> {
         Generator::Prost => prost::generate(&ApiFiles::new(descriptors)?),
         Generator::Serde => serde::generate(&ApiFiles::new(descriptors)?, &descriptors.proto3),
         Generator::Crd => crd::generate(descriptors),
+        Generator::Validate => validate::generate(descriptors),
     }
     .with_context(|| format!("generator {:?}", step.generator))?;
     Ok(files
