@@ -81,3 +81,7 @@ pub mod reflect;
 mod custom_resource;
 #[cfg(feature = "validate")]
 pub mod validate;
+
+/// The VirtualHost CustomResourceDefinition (YAML), generated from the proto:
+/// what `kubectl apply -f` installs. Needs no feature.
+pub const CRD_YAML: &str = include_str!("../generated/crds/virtualhosts.config.aether.io.yaml");
