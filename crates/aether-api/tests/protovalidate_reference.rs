@@ -9,19 +9,17 @@
 //! boundary. Not covered: both members of the `RouteMatch.path` oneof set at
 //! once, which neither a prost message nor protovalidate can hold.
 //!
-//! Needs the venv in tests/reference/README.md (`AETHER_PYTHON` overrides).
+//! Needs the pinned venv of `cargo xtask pyenv` (`AETHER_PYTHON` overrides).
+
+mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use aether_api::config::v1::{
     Condition, HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostStatus, VirtualHostTls,
     route_match::Path,
 };
 use aether_api::validate::Validate;
-use base64::Engine as _;
 use prost::Message as _;
 
 /// A message to judge and the violations it was written to show.
@@ -584,97 +582,13 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-/// Where the workspace root is: two levels above this crate.
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
+/// protovalidate's answer for each message, in order.
+fn judge(messages: &[&Judged]) -> Vec<Vec<common::protovalidate::Reported>> {
+    let encoded: Vec<_> = messages.iter().map(|m| (m.proto_name(), m.encode())).collect();
+    common::protovalidate::judge(&encoded)
 }
 
-/// protovalidate's answer for each message, in order: (field path, rule id,
-/// message), with its proto paths as it writes them (`tls.secret_name`).
-fn judge(messages: &[&Judged]) -> Vec<Vec<(String, String, String)>> {
-    let root = workspace_root();
-    let python = std::env::var_os("AETHER_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/pyenv/bin/python"));
-    assert!(
-        python.exists(),
-        "the reference validator needs Python with protovalidate, not found at {}.\n\
-         Create it from the workspace root with\n  \
-         python3 -m venv target/pyenv && target/pyenv/bin/pip install protobuf==7.36.2 protovalidate==2.1.0\n\
-         or point AETHER_PYTHON at an interpreter that has them (see crates/aether-api/tests/reference/README.md).",
-        python.display()
-    );
-    let script = root.join("crates/aether-api/tests/reference/protovalidate_judge.py");
-    let mut child = Command::new(&python)
-        .arg(&script)
-        .arg("--descriptors")
-        .arg(root.join("generated/descriptors/aether.binpb"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("running {} {}: {err}", python.display(), script.display()));
-    let input: String = messages
-        .iter()
-        .map(|m| {
-            format!(
-                "{} {}\n",
-                m.proto_name(),
-                base64::engine::general_purpose::STANDARD.encode(m.encode())
-            )
-        })
-        .collect();
-    let mut stdin = child.stdin.take().unwrap();
-    // Written from another thread: the judge answers as it reads, and a full
-    // stdout pipe would otherwise block both sides.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let answers: Vec<_> = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map(|line| {
-            let line = line.unwrap();
-            let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
-            assert!(answer.get("error").is_none(), "the judge failed: {answer}");
-            let mut found: Vec<_> = answer["violations"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| {
-                    let text = |key: &str| v[key].as_str().unwrap().to_owned();
-                    (text("field"), text("rule_id"), text("message"))
-                })
-                .collect();
-            found.sort();
-            found
-        })
-        .collect();
-    writer.join().unwrap().unwrap();
-    assert!(child.wait().unwrap().success(), "the judge exited with an error");
-    assert_eq!(answers.len(), messages.len(), "one answer per message");
-    answers
-}
-
-/// A protovalidate field path in the Kubernetes JSON form, under `root`:
-/// each field name in lowerCamelCase (protobuf's json_name), indexes kept.
-fn kubernetes_path(root: &str, proto_path: &str) -> String {
-    let mut out = String::from(root);
-    for segment in proto_path.split('.') {
-        out.push('.');
-        let mut upper = false;
-        for c in segment.chars() {
-            match c {
-                '_' => upper = true,
-                c if upper => {
-                    out.push(c.to_ascii_uppercase());
-                    upper = false;
-                }
-                c => out.push(c),
-            }
-        }
-    }
-    out
-}
+use common::protovalidate::kubernetes_path;
 
 #[test]
 fn kubernetes_paths_from_proto_paths() {

@@ -121,3 +121,7 @@ pub fn sample<S: Strategy>(strategy: S, count: usize) -> Vec<S::Value> {
         .map(|_| strategy.new_tree(&mut runner).expect("strategy draws").current())
         .collect()
 }
+
+pub mod boundary;
+pub mod crd;
+pub mod protovalidate;

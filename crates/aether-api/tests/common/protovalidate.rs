@@ -1,0 +1,79 @@
+//! The reference validator: protovalidate 2.x (Python), on the edition-2024
+//! descriptors, through `tests/reference/protovalidate_judge.py`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use base64::Engine as _;
+
+/// One violation as protovalidate reports it: (proto field path, rule id, message).
+pub type Reported = (String, String, String);
+
+/// protovalidate's answer for each `(message full name, binary)`, in order,
+/// each answer sorted. Paths are protovalidate's (`tls.secret_name`).
+pub fn judge(messages: &[(&str, Vec<u8>)]) -> Vec<Vec<Reported>> {
+    let root = super::workspace_root();
+    let script = root.join("crates/aether-api/tests/reference/protovalidate_judge.py");
+    let mut child = Command::new(super::reference_python())
+        .arg(&script)
+        .arg("--descriptors")
+        .arg(root.join("generated/descriptors/aether.binpb"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("running {}: {err}", script.display()));
+    let input: String = messages
+        .iter()
+        .map(|(name, bytes)| format!("{name} {}\n", base64::engine::general_purpose::STANDARD.encode(bytes)))
+        .collect();
+    let mut stdin = child.stdin.take().unwrap();
+    // Written from another thread: the judge answers as it reads, and a full
+    // stdout pipe would otherwise block both sides.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let answers: Vec<_> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|line| {
+            let line = line.unwrap();
+            let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert!(answer.get("error").is_none(), "the judge failed: {answer}");
+            let mut found: Vec<_> = answer["violations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| {
+                    let text = |key: &str| v[key].as_str().unwrap().to_owned();
+                    (text("field"), text("rule_id"), text("message"))
+                })
+                .collect();
+            found.sort();
+            found
+        })
+        .collect();
+    writer.join().unwrap().unwrap();
+    assert!(child.wait().unwrap().success(), "the judge exited with an error");
+    assert_eq!(answers.len(), messages.len(), "one answer per message");
+    answers
+}
+
+/// A protovalidate field path in the Kubernetes JSON form, under `root`:
+/// each field name in lowerCamelCase (protobuf's json_name), indexes kept.
+pub fn kubernetes_path(root: &str, proto_path: &str) -> String {
+    let mut out = String::from(root);
+    for segment in proto_path.split('.') {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        let mut upper = false;
+        for c in segment.chars() {
+            match c {
+                '_' => upper = true,
+                c if upper => {
+                    out.push(c.to_ascii_uppercase());
+                    upper = false;
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out
+}
