@@ -27,9 +27,7 @@ pub fn name_of_length(total: usize) -> String {
         };
         parts.push(label(take));
         left -= take;
-        if left > 0 {
-            left -= 1; // the dot
-        }
+        left = left.saturating_sub(1); // the dot, if another label follows
     }
     parts.join(".")
 }
