@@ -17,9 +17,14 @@ pub struct CrdJudge {
 impl CrdJudge {
     /// The judge for `spec`, from the checked-in CRD.
     pub fn for_spec() -> Self {
+        Self::for_property("spec")
+    }
+
+    /// The judge for one top-level property (`spec`, `status`) of the object.
+    pub fn for_property(property: &str) -> Self {
         let crd: Value = serde_saphyr::from_str(aether_api::CRD_YAML).expect("the CRD is YAML");
-        let schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"].clone();
-        assert!(schema.is_object(), "the CRD has a spec schema");
+        let schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][property].clone();
+        assert!(schema.is_object(), "the CRD has a {property} schema");
         let openapi = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft4)
             .with_pattern_options(jsonschema::PatternOptions::regex())
@@ -41,7 +46,7 @@ impl CrdJudge {
             .iter_errors(value)
             .map(|e| format!("{}: {e}", e.instance_path()))
             .collect();
-        unique_sets(&self.schema, value, "spec", &mut problems);
+        unique_sets(&self.schema, value, "", &mut problems);
         if let Err(errors) = self.cel_validator.validate_compiled(&self.cel, value, None) {
             problems.extend(
                 errors
