@@ -25,6 +25,7 @@ import base64
 import json
 import pathlib
 import sys
+import time
 
 import protovalidate
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -66,9 +67,30 @@ def judge(pool, classes, validator, line):
     }
 
 
+def bench(pool, classes, validator, line, seconds):
+    """Validations per second of one message, validated over and over for `seconds`."""
+    name, _, payload = line.strip().partition(" ")
+    if name not in classes:
+        classes[name] = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+    message = classes[name].FromString(base64.b64decode(payload, validate=True))
+    violations = len(validator.collect_violations(message))
+    count, start = 0, time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(100):
+            validator.collect_violations(message)
+        count += 100
+        now = time.perf_counter()
+        if now >= deadline:
+            break
+    return {"per_second": count / (now - start), "violations": violations}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--descriptors", default=DEFAULT_DESCRIPTORS, help="FileDescriptorSet with imports")
+    parser.add_argument("--bench", type=float, metavar="SECONDS",
+                        help="instead of judging, answer each line with its validations per second")
     args = parser.parse_args()
     pool = load_pool(args.descriptors)
     validator = protovalidate.Validator()
@@ -77,7 +99,10 @@ def main():
         if not line.strip():
             continue
         try:
-            answer = judge(pool, classes, validator, line)
+            if args.bench:
+                answer = bench(pool, classes, validator, line, args.bench)
+            else:
+                answer = judge(pool, classes, validator, line)
         except Exception as err:  # one bad line must not hide the others' answers
             answer = {"error": "%s: %s" % (type(err).__name__, err)}
         sys.stdout.write(json.dumps(answer) + "\n")
