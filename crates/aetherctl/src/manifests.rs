@@ -15,19 +15,24 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The bounds within which manifests are read.
-#[derive(Debug, Clone, Copy)]
+/// The bounds within which manifests are read. Every one is checked while
+/// reading or parsing, so breaking it costs at most about what the limit
+/// allows, and gives an error naming the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest file read, in bytes.
+    /// Largest file read, in bytes (a file of exactly this size is read).
     pub max_file_bytes: u64,
     /// Most documents (after `List` expansion) in one file.
     pub max_documents: usize,
     /// Deepest nesting of mappings and sequences.
     pub max_depth: usize,
-    /// Most YAML nodes in one file, aliases expanded.
+    /// Most YAML nodes (scalars, sequences, mappings) written in one file.
     pub max_nodes: usize,
     /// Most YAML alias (`*ref`) uses in one file.
     pub max_aliases: usize,
+    /// Most YAML nodes that alias uses may add, in all, in one file: what
+    /// stops a "billion laughs" of aliases of aliases.
+    pub max_alias_expansion: usize,
 }
 
 impl Default for Limits {
@@ -38,6 +43,7 @@ impl Default for Limits {
             max_depth: 64,
             max_nodes: 1_000_000,
             max_aliases: 1_000,
+            max_alias_expansion: 100_000,
         }
     }
 }
@@ -66,18 +72,30 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-/// Every manifest file named by `paths`, expanded from directories, in order.
-pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
+/// Every manifest file named by `paths`, expanded from directories, in order,
+/// and an error for each path that could not be listed or held no manifest.
+/// One bad path does not hide the others: callers report everything.
+pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     for path in paths {
-        let metadata = std::fs::metadata(path).map_err(|e| error(path, format!("cannot read: {e}")))?;
-        if metadata.is_dir() {
-            walk(path, &mut out)?;
-        } else {
-            out.push(path.clone());
+        match std::fs::metadata(path) {
+            Err(e) => errors.push(error(path, format!("cannot read: {e}"))),
+            Ok(metadata) if metadata.is_dir() => {
+                let before = out.len();
+                if let Err(e) = walk(path, &mut out) {
+                    errors.push(e);
+                } else if out.len() == before {
+                    errors.push(error(path, "directory holds no .yaml, .yml or .json file".into()));
+                }
+            }
+            // A named file is read whatever its extension (YAML unless `.json`)
+            // and whatever its type: a pipe such as `<(cat x.yaml)` is bounded
+            // by the size limit like any file.
+            Ok(_) => out.push(path.clone()),
         }
     }
-    Ok(out)
+    (out, errors)
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
@@ -89,12 +107,15 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
     entries.sort();
     for path in entries {
         // Links are not followed into directories: no cycles.
-        let is_dir = std::fs::symlink_metadata(&path).map(|m| m.is_dir()).unwrap_or(false);
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
         if is_dir {
             walk(&path, out)?;
         } else if path
             .extension()
             .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            // Only regular files (links to them included): a FIFO found in a
+            // directory would block the read forever.
+            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
         {
             out.push(path);
         }
@@ -140,9 +161,9 @@ pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
             continue; // an empty YAML document, e.g. after a trailing `---`
         }
         let expanded = match value {
-            Value::Object(ref object) if object.get("kind").and_then(Value::as_str) == Some("List") => {
-                match object.get("items") {
-                    Some(Value::Array(items)) => items.clone(),
+            Value::Object(mut object) if object.get("kind").and_then(Value::as_str) == Some("List") => {
+                match object.remove("items") {
+                    Some(Value::Array(items)) => items,
                     _ => return Err(error(file, "a `kind: List` document needs an `items` list".into())),
                 }
             }
@@ -162,6 +183,9 @@ pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
             });
         }
     }
+    if documents.is_empty() {
+        return Err(error(file, "holds no document (empty, or only comments)".into()));
+    }
     Ok(documents)
 }
 
@@ -173,6 +197,11 @@ fn parse_yaml(text: &str, limits: &Limits) -> Result<Vec<Value>, String> {
             max_nodes: limits.max_nodes,
             max_aliases: limits.max_aliases,
         },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: limits.max_alias_expansion,
+        },
+        // One line per error: the report names file and position itself.
+        with_snippet: false,
     };
     serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options)
         .map_err(|e| format!("invalid YAML: {e}"))

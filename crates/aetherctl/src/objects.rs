@@ -38,25 +38,44 @@ impl fmt::Display for DecodeError {
     }
 }
 
+/// What a JSON value is, for messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a sequence",
+        Value::Object(_) => "a mapping",
+    }
+}
+
 impl VirtualHostObject {
+    /// Reads a VirtualHost from a document: `apiVersion` and `kind` must be
+    /// this API's, `metadata.name` set (`metadata.namespace` defaults to
+    /// `default`, as kubectl does), and `spec` must decode strictly (unknown
+    /// fields and wrong types are errors naming their path).
     pub fn decode(document: &Document) -> Result<Self, DecodeError> {
         let fail = |path: &str, message: String| DecodeError {
             path: path.to_owned(),
             message,
         };
         let Value::Object(object) = &document.value else {
-            return Err(fail("", "expected a mapping (a Kubernetes object)".into()));
-        };
-        let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default();
-        if text("apiVersion") != API_VERSION || text("kind") != KIND {
             return Err(fail(
                 "",
                 format!(
-                    "expected apiVersion {API_VERSION} and kind {KIND}, found apiVersion {:?} and kind {:?}",
-                    object.get("apiVersion").unwrap_or(&Value::Null),
-                    object.get("kind").unwrap_or(&Value::Null)
+                    "expected a mapping (a Kubernetes object), found {}",
+                    kind_of(&document.value)
                 ),
             ));
+        };
+        for (key, expected) in [("apiVersion", API_VERSION), ("kind", KIND)] {
+            match object.get(key) {
+                Some(Value::String(found)) if found == expected => {}
+                // JSON text of what was found, so `"v1"`, `1` and `null` read apart.
+                Some(found) => return Err(fail(key, format!("expected \"{expected}\", found {found}"))),
+                None => return Err(fail(key, format!("required (\"{expected}\")"))),
+            }
         }
         let metadata = object.get("metadata").and_then(Value::as_object);
         let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str);
