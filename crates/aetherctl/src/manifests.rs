@@ -196,15 +196,40 @@ fn parse_yaml(text: &str, limits: &Limits) -> Result<Vec<Value>, String> {
             max_documents: limits.max_documents,
             max_nodes: limits.max_nodes,
             max_aliases: limits.max_aliases,
+            // Flow collections (`[[[...`) are bounded by the parser itself.
+            // One more than the depth limit, so that the depth check, with its
+            // clearer error, comes first.
+            flow_nesting_limit: limits.max_depth + 1,
         },
         alias_limits: serde_saphyr::alias_limits! {
             max_total_replayed_events: limits.max_alias_expansion,
         },
-        // One line per error: the report names file and position itself.
+        // One line per error: the report names the file itself.
         with_snippet: false,
     };
-    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options)
-        .map_err(|e| format!("invalid YAML: {e}"))
+    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options).map_err(|e| yaml_error(&e, limits))
+}
+
+/// A broken budget in the words of [`Limits`] (serde-saphyr's message names
+/// its internal counters), any other error as serde-saphyr words it.
+fn yaml_error(e: &serde_saphyr::Error, limits: &Limits) -> String {
+    use serde_saphyr::budget::BudgetBreach;
+    let limit = match e {
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Depth { .. } => format!("nested deeper than {} levels", limits.max_depth),
+            BudgetBreach::Nodes { .. } => format!("more than {} YAML nodes", limits.max_nodes),
+            BudgetBreach::Aliases { .. } => format!("more than {} YAML aliases", limits.max_aliases),
+            BudgetBreach::Documents { .. } => format!("more than {} documents", limits.max_documents),
+            other => format!("a YAML parsing limit was broken: {other:?}"),
+        },
+        // The parser's own errors (alias expansion, flow nesting) say which
+        // limit they hit: "alias replay limit exceeded", "recursion limit".
+        _ => return format!("invalid YAML: {e}"),
+    };
+    match e.location() {
+        Some(at) => format!("{limit} (at line {}, column {})", at.line(), at.column()),
+        None => limit,
+    }
 }
 
 fn parse_json(text: &str) -> Result<Vec<Value>, String> {
