@@ -161,7 +161,9 @@ fn violations_exit_1_with_file_document_object_path_rule_and_message() {
     let lines: Vec<_> = run.stdout.lines().collect();
     assert_eq!(lines[0], format!("{f}: document 0: default/api: valid"));
     assert!(
-        lines[1].starts_with(&format!("{f}: document 1: edge/api: spec.hosts[0]: does not match regex pattern")),
+        lines[1].starts_with(&format!(
+            "{f}: document 1: edge/api: spec.hosts[0]: does not match regex pattern"
+        )),
         "{}",
         lines[1]
     );
@@ -193,7 +195,12 @@ fn violations_exit_1_with_file_document_object_path_rule_and_message() {
     assert_eq!(violations.len(), 2);
     assert_eq!(violations[0]["path"], "spec.hosts[0]");
     assert_eq!(violations[0]["rule"], "string.pattern");
-    assert!(violations[0]["message"].as_str().unwrap().starts_with("does not match regex pattern"));
+    assert!(
+        violations[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("does not match regex pattern")
+    );
     assert_eq!(
         violations[1],
         serde_json::json!({
@@ -214,16 +221,35 @@ fn errors_and_violations_are_all_reported_and_exit_2() {
     assert_eq!(run.code, 2);
     let err: Vec<_> = run.stderr.lines().collect();
     assert_eq!(err.len(), 2, "{}", run.stderr);
-    assert!(err[0].starts_with(&format!("error: {}: cannot read: ", missing.display())), "{}", err[0]);
-    assert!(err[1].starts_with(&format!("error: {}: invalid YAML: ", broken.display())), "{}", err[1]);
-    assert!(run.stdout.contains(&format!("{}: document 0: default/api: spec.hosts[0]: ", invalid.display())));
-    assert!(run.stdout.ends_with("1 object(s): 0 valid, 1 invalid (2 violation(s)); 2 error(s)\n"));
+    assert!(
+        err[0].starts_with(&format!("error: {}: cannot read: ", missing.display())),
+        "{}",
+        err[0]
+    );
+    assert!(
+        err[1].starts_with(&format!("error: {}: invalid YAML: ", broken.display())),
+        "{}",
+        err[1]
+    );
+    assert!(run.stdout.contains(&format!(
+        "{}: document 0: default/api: spec.hosts[0]: ",
+        invalid.display()
+    )));
+    assert!(
+        run.stdout
+            .ends_with("1 object(s): 0 valid, 1 invalid (2 violation(s)); 2 error(s)\n")
+    );
 
     let (run, report) = validate_json(&[&missing, dir.path()]);
     assert_eq!(run.code, 2);
     assert_eq!(run.stderr, "", "errors are in the JSON report");
     assert_eq!(report["valid"], false);
-    let files: Vec<_> = report["errors"].as_array().unwrap().iter().map(|e| e["file"].clone()).collect();
+    let files: Vec<_> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["file"].clone())
+        .collect();
     assert_eq!(files, [missing.display().to_string(), broken.display().to_string()]);
     assert_eq!(report["errors"][0]["document"], Value::Null);
     assert_eq!(report["errors"][0]["path"], Value::Null);
@@ -245,7 +271,10 @@ fn decode_errors_carry_document_index_and_path() {
         )
     );
     // The valid document is still checked and reported.
-    assert!(run.stdout.starts_with(&format!("{}: document 0: default/api: valid\n", file.display())));
+    assert!(
+        run.stdout
+            .starts_with(&format!("{}: document 0: default/api: valid\n", file.display()))
+    );
 
     let (_, report) = validate_json(&[&file]);
     assert_eq!(report["errors"][0]["document"], 1);
@@ -255,8 +284,15 @@ fn decode_errors_carry_document_index_and_path() {
 #[test]
 fn a_spec_field_of_the_wrong_type_names_its_path() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "type.yaml", proposal().replace("service: svc-health", "service: [svc]"));
-    assert_error(&file, "document 0: spec.routes[1].backend.service: invalid type: sequence");
+    let file = write(
+        dir.path(),
+        "type.yaml",
+        proposal().replace("service: svc-health", "service: [svc]"),
+    );
+    assert_error(
+        &file,
+        "document 0: spec.routes[1].backend.service: invalid type: sequence",
+    );
     let (_, report) = validate_json(&[&file]);
     assert_eq!(report["errors"][0]["path"], "spec.routes[1].backend.service");
     assert_eq!(report["errors"][0]["document"], 0);
@@ -265,12 +301,20 @@ fn a_spec_field_of_the_wrong_type_names_its_path() {
 #[test]
 fn a_wrong_api_version_or_kind_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let version = write(dir.path(), "v.yaml", proposal().replace("config.aether.io/v1", "config.aether.io/v2"));
+    let version = write(
+        dir.path(),
+        "v.yaml",
+        proposal().replace("config.aether.io/v1", "config.aether.io/v2"),
+    );
     assert_error(
         &version,
         r#"document 0: apiVersion: expected "config.aether.io/v1", found "config.aether.io/v2""#,
     );
-    let kind = write(dir.path(), "k.json", r#"{"apiVersion": "config.aether.io/v1", "kind": "Gateway"}"#);
+    let kind = write(
+        dir.path(),
+        "k.json",
+        r#"{"apiVersion": "config.aether.io/v1", "kind": "Gateway"}"#,
+    );
     assert_error(&kind, r#"document 0: kind: expected "VirtualHost", found "Gateway""#);
 }
 
@@ -278,9 +322,15 @@ fn a_wrong_api_version_or_kind_is_an_error() {
 fn a_document_that_is_not_a_mapping_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "seq.yaml", "- a\n- b\n");
-    assert_error(&file, "document 0: expected a mapping (a Kubernetes object), found a sequence");
+    assert_error(
+        &file,
+        "document 0: expected a mapping (a Kubernetes object), found a sequence",
+    );
     let file = write(dir.path(), "scalar.yaml", format!("{}\n---\njust text\n", proposal()));
-    assert_error(&file, "document 1: expected a mapping (a Kubernetes object), found a string");
+    assert_error(
+        &file,
+        "document 1: expected a mapping (a Kubernetes object), found a string",
+    );
 }
 
 #[test]
@@ -344,7 +394,10 @@ fn a_file_over_the_size_limit_is_an_error_and_one_at_it_is_read() {
     let at = write(dir.path(), "at.yaml", &text);
     let run = validate(&[&at]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.starts_with(&format!("{}: document 0: default/api: valid\n", at.display())));
+    assert!(
+        run.stdout
+            .starts_with(&format!("{}: document 0: default/api: valid\n", at.display()))
+    );
 
     text.push('\n');
     let over = write(dir.path(), "over.yaml", &text);
@@ -356,7 +409,11 @@ fn directories_are_searched_for_manifests() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("nested")).unwrap();
     let a = write(dir.path(), "a.yaml", proposal());
-    let b = write(&dir.path().join("nested"), "b.yml", proposal().replace("name: api", "name: web"));
+    let b = write(
+        &dir.path().join("nested"),
+        "b.yml",
+        proposal().replace("name: api", "name: web"),
+    );
     write(dir.path(), "README.md", "not a manifest");
     let run = validate(&[dir.path()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -394,7 +451,11 @@ fn usage_errors_exit_2() {
         assert_eq!(run.stdout, "", "{args:?}");
     }
     let run = aetherctl(&["validate", "--output", "xml", "x.yaml"]);
-    assert!(run.stderr.contains("invalid value 'xml' for '--output <OUTPUT>'"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("invalid value 'xml' for '--output <OUTPUT>'"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
