@@ -151,3 +151,40 @@ pub fn validate(
     }
     Ok(report.exit_code())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_in_process(args: &[&str]) -> (u8, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(args, &mut out, &mut err);
+        (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    }
+
+    #[test]
+    fn errors_win_over_violations_in_the_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/proposal.yaml"));
+        let invalid = dir.path().join("invalid.yaml");
+        std::fs::write(&invalid, example.unwrap().replace("svc-users", "Svc_Users")).unwrap();
+        let broken = dir.path().join("broken.json");
+        std::fs::write(&broken, "{").unwrap();
+        let (invalid, broken) = (invalid.to_str().unwrap(), broken.to_str().unwrap());
+
+        let (code, out, err) = run_in_process(&["aetherctl", "validate", invalid]);
+        assert_eq!((code, err.as_str()), (EXIT_INVALID, ""));
+        assert!(out.contains("spec.routes[0].backend.service: "), "{out}");
+        let (code, out, err) = run_in_process(&["aetherctl", "validate", invalid, broken]);
+        assert_eq!(code, EXIT_ERROR);
+        assert!(out.contains("spec.routes[0].backend.service: "), "{out}");
+        assert!(err.starts_with(&format!("error: {broken}: invalid JSON: ")), "{err}");
+    }
+
+    #[test]
+    fn help_goes_to_stdout_and_exits_0() {
+        let (code, out, err) = run_in_process(&["aetherctl", "--help"]);
+        assert_eq!((code, err.as_str()), (EXIT_VALID, ""));
+        assert!(out.contains("validate"), "{out}");
+    }
+}
