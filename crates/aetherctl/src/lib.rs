@@ -1,4 +1,190 @@
 //! `aetherctl`: VirtualHost manifests on local files, without a cluster.
+//!
+//! The binary is a thin shell around [`run`], which parses the arguments,
+//! runs the command, writes to the given writers and returns the exit code,
+//! so that everything but the process itself is testable in-process.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
 
 pub mod manifests;
 pub mod objects;
+pub mod report;
+
+use manifests::Limits;
+
+/// Every object is valid (or `crd` printed the CRD, or `--help`).
+pub const EXIT_VALID: u8 = 0;
+/// Every file was read, and at least one object breaks a validation rule.
+pub const EXIT_INVALID: u8 = 1;
+/// A usage, I/O or parse error: some input could not be checked at all.
+pub const EXIT_ERROR: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "aetherctl",
+    version,
+    about = "VirtualHost (config.aether.io/v1) manifests, checked without a cluster."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check VirtualHost manifests against the API's validation rules.
+    ///
+    /// Each PATH is a file, or a directory searched recursively for *.yaml,
+    /// *.yml and *.json files (symbolic links to directories are not
+    /// followed). A file holds one or more YAML documents separated by `---`,
+    /// or JSON values; a `kind: List` document's items are checked one by
+    /// one. Documents are numbered from 0 in each file, List items counted
+    /// one by one. An object without `metadata.namespace` is in `default`.
+    ///
+    /// Everything is reported, errors and violations alike: one bad file
+    /// does not hide the others.
+    #[command(after_long_help = validate_help(), after_help = "Exit codes, limits and the JSON shape: see --help.")]
+    Validate {
+        /// How to report: `text` (violations on stdout, errors on stderr) or
+        /// `json` (one JSON document on stdout, errors included).
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+        /// Manifest files or directories.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// Print the VirtualHost CustomResourceDefinition (YAML), for `kubectl apply -f -`.
+    Crd,
+}
+
+/// The report format of `validate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// For people.
+    Text,
+    /// For programs: the shape documented in [`report::Report`].
+    Json,
+}
+
+fn validate_help() -> String {
+    let limits = Limits::default();
+    format!(
+        "Exit codes:
+  0  every object is valid
+  1  some object breaks a validation rule (each violation is listed with its
+     file, document index, namespace/name, field path, rule id and message)
+  2  a usage, I/O or parse error: a path that cannot be read, a file that is
+     not YAML/JSON or breaks a limit, a document that is not a VirtualHost
+     (wrong apiVersion or kind, no metadata.name) or whose spec does not
+     decode (unknown field, wrong type), with the file, document index and
+     path. When there are both errors and violations, all are reported and
+     the exit code is 2.
+
+Limits (input is untrusted; breaking one is an error naming it, exit 2):
+  file size             {} bytes (a file of exactly this size is read)
+  documents per file    {}
+  nesting depth         {} levels of mappings and sequences
+  YAML nodes per file   {}
+  YAML aliases per file {}
+  alias expansion       {} nodes added by aliases, per file
+  Files must be UTF-8.
+
+JSON output (--output json):
+  {{\"valid\": bool,
+   \"objects\": [{{\"file\", \"document\", \"namespace\", \"name\",
+                \"violations\": [{{\"path\", \"rule\", \"message\"}}]}}],
+   \"errors\": [{{\"file\", \"document\": number|null, \"path\": string|null, \"message\"}}]}}",
+        limits.max_file_bytes,
+        limits.max_documents,
+        limits.max_depth,
+        limits.max_nodes,
+        limits.max_aliases,
+        limits.max_alias_expansion,
+    )
+}
+
+/// Runs `aetherctl` with `args` (the program name first), writing its output
+/// to `out` and its errors to `err`, and returns the exit code.
+pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` come this way too, for stdout and exit 0.
+            // Plain text: StyledStr's Display drops the colours.
+            let written = if e.use_stderr() {
+                write!(err, "{}", e.render()).map(|()| EXIT_ERROR)
+            } else {
+                write!(out, "{}", e.render()).map(|()| EXIT_VALID)
+            };
+            return written.unwrap_or(EXIT_ERROR);
+        }
+    };
+    let result = match cli.command {
+        Command::Validate { output, paths } => validate(&paths, output, &Limits::default(), out, err),
+        Command::Crd => out.write_all(aether_api::CRD_YAML.as_bytes()).map(|()| EXIT_VALID),
+    };
+    // A closed stdout (`aetherctl ... | head`) is not worth a panic.
+    result.unwrap_or(EXIT_ERROR)
+}
+
+/// `aetherctl validate`: checks every manifest under `paths` within `limits`,
+/// reports in `output` form and returns the exit code.
+pub fn validate(
+    paths: &[PathBuf],
+    output: Output,
+    limits: &Limits,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    let report = report::Report::check(paths, limits);
+    match output {
+        Output::Text => report.write_text(out, err)?,
+        Output::Json => report.write_json(out)?,
+    }
+    Ok(report.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_in_process(args: &[&str]) -> (u8, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(args, &mut out, &mut err);
+        (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    }
+
+    #[test]
+    fn errors_win_over_violations_in_the_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/proposal.yaml"));
+        let invalid = dir.path().join("invalid.yaml");
+        std::fs::write(&invalid, example.unwrap().replace("svc-users", "Svc_Users")).unwrap();
+        let broken = dir.path().join("broken.json");
+        std::fs::write(&broken, "{").unwrap();
+        let (invalid, broken) = (invalid.to_str().unwrap(), broken.to_str().unwrap());
+
+        let (code, out, err) = run_in_process(&["aetherctl", "validate", invalid]);
+        assert_eq!((code, err.as_str()), (EXIT_INVALID, ""));
+        assert!(out.contains("spec.routes[0].backend.service: "), "{out}");
+        let (code, out, err) = run_in_process(&["aetherctl", "validate", invalid, broken]);
+        assert_eq!(code, EXIT_ERROR);
+        assert!(out.contains("spec.routes[0].backend.service: "), "{out}");
+        assert!(err.starts_with(&format!("error: {broken}: invalid JSON: ")), "{err}");
+    }
+
+    #[test]
+    fn help_goes_to_stdout_and_exits_0() {
+        let (code, out, err) = run_in_process(&["aetherctl", "--help"]);
+        assert_eq!((code, err.as_str()), (EXIT_VALID, ""));
+        assert!(out.contains("validate"), "{out}");
+    }
+}

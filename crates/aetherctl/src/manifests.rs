@@ -15,19 +15,24 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The bounds within which manifests are read.
-#[derive(Debug, Clone, Copy)]
+/// The bounds within which manifests are read. Every one is checked while
+/// reading or parsing, so breaking it costs at most about what the limit
+/// allows, and gives an error naming the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest file read, in bytes.
+    /// Largest file read, in bytes (a file of exactly this size is read).
     pub max_file_bytes: u64,
     /// Most documents (after `List` expansion) in one file.
     pub max_documents: usize,
     /// Deepest nesting of mappings and sequences.
     pub max_depth: usize,
-    /// Most YAML nodes in one file, aliases expanded.
+    /// Most YAML nodes (scalars, sequences, mappings) written in one file.
     pub max_nodes: usize,
     /// Most YAML alias (`*ref`) uses in one file.
     pub max_aliases: usize,
+    /// Most YAML nodes that alias uses may add, in all, in one file: what
+    /// stops a "billion laughs" of aliases of aliases.
+    pub max_alias_expansion: usize,
 }
 
 impl Default for Limits {
@@ -38,6 +43,7 @@ impl Default for Limits {
             max_depth: 64,
             max_nodes: 1_000_000,
             max_aliases: 1_000,
+            max_alias_expansion: 100_000,
         }
     }
 }
@@ -66,18 +72,30 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-/// Every manifest file named by `paths`, expanded from directories, in order.
-pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
+/// Every manifest file named by `paths`, expanded from directories, in order,
+/// and an error for each path that could not be listed or held no manifest.
+/// One bad path does not hide the others: callers report everything.
+pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     for path in paths {
-        let metadata = std::fs::metadata(path).map_err(|e| error(path, format!("cannot read: {e}")))?;
-        if metadata.is_dir() {
-            walk(path, &mut out)?;
-        } else {
-            out.push(path.clone());
+        match std::fs::metadata(path) {
+            Err(e) => errors.push(error(path, format!("cannot read: {e}"))),
+            Ok(metadata) if metadata.is_dir() => {
+                let before = out.len();
+                if let Err(e) = walk(path, &mut out) {
+                    errors.push(e);
+                } else if out.len() == before {
+                    errors.push(error(path, "directory holds no .yaml, .yml or .json file".into()));
+                }
+            }
+            // A named file is read whatever its extension (YAML unless `.json`)
+            // and whatever its type: a pipe such as `<(cat x.yaml)` is bounded
+            // by the size limit like any file.
+            Ok(_) => out.push(path.clone()),
         }
     }
-    Ok(out)
+    (out, errors)
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
@@ -89,12 +107,15 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
     entries.sort();
     for path in entries {
         // Links are not followed into directories: no cycles.
-        let is_dir = std::fs::symlink_metadata(&path).map(|m| m.is_dir()).unwrap_or(false);
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
         if is_dir {
             walk(&path, out)?;
         } else if path
             .extension()
             .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            // Only regular files (links to them included): a FIFO found in a
+            // directory would block the read forever.
+            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
         {
             out.push(path);
         }
@@ -139,19 +160,20 @@ pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
         if value.is_null() {
             continue; // an empty YAML document, e.g. after a trailing `---`
         }
+        // Whole documents, as the YAML budget counts: a List's too.
+        if depth(&value) > limits.max_depth {
+            return Err(error(file, format!("nested deeper than {} levels", limits.max_depth)));
+        }
         let expanded = match value {
-            Value::Object(ref object) if object.get("kind").and_then(Value::as_str) == Some("List") => {
-                match object.get("items") {
-                    Some(Value::Array(items)) => items.clone(),
+            Value::Object(mut object) if object.get("kind").and_then(Value::as_str) == Some("List") => {
+                match object.remove("items") {
+                    Some(Value::Array(items)) => items,
                     _ => return Err(error(file, "a `kind: List` document needs an `items` list".into())),
                 }
             }
             other => vec![other],
         };
         for value in expanded {
-            if depth(&value) > limits.max_depth {
-                return Err(error(file, format!("nested deeper than {} levels", limits.max_depth)));
-            }
             if documents.len() == limits.max_documents {
                 return Err(error(file, format!("more than {} documents", limits.max_documents)));
             }
@@ -161,6 +183,9 @@ pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
                 value,
             });
         }
+    }
+    if documents.is_empty() {
+        return Err(error(file, "holds no document (empty, or only comments)".into()));
     }
     Ok(documents)
 }
@@ -172,10 +197,40 @@ fn parse_yaml(text: &str, limits: &Limits) -> Result<Vec<Value>, String> {
             max_documents: limits.max_documents,
             max_nodes: limits.max_nodes,
             max_aliases: limits.max_aliases,
+            // Flow collections (`[[[...`) are bounded by the parser itself.
+            // One more than the depth limit, so that the depth check, with its
+            // clearer error, comes first.
+            flow_nesting_limit: limits.max_depth + 1,
         },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: limits.max_alias_expansion,
+        },
+        // One line per error: the report names the file itself.
+        with_snippet: false,
     };
-    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options)
-        .map_err(|e| format!("invalid YAML: {e}"))
+    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options).map_err(|e| yaml_error(&e, limits))
+}
+
+/// A broken budget in the words of [`Limits`] (serde-saphyr's message names
+/// its internal counters), any other error as serde-saphyr words it.
+fn yaml_error(e: &serde_saphyr::Error, limits: &Limits) -> String {
+    use serde_saphyr::budget::BudgetBreach;
+    let limit = match e {
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Depth { .. } => format!("nested deeper than {} levels", limits.max_depth),
+            BudgetBreach::Nodes { .. } => format!("more than {} YAML nodes", limits.max_nodes),
+            BudgetBreach::Aliases { .. } => format!("more than {} YAML aliases", limits.max_aliases),
+            BudgetBreach::Documents { .. } => format!("more than {} documents", limits.max_documents),
+            other => format!("a YAML parsing limit was broken: {other:?}"),
+        },
+        // The parser's own errors (alias expansion, flow nesting) say which
+        // limit they hit: "alias replay limit exceeded", "recursion limit".
+        _ => return format!("invalid YAML: {e}"),
+    };
+    match e.location() {
+        Some(at) => format!("{limit} (at line {}, column {})", at.line(), at.column()),
+        None => limit,
+    }
 }
 
 fn parse_json(text: &str) -> Result<Vec<Value>, String> {
@@ -187,17 +242,19 @@ fn parse_json(text: &str) -> Result<Vec<Value>, String> {
         .map_err(|e| format!("invalid JSON: {e}"))
 }
 
-/// Nesting depth of a JSON value, iteratively (no stack overflow on hostile input).
+/// Nesting depth of a JSON value, counting mappings and sequences as the YAML
+/// budget does (`{a: [1]}` is 2), iteratively: no stack overflow.
 fn depth(value: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(value, 1usize)];
     while let Some((value, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
         deepest = deepest.max(level);
-        match value {
-            Value::Array(items) => stack.extend(items.iter().map(|v| (v, level + 1))),
-            Value::Object(map) => stack.extend(map.values().map(|v| (v, level + 1))),
-            _ => {}
-        }
+        stack.extend(children.map(|v| (v, level + 1)));
     }
     deepest
 }
@@ -206,5 +263,210 @@ fn error(file: &Path, message: String) -> ReadError {
     ReadError {
         file: file.to_path_buf(),
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOST: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a}\n";
+
+    fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn read_err(file: &Path, limits: &Limits) -> String {
+        let e = read(file, limits).unwrap_err();
+        assert_eq!(e.file, file);
+        e.message
+    }
+
+    #[test]
+    fn yaml_documents_are_numbered_in_order_and_empty_ones_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "a.yaml", "---\na: 1\n---\n---\nb: 2\n---\n");
+        let documents = read(&file, &Limits::default()).unwrap();
+        let found: Vec<_> = documents.iter().map(|d| (d.index, d.value.clone())).collect();
+        assert_eq!(
+            found,
+            [(0, serde_json::json!({"a": 1})), (1, serde_json::json!({"b": 2}))]
+        );
+        assert!(documents.iter().all(|d| d.file == file));
+    }
+
+    #[test]
+    fn json_files_hold_one_or_more_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "a.json", r#"{"a": 1} {"b": [2]}"#);
+        let values: Vec<_> = read(&file, &Limits::default())
+            .unwrap()
+            .into_iter()
+            .map(|d| d.value)
+            .collect();
+        assert_eq!(values, [serde_json::json!({"a": 1}), serde_json::json!({"b": [2]})]);
+        let bad = write(dir.path(), "b.json", r#"{"a": "#);
+        assert!(read_err(&bad, &Limits::default()).starts_with("invalid JSON: "));
+    }
+
+    #[test]
+    fn list_items_are_documents_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(
+            dir.path(),
+            "list.yaml",
+            "kind: List\nitems: [{a: 1}, {a: 2}]\n---\n{a: 3}\n",
+        );
+        let found: Vec<_> = read(&file, &Limits::default())
+            .unwrap()
+            .into_iter()
+            .map(|d| (d.index, d.value["a"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(found, [(0, 1), (1, 2), (2, 3)]);
+        let bad = write(dir.path(), "bad.yaml", "kind: List\nitems: {a: 1}\n");
+        assert!(read_err(&bad, &Limits::default()).contains("`kind: List` document needs an `items` list"));
+    }
+
+    #[test]
+    fn a_file_at_the_size_limit_is_read_and_one_byte_more_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_file_bytes: HOST.len() as u64,
+            ..Limits::default()
+        };
+        let at = write(dir.path(), "at.yaml", HOST);
+        assert_eq!(read(&at, &limits).unwrap().len(), 1);
+        let over = write(dir.path(), "over.yaml", format!("{HOST}\n"));
+        assert_eq!(
+            read_err(&over, &limits),
+            format!("larger than the {} byte limit", HOST.len())
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "a.yaml", b"kind: \xff\n");
+        assert_eq!(
+            read_err(&file, &Limits::default()),
+            "not UTF-8: invalid byte at offset 6 (manifests must be UTF-8 text)"
+        );
+    }
+
+    #[test]
+    fn a_file_without_documents_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("empty.yaml", ""),
+            ("comments.yaml", "# nothing\n---\n"),
+            ("empty.json", " \n"),
+        ] {
+            let file = write(dir.path(), name, text);
+            assert_eq!(
+                read_err(&file, &Limits::default()),
+                "holds no document (empty, or only comments)",
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn nesting_beyond_the_depth_limit_is_an_error_in_yaml_and_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_depth: 3,
+            ..Limits::default()
+        };
+        let ok = write(dir.path(), "ok.yaml", "a: {b: [1]}\n");
+        assert_eq!(read(&ok, &limits).unwrap().len(), 1);
+        let block = write(dir.path(), "block.yaml", "a:\n  b:\n    c:\n      d: 1\n");
+        assert!(read_err(&block, &limits).starts_with("nested deeper than 3 levels (at line "));
+        let json = write(dir.path(), "deep.json", r#"{"a": {"b": {"c": [1]}}}"#);
+        assert_eq!(read_err(&json, &limits), "nested deeper than 3 levels");
+        // A List counts whole, as in YAML: its items are 2 levels down.
+        let list = write(dir.path(), "list.json", r#"{"kind": "List", "items": [{"a": [1]}]}"#);
+        assert_eq!(read_err(&list, &limits), "nested deeper than 3 levels");
+    }
+
+    #[test]
+    fn document_node_and_alias_limits_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = Limits {
+            max_documents: 2,
+            max_nodes: 10,
+            ..Limits::default()
+        };
+        let documents = write(dir.path(), "docs.yaml", "a: 1\n---\nb: 2\n---\nc: 3\n");
+        assert!(read_err(&documents, &small).starts_with("more than 2 documents"));
+        let list = write(dir.path(), "list.json", r#"{"kind": "List", "items": [1, 2, 3]}"#);
+        assert_eq!(read_err(&list, &small), "more than 2 documents");
+        let nodes = write(dir.path(), "nodes.yaml", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
+        assert!(read_err(&nodes, &small).starts_with("more than 10 YAML nodes"));
+        let few_aliases = Limits {
+            max_aliases: 2,
+            ..Limits::default()
+        };
+        let aliases = write(dir.path(), "aliases.yaml", "a: &a 1\nb: *a\nc: *a\nd: *a\n");
+        assert!(read_err(&aliases, &few_aliases).starts_with("more than 2 YAML aliases"));
+        let small_expansion = Limits {
+            max_alias_expansion: 20,
+            ..Limits::default()
+        };
+        // 2 aliases of 9 nodes each: 18 added, within 20; 3 would be 27.
+        let within = write(
+            dir.path(),
+            "within.yaml",
+            "a: &a [1, 2, 3, 4, 5, 6, 7, 8]\nb: [*a, *a]\n",
+        );
+        assert_eq!(read(&within, &small_expansion).unwrap().len(), 1);
+        let bomb = write(
+            dir.path(),
+            "bomb.yaml",
+            "a: &a [1, 2, 3, 4, 5, 6, 7, 8]\nb: [*a, *a, *a]\n",
+        );
+        let message = read_err(&bomb, &small_expansion);
+        assert!(message.contains("alias replay limit exceeded"), "{message}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "dup.yaml", "a: 1\na: 2\n");
+        assert!(read_err(&file, &Limits::default()).contains("duplicate mapping key: a"));
+    }
+
+    #[test]
+    fn directories_are_walked_in_name_order_for_manifest_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let b = write(dir.path(), "b.yml", HOST);
+        let a = write(dir.path(), "a.json", "{}");
+        let c = write(&dir.path().join("sub"), "c.yaml", HOST);
+        write(dir.path(), "notes.txt", "not a manifest");
+        let (files, errors) = files(&[dir.path().to_path_buf()]);
+        assert_eq!(files, [a, b, c]);
+        assert!(errors.is_empty());
+    }
+
+    #[test]
+    fn every_bad_path_is_reported_and_the_good_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = write(dir.path(), "good.txt", HOST);
+        let missing = dir.path().join("missing.yaml");
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let (files, errors) = files(&[missing.clone(), good.clone(), empty.clone()]);
+        // A named file is read whatever its extension.
+        assert_eq!(files, [good]);
+        let errors: Vec<_> = errors.iter().map(|e| (e.file.clone(), e.message.clone())).collect();
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0].0, missing);
+        assert!(errors[0].1.starts_with("cannot read: "), "{}", errors[0].1);
+        assert_eq!(
+            errors[1],
+            (empty, "directory holds no .yaml, .yml or .json file".to_owned())
+        );
     }
 }

@@ -38,25 +38,44 @@ impl fmt::Display for DecodeError {
     }
 }
 
+/// What a JSON value is, for messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a sequence",
+        Value::Object(_) => "a mapping",
+    }
+}
+
 impl VirtualHostObject {
+    /// Reads a VirtualHost from a document: `apiVersion` and `kind` must be
+    /// this API's, `metadata.name` set (`metadata.namespace` defaults to
+    /// `default`, as kubectl does), and `spec` must decode strictly (unknown
+    /// fields and wrong types are errors naming their path).
     pub fn decode(document: &Document) -> Result<Self, DecodeError> {
         let fail = |path: &str, message: String| DecodeError {
             path: path.to_owned(),
             message,
         };
         let Value::Object(object) = &document.value else {
-            return Err(fail("", "expected a mapping (a Kubernetes object)".into()));
-        };
-        let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default();
-        if text("apiVersion") != API_VERSION || text("kind") != KIND {
             return Err(fail(
                 "",
                 format!(
-                    "expected apiVersion {API_VERSION} and kind {KIND}, found apiVersion {:?} and kind {:?}",
-                    object.get("apiVersion").unwrap_or(&Value::Null),
-                    object.get("kind").unwrap_or(&Value::Null)
+                    "expected a mapping (a Kubernetes object), found {}",
+                    kind_of(&document.value)
                 ),
             ));
+        };
+        for (key, expected) in [("apiVersion", API_VERSION), ("kind", KIND)] {
+            match object.get(key) {
+                Some(Value::String(found)) if found == expected => {}
+                // JSON text of what was found, so `"v1"`, `1` and `null` read apart.
+                Some(found) => return Err(fail(key, format!("expected \"{expected}\", found {found}"))),
+                None => return Err(fail(key, format!("required (\"{expected}\")"))),
+            }
         }
         let metadata = object.get("metadata").and_then(Value::as_object);
         let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str);
@@ -85,5 +104,120 @@ impl VirtualHostObject {
     /// `namespace/name`.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decode(value: Value) -> Result<VirtualHostObject, DecodeError> {
+        VirtualHostObject::decode(&Document {
+            file: "x.yaml".into(),
+            index: 0,
+            value,
+        })
+    }
+
+    fn host(spec: Value) -> Value {
+        json!({
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "metadata": {"name": "api", "namespace": "edge", "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "spec": spec,
+        })
+    }
+
+    fn spec() -> Value {
+        json!({"hosts": ["api.example.com"], "routes": [{"match": {"prefix": "/"}, "backend": {"service": "web"}}]})
+    }
+
+    fn error(value: Value) -> (String, String) {
+        let e = decode(value).unwrap_err();
+        (e.path, e.message)
+    }
+
+    #[test]
+    fn a_virtual_host_decodes_with_its_metadata() {
+        let object = decode(host(spec())).unwrap();
+        assert_eq!(object.key(), "edge/api");
+        assert_eq!(object.creation_timestamp.as_deref(), Some("2025-01-01T00:00:00Z"));
+        assert_eq!(object.spec.hosts, ["api.example.com"]);
+        assert_eq!(object.spec.routes[0].backend.as_ref().unwrap().service, "web");
+    }
+
+    #[test]
+    fn the_namespace_defaults_to_default() {
+        let mut value = host(spec());
+        value["metadata"] = json!({"name": "api"});
+        assert_eq!(decode(value).unwrap().key(), "default/api");
+    }
+
+    #[test]
+    fn a_document_that_is_not_a_mapping_says_what_it_is() {
+        for (value, found) in [
+            (json!("text"), "a string"),
+            (json!([1]), "a sequence"),
+            (json!(3), "a number"),
+        ] {
+            assert_eq!(
+                error(value),
+                (
+                    String::new(),
+                    format!("expected a mapping (a Kubernetes object), found {found}")
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn api_version_and_kind_must_be_this_apis() {
+        let mut value = host(spec());
+        value["apiVersion"] = json!("v1");
+        assert_eq!(
+            error(value.clone()),
+            (
+                "apiVersion".into(),
+                r#"expected "config.aether.io/v1", found "v1""#.into()
+            )
+        );
+        value["apiVersion"] = json!(API_VERSION);
+        value["kind"] = json!("Gateway");
+        assert_eq!(
+            error(value.clone()),
+            ("kind".into(), r#"expected "VirtualHost", found "Gateway""#.into())
+        );
+        value.as_object_mut().unwrap().remove("kind");
+        assert_eq!(error(value), ("kind".into(), r#"required ("VirtualHost")"#.into()));
+    }
+
+    #[test]
+    fn name_and_spec_are_required() {
+        let mut value = host(spec());
+        value["metadata"] = json!({"namespace": "edge", "name": ""});
+        assert_eq!(error(value), ("metadata.name".into(), "required".into()));
+        let mut value = host(spec());
+        value.as_object_mut().unwrap().remove("spec");
+        assert_eq!(error(value), ("spec".into(), "required".into()));
+    }
+
+    #[test]
+    fn spec_errors_name_their_path() {
+        let mut bad = spec();
+        bad["routes"][0]["backend"]["colour"] = json!("blue");
+        let (path, message) = error(host(bad));
+        assert_eq!(path, "spec.routes[0].backend.colour");
+        assert!(message.starts_with("unknown field `colour`"), "{message}");
+
+        let mut bad = spec();
+        bad["routes"][0]["backend"]["service"] = json!(80);
+        let (path, message) = error(host(bad));
+        assert_eq!(path, "spec.routes[0].backend.service");
+        assert!(message.starts_with("invalid type: integer `80`"), "{message}");
+
+        let (path, message) = error(host(json!("hosts")));
+        assert_eq!(path, "spec");
+        assert!(message.starts_with("invalid type: string"), "{message}");
     }
 }

@@ -1,0 +1,186 @@
+//! What `aetherctl validate` found, and its text and JSON forms.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use aether_api::validate::Validate;
+use serde::Serialize;
+
+use crate::manifests::{self, Limits};
+use crate::objects::VirtualHostObject;
+use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID};
+
+/// Everything found: the JSON output of `validate --output json`, field for
+/// field. The shape is stable: every key is always present (`null` when it
+/// does not apply); new keys may be added, none removed or renamed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// No error and no violation.
+    pub valid: bool,
+    /// Every VirtualHost read, valid or not, in file and document order.
+    pub objects: Vec<ObjectReport>,
+    /// Everything that could not be checked, in path, file and document order.
+    pub errors: Vec<ErrorReport>,
+}
+
+/// One VirtualHost and its violations (none when it is valid).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObjectReport {
+    pub file: String,
+    /// 0-based, in the file (List items counted one by one).
+    pub document: usize,
+    pub namespace: String,
+    pub name: String,
+    pub violations: Vec<ViolationReport>,
+}
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ViolationReport {
+    /// `spec.routes[2].match.prefix`.
+    pub path: String,
+    /// The protovalidate rule id: `string.pattern`, `path.no_dot_segment`.
+    pub rule: String,
+    pub message: String,
+}
+
+/// Input that could not be checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorReport {
+    /// The path or file as given (or found in a directory).
+    pub file: String,
+    /// The document, when the error is in one; `null` for the whole file.
+    pub document: Option<usize>,
+    /// Where in the document (`spec.routes[0].backend.port`), when known.
+    pub path: Option<String>,
+    pub message: String,
+}
+
+fn display(path: &Path) -> String {
+    path.display().to_string()
+}
+
+impl Report {
+    /// Reads and checks every manifest under `paths`.
+    pub fn check(paths: &[PathBuf], limits: &Limits) -> Self {
+        let (files, path_errors) = manifests::files(paths);
+        let mut errors: Vec<ErrorReport> = path_errors
+            .into_iter()
+            .map(|e| ErrorReport {
+                file: display(&e.file),
+                document: None,
+                path: None,
+                message: e.message,
+            })
+            .collect();
+        let mut objects = Vec::new();
+        for file in &files {
+            let documents = match manifests::read(file, limits) {
+                Ok(documents) => documents,
+                Err(e) => {
+                    errors.push(ErrorReport {
+                        file: display(&e.file),
+                        document: None,
+                        path: None,
+                        message: e.message,
+                    });
+                    continue;
+                }
+            };
+            for document in &documents {
+                match VirtualHostObject::decode(document) {
+                    Ok(object) => {
+                        let violations = match object.spec.validate() {
+                            Ok(()) => Vec::new(),
+                            Err(violations) => violations
+                                .iter()
+                                .map(|v| ViolationReport {
+                                    path: v.field_path.clone(),
+                                    rule: v.rule_id.to_owned(),
+                                    message: v.message.to_owned(),
+                                })
+                                .collect(),
+                        };
+                        objects.push(ObjectReport {
+                            file: display(file),
+                            document: document.index,
+                            namespace: object.namespace,
+                            name: object.name,
+                            violations,
+                        });
+                    }
+                    Err(e) => errors.push(ErrorReport {
+                        file: display(file),
+                        document: Some(document.index),
+                        path: (!e.path.is_empty()).then_some(e.path),
+                        message: e.message,
+                    }),
+                }
+            }
+        }
+        let valid = errors.is_empty() && objects.iter().all(|o| o.violations.is_empty());
+        Self { valid, objects, errors }
+    }
+
+    /// 2 if anything could not be checked (errors win over violations), else
+    /// 1 if any object is invalid, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if !self.errors.is_empty() {
+            EXIT_ERROR
+        } else if !self.valid {
+            EXIT_INVALID
+        } else {
+            EXIT_VALID
+        }
+    }
+
+    /// One line per valid object and per violation on `out`, then a summary;
+    /// one line per error on `err`:
+    ///
+    /// ```text
+    /// FILE: document N: NAMESPACE/NAME: valid
+    /// FILE: document N: NAMESPACE/NAME: PATH: MESSAGE [RULE]
+    /// error: FILE[: document N][: PATH]: MESSAGE
+    /// ```
+    pub fn write_text(&self, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
+        for error in &self.errors {
+            write!(err, "error: {}", error.file)?;
+            if let Some(document) = error.document {
+                write!(err, ": document {document}")?;
+            }
+            if let Some(path) = &error.path {
+                write!(err, ": {path}")?;
+            }
+            writeln!(err, ": {}", error.message)?;
+        }
+        for object in &self.objects {
+            let at = format!(
+                "{}: document {}: {}/{}",
+                object.file, object.document, object.namespace, object.name
+            );
+            if object.violations.is_empty() {
+                writeln!(out, "{at}: valid")?;
+            }
+            for v in &object.violations {
+                writeln!(out, "{at}: {}: {} [{}]", v.path, v.message, v.rule)?;
+            }
+        }
+        let invalid = self.objects.iter().filter(|o| !o.violations.is_empty()).count();
+        let violations: usize = self.objects.iter().map(|o| o.violations.len()).sum();
+        writeln!(
+            out,
+            "{} object(s): {} valid, {} invalid ({} violation(s)); {} error(s)",
+            self.objects.len(),
+            self.objects.len() - invalid,
+            invalid,
+            violations,
+            self.errors.len()
+        )
+    }
+
+    /// The report as one pretty-printed JSON document on `out`.
+    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self)?;
+        writeln!(out)
+    }
+}

@@ -1,0 +1,483 @@
+//! The `aetherctl` binary, run for real on temporary files: every exit code,
+//! both output forms, and every kind of hostile input.
+//!
+//! Each run is bounded in time (a hang fails the test instead of stalling
+//! it) and, on Unix, in memory: the binary runs under `ulimit -v`, so an
+//! input that made it allocate without bound would abort it, not pass.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use wait_timeout::ChildExt;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// Address space allowed to the binary, in KiB: far above what a manifest
+/// needs (tens of MiB), far below what an unbounded expansion would take.
+const MEMORY_KIB: u32 = 1024 * 1024;
+const SIXTEEN_MIB: usize = 16 * 1024 * 1024;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn aetherctl<S: Into<OsString> + Clone>(args: &[S]) -> Run {
+    let scratch = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (scratch.path().join("stdout"), scratch.path().join("stderr"));
+    // Output goes to files, not pipes: nothing can block on a full pipe.
+    let mut command = if cfg!(unix) {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c")
+            .arg(format!("ulimit -v {MEMORY_KIB} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_aetherctl"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_aetherctl"))
+    };
+    let started = Instant::now();
+    let mut child = command
+        .args(args.iter().cloned().map(Into::into))
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).unwrap())
+        .stderr(File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let Some(status) = child.wait_timeout(TIMEOUT).unwrap() else {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("aetherctl still running after {TIMEOUT:?}");
+    };
+    let code = status
+        .code()
+        .unwrap_or_else(|| panic!("aetherctl killed by a signal ({status}) after {:?}", started.elapsed()));
+    Run {
+        code,
+        stdout: std::fs::read_to_string(out_path).unwrap(),
+        stderr: std::fs::read_to_string(err_path).unwrap(),
+    }
+}
+
+fn validate(paths: &[&Path]) -> Run {
+    let mut args: Vec<OsString> = vec!["validate".into()];
+    args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    aetherctl(&args)
+}
+
+fn validate_json(paths: &[&Path]) -> (Run, Value) {
+    let mut args: Vec<OsString> = vec!["validate".into(), "--output".into(), "json".into()];
+    args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    let run = aetherctl(&args);
+    let report = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    (run, report)
+}
+
+fn proposal() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/proposal.yaml")).unwrap()
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// The proposal with an upper-case host and a `..` segment: two violations.
+fn invalid_proposal() -> String {
+    proposal()
+        .replace("- api.example.com", "- API.example.com")
+        .replace("prefix: /users", "prefix: /users/../admin")
+}
+
+/// Asserts that validating `file` fails with exit code 2 and an error line
+/// naming the file and containing `what`, in both output forms.
+fn assert_error(file: &Path, what: &str) {
+    let run = validate(&[file]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let line = format!("error: {}", file.display());
+    assert!(
+        run.stderr.lines().any(|l| l.starts_with(&line) && l.contains(what)),
+        "no `{line}...{what}` in:\n{}",
+        run.stderr
+    );
+    let (run, report) = validate_json(&[file]);
+    assert_eq!(run.code, 2);
+    assert_eq!(report["valid"], false);
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert_eq!(errors[0]["file"], file.display().to_string());
+    // The same error as in text: `[document N: ][PATH: ]MESSAGE`.
+    let mut rendered = String::new();
+    if let Some(document) = errors[0]["document"].as_u64() {
+        rendered.push_str(&format!("document {document}: "));
+    }
+    if let Some(path) = errors[0]["path"].as_str() {
+        rendered.push_str(&format!("{path}: "));
+    }
+    rendered.push_str(errors[0]["message"].as_str().unwrap());
+    assert!(rendered.contains(what), "{rendered}");
+}
+
+#[test]
+fn a_valid_manifest_exits_0_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "proposal.yaml", proposal());
+    let run = validate(&[&file]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}: document 0: default/api: valid\n1 object(s): 1 valid, 0 invalid (0 violation(s)); 0 error(s)\n",
+            file.display()
+        )
+    );
+    assert_eq!(run.stderr, "");
+
+    let (run, report) = validate_json(&[&file]);
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        report,
+        serde_json::json!({
+            "valid": true,
+            "objects": [{"file": file.display().to_string(), "document": 0, "namespace": "default", "name": "api", "violations": []}],
+            "errors": [],
+        })
+    );
+}
+
+#[test]
+fn violations_exit_1_with_file_document_object_path_rule_and_message() {
+    let dir = tempfile::tempdir().unwrap();
+    // The invalid object is the second document, in namespace `edge`.
+    let bad = invalid_proposal().replace("namespace: default", "namespace: edge");
+    let file = write(dir.path(), "two.yaml", format!("{}\n---\n{bad}", proposal()));
+    let run = validate(&[&file]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let f = file.display();
+    let lines: Vec<_> = run.stdout.lines().collect();
+    assert_eq!(lines[0], format!("{f}: document 0: default/api: valid"));
+    assert!(
+        lines[1].starts_with(&format!(
+            "{f}: document 1: edge/api: spec.hosts[0]: does not match regex pattern"
+        )),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].ends_with(" [string.pattern]"), "{}", lines[1]);
+    assert_eq!(
+        lines[2],
+        format!(
+            "{f}: document 1: edge/api: spec.routes[0].match.prefix: \
+             must not contain a dot segment (/./ or /../, or end in /. or /..) [path.no_dot_segment]"
+        )
+    );
+    assert_eq!(lines[3], "2 object(s): 1 valid, 1 invalid (2 violation(s)); 0 error(s)");
+    assert_eq!(lines.len(), 4);
+    assert_eq!(run.stderr, "");
+
+    let (run, report) = validate_json(&[&file]);
+    assert_eq!(run.code, 1);
+    assert_eq!(report["valid"], false);
+    assert_eq!(report["errors"], serde_json::json!([]));
+    let objects = report["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 2);
+    assert_eq!(objects[0]["violations"], serde_json::json!([]));
+    let invalid = &objects[1];
+    assert_eq!(invalid["file"], f.to_string());
+    assert_eq!(invalid["document"], 1);
+    assert_eq!(invalid["namespace"], "edge");
+    assert_eq!(invalid["name"], "api");
+    let violations = invalid["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 2);
+    assert_eq!(violations[0]["path"], "spec.hosts[0]");
+    assert_eq!(violations[0]["rule"], "string.pattern");
+    assert!(
+        violations[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("does not match regex pattern")
+    );
+    assert_eq!(
+        violations[1],
+        serde_json::json!({
+            "path": "spec.routes[0].match.prefix",
+            "rule": "path.no_dot_segment",
+            "message": "must not contain a dot segment (/./ or /../, or end in /. or /..)",
+        })
+    );
+}
+
+#[test]
+fn errors_and_violations_are_all_reported_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = write(dir.path(), "a-broken.yaml", "kind: [\n");
+    let invalid = write(dir.path(), "b-invalid.yaml", invalid_proposal());
+    let missing = dir.path().join("missing.yaml");
+    let run = validate(&[&missing, dir.path()]);
+    assert_eq!(run.code, 2);
+    let err: Vec<_> = run.stderr.lines().collect();
+    assert_eq!(err.len(), 2, "{}", run.stderr);
+    assert!(
+        err[0].starts_with(&format!("error: {}: cannot read: ", missing.display())),
+        "{}",
+        err[0]
+    );
+    assert!(
+        err[1].starts_with(&format!("error: {}: invalid YAML: ", broken.display())),
+        "{}",
+        err[1]
+    );
+    assert!(run.stdout.contains(&format!(
+        "{}: document 0: default/api: spec.hosts[0]: ",
+        invalid.display()
+    )));
+    assert!(
+        run.stdout
+            .ends_with("1 object(s): 0 valid, 1 invalid (2 violation(s)); 2 error(s)\n")
+    );
+
+    let (run, report) = validate_json(&[&missing, dir.path()]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stderr, "", "errors are in the JSON report");
+    assert_eq!(report["valid"], false);
+    let files: Vec<_> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["file"].clone())
+        .collect();
+    assert_eq!(files, [missing.display().to_string(), broken.display().to_string()]);
+    assert_eq!(report["errors"][0]["document"], Value::Null);
+    assert_eq!(report["errors"][0]["path"], Value::Null);
+    assert_eq!(report["objects"][0]["violations"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn decode_errors_carry_document_index_and_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = proposal().replace("    provider: KUBERNETES", "    provider: KUBERNETES\n    colour: blue");
+    let file = write(dir.path(), "docs.yaml", format!("{}\n---\n{unknown}", proposal()));
+    let run = validate(&[&file]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: {}: document 1: spec.tls.colour: unknown field `colour`, expected one of `secret_name`, `secretName`, `provider`\n",
+            file.display()
+        )
+    );
+    // The valid document is still checked and reported.
+    assert!(
+        run.stdout
+            .starts_with(&format!("{}: document 0: default/api: valid\n", file.display()))
+    );
+
+    let (_, report) = validate_json(&[&file]);
+    assert_eq!(report["errors"][0]["document"], 1);
+    assert_eq!(report["errors"][0]["path"], "spec.tls.colour");
+}
+
+#[test]
+fn a_spec_field_of_the_wrong_type_names_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "type.yaml",
+        proposal().replace("service: svc-health", "service: [svc]"),
+    );
+    assert_error(
+        &file,
+        "document 0: spec.routes[1].backend.service: invalid type: sequence",
+    );
+    let (_, report) = validate_json(&[&file]);
+    assert_eq!(report["errors"][0]["path"], "spec.routes[1].backend.service");
+    assert_eq!(report["errors"][0]["document"], 0);
+}
+
+#[test]
+fn a_wrong_api_version_or_kind_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let version = write(
+        dir.path(),
+        "v.yaml",
+        proposal().replace("config.aether.io/v1", "config.aether.io/v2"),
+    );
+    assert_error(
+        &version,
+        r#"document 0: apiVersion: expected "config.aether.io/v1", found "config.aether.io/v2""#,
+    );
+    let kind = write(
+        dir.path(),
+        "k.json",
+        r#"{"apiVersion": "config.aether.io/v1", "kind": "Gateway"}"#,
+    );
+    assert_error(&kind, r#"document 0: kind: expected "VirtualHost", found "Gateway""#);
+}
+
+#[test]
+fn a_document_that_is_not_a_mapping_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "seq.yaml", "- a\n- b\n");
+    assert_error(
+        &file,
+        "document 0: expected a mapping (a Kubernetes object), found a sequence",
+    );
+    let file = write(dir.path(), "scalar.yaml", format!("{}\n---\njust text\n", proposal()));
+    assert_error(
+        &file,
+        "document 1: expected a mapping (a Kubernetes object), found a string",
+    );
+}
+
+#[test]
+fn an_empty_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "empty.yaml", "");
+    assert_error(&file, "holds no document (empty, or only comments)");
+}
+
+#[test]
+fn invalid_utf8_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = proposal().into_bytes();
+    bytes.extend(b"# caf\xe9\n"); // Latin-1, not UTF-8
+    let offset = bytes.len() - 2;
+    let file = write(dir.path(), "latin1.yaml", bytes);
+    assert_error(&file, &format!("not UTF-8: invalid byte at offset {offset}"));
+}
+
+#[test]
+fn a_billion_laughs_is_stopped() {
+    // 9 levels of 9 aliases: 9^9 (387 million) nodes if expanded.
+    let mut yaml = String::from("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for level in 1..9 {
+        let aliases = vec![format!("*l{}", level - 1); 9].join(", ");
+        yaml.push_str(&format!("l{level}: &l{level} [{aliases}]\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "laughs.yaml", yaml);
+    let started = Instant::now();
+    assert_error(&file, "invalid YAML: alias replay limit exceeded");
+    assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
+}
+
+#[test]
+fn deep_nesting_is_stopped_in_yaml_flow_yaml_block_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let brackets = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let flow = write(dir.path(), "flow.yaml", &brackets);
+    assert_error(&flow, "invalid YAML: recursion limit exceeded");
+    let json = write(dir.path(), "deep.json", &brackets);
+    assert_error(&json, "invalid JSON: recursion limit exceeded");
+    // Within serde_json's own bound, but beyond ours.
+    let json = write(dir.path(), "65.json", format!("{}{}", "[".repeat(65), "]".repeat(65)));
+    assert_error(&json, "nested deeper than 64 levels");
+    let block: String = (0..10_000).map(|i| format!("{}- \n", " ".repeat(i % 2000))).collect();
+    let block = write(dir.path(), "block.yaml", block);
+    assert_error(&block, "nested deeper than 64 levels (at line 65");
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_an_error_and_one_at_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // The proposal padded with a comment to exactly 16 MiB.
+    let mut text = proposal();
+    let padding = SIXTEEN_MIB - text.len() - 2;
+    text.push('#');
+    text.push_str(&"x".repeat(padding));
+    text.push('\n');
+    assert_eq!(text.len(), SIXTEEN_MIB);
+    let at = write(dir.path(), "at.yaml", &text);
+    let run = validate(&[&at]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .starts_with(&format!("{}: document 0: default/api: valid\n", at.display()))
+    );
+
+    text.push('\n');
+    let over = write(dir.path(), "over.yaml", &text);
+    assert_error(&over, "larger than the 16777216 byte limit");
+}
+
+#[test]
+fn directories_are_searched_for_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("nested")).unwrap();
+    let a = write(dir.path(), "a.yaml", proposal());
+    let b = write(
+        &dir.path().join("nested"),
+        "b.yml",
+        proposal().replace("name: api", "name: web"),
+    );
+    write(dir.path(), "README.md", "not a manifest");
+    let run = validate(&[dir.path()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}: document 0: default/api: valid\n{}: document 0: default/web: valid\n\
+             2 object(s): 2 valid, 0 invalid (0 violation(s)); 0 error(s)\n",
+            a.display(),
+            b.display()
+        )
+    );
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert_error(&empty, "directory holds no .yaml, .yml or .json file");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &[][..],
+        &["validate"][..],
+        &["validate", "--output", "xml", "x.yaml"][..],
+        &["frobnicate"][..],
+        &["crd", "extra"][..],
+    ] {
+        let run = aetherctl(args);
+        assert_eq!(run.code, 2, "{args:?}");
+        // clap's own message: the help, or the error and how to get help.
+        assert!(
+            run.stderr.contains("Usage: aetherctl") || run.stderr.contains("For more information, try '--help'"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+    let run = aetherctl(&["validate", "--output", "xml", "x.yaml"]);
+    assert!(
+        run.stderr.contains("invalid value 'xml' for '--output <OUTPUT>'"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn help_documents_exit_codes_limits_and_the_json_shape() {
+    let run = aetherctl(&["validate", "--help"]);
+    assert_eq!(run.code, 0);
+    for needle in [
+        "Exit codes:",
+        "2  a usage, I/O or parse error",
+        "file size             16777216 bytes",
+        "nesting depth         64 levels",
+        "alias expansion       100000 nodes",
+        "\"errors\": [{\"file\", \"document\": number|null",
+    ] {
+        assert!(run.stdout.contains(needle), "no {needle:?} in:\n{}", run.stdout);
+    }
+}
+
+#[test]
+fn crd_prints_the_generated_crd() {
+    let run = aetherctl(&["crd"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(run.stdout, aether_api::CRD_YAML);
+    assert!(run.stdout.contains("name: virtualhosts.config.aether.io"));
+}
