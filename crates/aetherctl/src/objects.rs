@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use aether_api::config::v1::VirtualHostSpec;
+use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
 use serde_json::Value;
 
 use crate::manifests::Document;
@@ -18,6 +18,24 @@ pub struct VirtualHostObject {
     /// `metadata.creationTimestamp`, when the manifest has one (RFC 3339).
     pub creation_timestamp: Option<String>,
     pub spec: VirtualHostSpec,
+    /// The status, when the manifest carries one (as `kubectl get -o yaml` writes it).
+    pub status: Option<VirtualHostStatus>,
+}
+
+/// Decodes `value` strictly, naming the failing path under `root`.
+fn decode_at<T: serde::de::DeserializeOwned>(value: &Value, root: &str) -> Result<T, DecodeError> {
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." {
+            root.to_owned()
+        } else {
+            format!("{root}.{path}")
+        };
+        DecodeError {
+            path,
+            message: e.into_inner().to_string(),
+        }
+    })
 }
 
 /// Why a document is not a VirtualHost we can read, and where.
@@ -84,20 +102,17 @@ impl VirtualHostObject {
             .ok_or_else(|| fail("metadata.name", "required".into()))?;
         let namespace = meta("namespace").filter(|n| !n.is_empty()).unwrap_or("default");
         let spec_value = object.get("spec").ok_or_else(|| fail("spec", "required".into()))?;
-        let spec = serde_path_to_error::deserialize::<_, VirtualHostSpec>(spec_value).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." {
-                "spec".to_owned()
-            } else {
-                format!("spec.{path}")
-            };
-            fail(&path, e.into_inner().to_string())
-        })?;
+        let spec = decode_at::<VirtualHostSpec>(spec_value, "spec")?;
+        let status = object
+            .get("status")
+            .map(|s| decode_at::<VirtualHostStatus>(s, "status"))
+            .transpose()?;
         Ok(Self {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             creation_timestamp: meta("creationTimestamp").map(str::to_owned),
             spec,
+            status,
         })
     }
 

@@ -90,17 +90,17 @@ impl Report {
             for document in &documents {
                 match VirtualHostObject::decode(document) {
                     Ok(object) => {
-                        let violations = match object.spec.validate() {
-                            Ok(()) => Vec::new(),
-                            Err(violations) => violations
-                                .iter()
-                                .map(|v| ViolationReport {
-                                    path: v.field_path.clone(),
-                                    rule: v.rule_id.to_owned(),
-                                    message: v.message.to_owned(),
-                                })
-                                .collect(),
-                        };
+                        let status = object.status.as_ref().map_or(Ok(()), Validate::validate);
+                        let violations = [object.spec.validate(), status]
+                            .into_iter()
+                            .filter_map(Result::err)
+                            .flatten()
+                            .map(|v| ViolationReport {
+                                path: v.field_path,
+                                rule: v.rule_id.to_owned(),
+                                message: v.message.to_owned(),
+                            })
+                            .collect();
                         objects.push(ObjectReport {
                             file: display(file),
                             document: document.index,

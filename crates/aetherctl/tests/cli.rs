@@ -481,3 +481,29 @@ fn crd_prints_the_generated_crd() {
     assert_eq!(run.stdout, aether_api::CRD_YAML);
     assert!(run.stdout.contains("name: virtualhosts.config.aether.io"));
 }
+
+#[test]
+fn the_shared_fixtures_judge_as_they_say() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../aether-api/tests/fixtures");
+    let (run, report) = validate_json(&[&fixtures.join("valid")]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(report["objects"].as_array().unwrap().len() >= 15);
+
+    let (run, report) = validate_json(&[&fixtures.join("invalid")]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for object in report["objects"].as_array().unwrap() {
+        let file = object["file"].as_str().unwrap();
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut expected: Vec<String> =
+            text.lines().filter_map(|l| l.strip_prefix("# expect: ")).map(str::to_owned).collect();
+        let mut found: Vec<String> = object["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| format!("{} {}", v["path"].as_str().unwrap(), v["rule"].as_str().unwrap()))
+            .collect();
+        expected.sort();
+        found.sort();
+        assert_eq!(found, expected, "{file}");
+    }
+}
