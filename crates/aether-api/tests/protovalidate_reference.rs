@@ -77,31 +77,7 @@ impl Judged {
     }
 }
 
-fn route(path: Path, service: &str, port: u32) -> HttpRoute {
-    HttpRoute {
-        r#match: Some(RouteMatch { path: Some(path) }),
-        backend: Some(RouteBackend {
-            service: service.into(),
-            port,
-        }),
-    }
-}
-
-/// The proposal's manifest: valid.
-fn proposal() -> VirtualHostSpec {
-    VirtualHostSpec {
-        hosts: vec!["api.example.com".into()],
-        routes: vec![
-            route(Path::Prefix("/users".into()), "svc-users", 8080),
-            route(Path::Exact("/healthz".into()), "svc-health", 0),
-            route(Path::Prefix("/".into()), "svc-web", 0),
-        ],
-        tls: Some(VirtualHostTls {
-            secret_name: "example-tls".into(),
-            provider: SecretProvider::Kubernetes.into(),
-        }),
-    }
-}
+use common::{proposal_spec as proposal, route_to as route};
 
 fn condition() -> Condition {
     Condition {
