@@ -422,7 +422,10 @@ fn cases() -> Vec<Case> {
     let mut status = |name: &str, conditions: Vec<Condition>, expected: &[(&str, &'static str)]| {
         cases.push(Case {
             name: format!("status: {name}"),
-            message: Judged::Status(VirtualHostStatus { conditions }),
+            message: Judged::Status(VirtualHostStatus {
+                conditions,
+                ..Default::default()
+            }),
             expected: expected.iter().map(|(p, r)| (format!("status.{p}"), *r)).collect(),
         });
     };
@@ -665,6 +668,7 @@ fn the_error_lists_every_violation() {
             status: "Maybe".into(),
             ..condition()
         }],
+        ..Default::default()
     };
     let err = status.validate().unwrap_err();
     assert_eq!(err.violations()[0].field_path, "status.conditions[0].status");

@@ -89,7 +89,10 @@ pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
             message,
         },
     );
-    proptest::collection::vec(condition, 0..4).prop_map(|conditions| VirtualHostStatus { conditions })
+    (proptest::collection::vec(condition, 0..4), any::<u32>()).prop_map(|(conditions, route_count)| VirtualHostStatus {
+        conditions,
+        route_count,
+    })
 }
 
 /// The workspace root (two levels above this crate).
