@@ -1,0 +1,78 @@
+//! One object's part of the Envoy configuration: its virtual host, its
+//! routes, and the cluster each route sends to.
+
+use aether_api::config::v1::{HttpRoute, VirtualHostSpec, route_match::Path};
+use envoy_types::pb::envoy::config::route::v3 as route;
+use envoy_types::pb::google::protobuf::{Duration, UInt32Value};
+
+use crate::config::RetryConfig;
+use crate::input::ObjectKey;
+
+/// The Envoy cluster for a backend: the service's name for its default port
+/// (`port` 0), `service:port` for a given port.
+///
+/// The mapping is one-to-one: a service name is a DNS-1123 subdomain, which
+/// holds no `:`, so no per-port name can equal a service name or another
+/// pair's name. The control plane that makes the clusters (CDS) must name
+/// them with this same function.
+///
+/// ```
+/// use aether_projection::cluster_name;
+///
+/// assert_eq!(cluster_name("svc-users", 0), "svc-users");
+/// assert_eq!(cluster_name("svc-users", 8080), "svc-users:8080");
+/// ```
+pub fn cluster_name(service: &str, port: u32) -> String {
+    if port == 0 { service.to_owned() } else { format!("{service}:{port}") }
+}
+
+/// The Envoy retry policy of [`RetryConfig`], or none if it asks for no
+/// retries.
+pub(crate) fn retry_policy(config: &RetryConfig) -> Option<route::RetryPolicy> {
+    if config.num_retries == 0 {
+        return None;
+    }
+    Some(route::RetryPolicy {
+        retry_on: config.retry_on.clone(),
+        num_retries: Some(UInt32Value { value: config.num_retries }),
+        per_try_timeout: config.per_try_timeout.map(|timeout| Duration {
+            // Saturates rather than wraps for absurd timeouts.
+            seconds: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+            nanos: i32::try_from(timeout.subsec_nanos()).unwrap_or(0),
+        }),
+        ..Default::default()
+    })
+}
+
+/// The Envoy virtual host of a valid object, with no domains yet (they
+/// depend on which hosts it wins). Routes keep the spec's order.
+pub(crate) fn virtual_host(key: &ObjectKey, spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> route::VirtualHost {
+    route::VirtualHost {
+        name: key.to_string(),
+        routes: spec.routes.iter().filter_map(|r| self::route(r, retry)).collect(),
+        ..Default::default()
+    }
+}
+
+/// `None` only for a route without match or backend, which validation has
+/// already refused.
+fn route(http_route: &HttpRoute, retry: Option<&route::RetryPolicy>) -> Option<route::Route> {
+    let path = http_route.r#match.as_ref()?.path.as_ref()?;
+    let backend = http_route.backend.as_ref()?;
+    let path_specifier = match path {
+        Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(prefix.clone()),
+        Path::Exact(exact) => route::route_match::PathSpecifier::Path(exact.clone()),
+    };
+    Some(route::Route {
+        r#match: Some(route::RouteMatch { path_specifier: Some(path_specifier), ..Default::default() }),
+        action: Some(route::route::Action::Route(route::RouteAction {
+            cluster_specifier: Some(route::route_action::ClusterSpecifier::Cluster(cluster_name(
+                &backend.service,
+                backend.port,
+            ))),
+            retry_policy: retry.cloned(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    })
+}
