@@ -4,9 +4,9 @@
 use aether_api::config::v1::{HttpRoute, VirtualHostSpec, route_match::Path};
 use envoy_types::pb::envoy::config::route::v3 as route;
 use envoy_types::pb::google::protobuf::{Duration, UInt32Value};
+use prost::Message;
 
 use crate::config::RetryConfig;
-use crate::input::ObjectKey;
 
 /// The Envoy cluster for a backend: the service's name for its default port
 /// (`port` 0), `service:port` for a given port.
@@ -44,14 +44,46 @@ pub(crate) fn retry_policy(config: &RetryConfig) -> Option<route::RetryPolicy> {
     })
 }
 
-/// The Envoy virtual host of a valid object, with no domains yet (they
-/// depend on which hosts it wins). Routes keep the spec's order.
-pub(crate) fn virtual_host(key: &ObjectKey, spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> route::VirtualHost {
-    route::VirtualHost {
-        name: key.to_string(),
-        routes: spec.routes.iter().filter_map(|r| self::route(r, retry)).collect(),
-        ..Default::default()
+/// `RouteConfiguration.virtual_hosts` and `VirtualHost.routes`: the field
+/// numbers the encoding below writes.
+const VIRTUAL_HOSTS_FIELD: u32 = 2;
+const ROUTES_FIELD: u32 = 3;
+
+/// A valid object's routes, in the spec's order, as the encoded `routes`
+/// fields of an Envoy `VirtualHost`.
+///
+/// Why bytes rather than the prost structs: an envoy-types `Route` is over
+/// 2 KiB in memory (every optional message of Envoy's route is inline),
+/// about twenty times its encoding, and an xDS server sends the encoding
+/// anyway. Each route is still built as Envoy's own `Route` and encoded by
+/// prost; only the result is kept.
+pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for route in spec.routes.iter().filter_map(|r| self::route(r, retry)) {
+        prost::encoding::message::encode(ROUTES_FIELD, &route, &mut out);
     }
+    out
+}
+
+/// Appends one entry of `RouteConfiguration.virtual_hosts`: the virtual host
+/// `name` with `domains` and the routes of [`encoded_routes`].
+///
+/// The result is byte for byte what prost writes for the whole message:
+/// prost writes fields in field-number order, and `name` (1) and `domains`
+/// (2) come before `routes` (3), the last field set.
+pub(crate) fn encode_virtual_host(name: &str, domains: &[String], routes: &[u8], out: &mut Vec<u8>) {
+    let head = route::VirtualHost { name: name.to_owned(), domains: domains.to_vec(), ..Default::default() };
+    let len = head.encoded_len() + routes.len();
+    prost::encoding::encode_key(VIRTUAL_HOSTS_FIELD, prost::encoding::WireType::LengthDelimited, out);
+    prost::encoding::encode_varint(len as u64, out);
+    head.encode_raw(out);
+    out.extend_from_slice(routes);
+}
+
+/// The encoded `RouteConfiguration` with only its name set, to which
+/// [`encode_virtual_host`] appends (`name` is field 1, before them).
+pub(crate) fn encode_route_configuration_head(name: &str, out: &mut Vec<u8>) {
+    route::RouteConfiguration { name: name.to_owned(), ..Default::default() }.encode_raw(out);
 }
 
 /// `None` only for a route without match or backend, which validation has

@@ -54,5 +54,5 @@ pub use projector::{ProjectError, Projector, project};
 pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
 pub use validation::Problem;
 
-/// Envoy's generated types, as used in [`Snapshot::route_configuration`].
+/// Envoy's generated types, as returned by [`Snapshot::route_configuration`].
 pub use envoy_types::pb::envoy::config::route::v3 as envoy_route;

@@ -4,7 +4,6 @@
 
 use std::fmt;
 
-use prost::Message;
 use prost_reflect::DynamicMessage;
 use serde::ser::{Error as _, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -49,16 +48,11 @@ pub enum Format {
 }
 
 impl Snapshot {
-    /// The route configuration as binary protobuf, what an xDS server sends.
-    pub fn route_configuration_binary(&self) -> Vec<u8> {
-        self.route_configuration.encode_to_vec()
-    }
-
     /// The route configuration as a message of Envoy's descriptor, which
     /// serializes to Envoy's canonical proto3 JSON (lowerCamelCase names,
     /// default values omitted, wrappers as plain numbers).
     pub fn route_configuration_dynamic(&self) -> Result<DynamicMessage, RenderError> {
-        DynamicMessage::decode(descriptors::route_configuration(), self.route_configuration_binary().as_slice())
+        DynamicMessage::decode(descriptors::route_configuration(), self.route_configuration_binary())
             .map_err(|err| RenderError::Descriptor(err.to_string()))
     }
 
@@ -98,7 +92,7 @@ impl Snapshot {
                 json.into_bytes()
             }
             Format::Yaml => self.to_yaml()?.into_bytes(),
-            Format::Binary => self.route_configuration_binary(),
+            Format::Binary => self.route_configuration_binary().to_vec(),
         })
     }
 }

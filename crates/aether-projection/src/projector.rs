@@ -53,7 +53,7 @@ impl std::error::Error for ProjectError {}
 ///     }
 /// })).unwrap();
 /// let snapshot = project(vec![object], &ProjectionConfig::default()).unwrap();
-/// let virtual_host = &snapshot.route_configuration.virtual_hosts[0];
+/// let virtual_host = &snapshot.route_configuration().unwrap().virtual_hosts[0];
 /// assert_eq!(virtual_host.name, "default/api");
 /// assert_eq!(virtual_host.domains, ["api.example.com"]);
 /// assert_eq!(snapshot.dependencies[0].ports, [8080]);
@@ -81,11 +81,11 @@ pub fn project(
 /// projector.upsert(object("old", "2026-01-01T00:00:00Z"));
 /// // The older object wins the host; the other has none left.
 /// let snapshot = projector.snapshot();
-/// assert_eq!(snapshot.route_configuration.virtual_hosts[0].name, "default/old");
+/// assert_eq!(snapshot.route_configuration().unwrap().virtual_hosts[0].name, "default/old");
 /// assert_eq!(snapshot.report.conflicts[0].loser.to_string(), "default/new");
 ///
 /// projector.remove(&ObjectKey::new("default", "old"));
-/// assert_eq!(projector.snapshot().route_configuration.virtual_hosts[0].name, "default/new");
+/// assert_eq!(projector.snapshot().route_configuration().unwrap().virtual_hosts[0].name, "default/new");
 /// ```
 #[derive(Debug, Clone)]
 pub struct Projector {
@@ -117,10 +117,14 @@ enum Entry {
 #[derive(Debug, Clone)]
 struct Valid {
     rank: Arc<Rank>,
+    /// The Envoy virtual host's name, `namespace/name`.
+    name: String,
     /// Lowercased, in spec order (which the domains keep).
     hosts: Vec<String>,
-    /// Routes built once; `domains` are the hosts currently won.
-    virtual_host: route::VirtualHost,
+    /// The hosts currently won, in spec order.
+    domains: Vec<String>,
+    /// The Envoy routes, built and encoded once.
+    routes: Vec<u8>,
     /// Distinct `(service, port)` pairs of the routes.
     backends: Vec<(String, u32)>,
     secret: Option<TlsSecret>,
@@ -268,17 +272,16 @@ impl Projector {
     }
 
     /// The current output. O(size of the output): the virtual hosts are
-    /// cloned from the per-object cache in key order, the other parts read
+    /// copied from the per-object cache in key order, the other parts read
     /// from their sorted maps.
     pub fn snapshot(&self) -> Snapshot {
-        let virtual_hosts = self
-            .included
-            .iter()
-            .filter_map(|key| match self.objects.get(key) {
-                Some(Entry::Valid(valid)) => Some(valid.virtual_host.clone()),
-                _ => None,
-            })
-            .collect();
+        let mut route_configuration = Vec::new();
+        envoy::encode_route_configuration_head(&self.config.route_configuration_name, &mut route_configuration);
+        for key in &self.included {
+            if let Some(Entry::Valid(valid)) = self.objects.get(key) {
+                envoy::encode_virtual_host(&valid.name, &valid.domains, &valid.routes, &mut route_configuration);
+            }
+        }
         let mut dependencies: Vec<Dependency> = Vec::new();
         for (service, port) in self.dependencies.keys() {
             match dependencies.last_mut() {
@@ -311,11 +314,7 @@ impl Projector {
             .collect();
         left_out.sort_by(|a, b| a.object.cmp(&b.object));
         Snapshot {
-            route_configuration: route::RouteConfiguration {
-                name: self.config.route_configuration_name.clone(),
-                virtual_hosts,
-                ..Default::default()
-            },
+            route_configuration,
             dependencies,
             tls_secrets: self.secrets.keys().cloned().collect(),
             report: Report { conflicts, left_out },
@@ -346,7 +345,9 @@ impl Projector {
             }
         });
         Entry::Valid(Valid {
-            virtual_host: envoy::virtual_host(&rank.key, &object.spec, self.retry.as_ref()),
+            routes: envoy::encoded_routes(&object.spec, self.retry.as_ref()),
+            domains: Vec::new(),
+            name: rank.key.to_string(),
             hosts: object.spec.hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
             rank,
             backends: backends.into_iter().collect(),
@@ -360,13 +361,13 @@ impl Projector {
     fn refresh(&mut self, key: &ObjectKey) {
         let Some(Entry::Valid(valid)) = self.objects.get_mut(key) else { return };
         let claims = &self.claims;
-        valid.virtual_host.domains = valid
+        valid.domains = valid
             .hosts
             .iter()
             .filter(|host| claims.get(*host).and_then(|claimants| claimants.first()) == Some(&valid.rank))
             .cloned()
             .collect();
-        let include = !valid.virtual_host.domains.is_empty();
+        let include = !valid.domains.is_empty();
         if include != valid.included {
             valid.included = include;
             if include {

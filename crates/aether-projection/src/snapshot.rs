@@ -3,6 +3,7 @@
 
 use aether_api::config::v1::SecretProvider;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+use prost::Message;
 use serde::Serialize;
 
 use crate::input::ObjectKey;
@@ -13,11 +14,13 @@ use crate::validation::Problem;
 /// Every list is sorted, so equal inputs give equal snapshots whatever their
 /// order. Render it with [`Snapshot::to_json`], [`Snapshot::to_yaml`] or
 /// [`Snapshot::route_configuration_binary`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
-    /// One Envoy virtual host per projected object, sorted by
-    /// `namespace/name` (namespace first, then name).
-    pub route_configuration: RouteConfiguration,
+    /// The encoded `RouteConfiguration`: one Envoy virtual host per projected
+    /// object, sorted by namespace, then name. Kept encoded because that is
+    /// about twenty times smaller than envoy-types' structs (see
+    /// [`Snapshot::route_configuration`] for those).
+    pub(crate) route_configuration: Vec<u8>,
     /// Every backend service the route configuration sends to, with its
     /// ports, sorted by service.
     pub dependencies: Vec<Dependency>,
@@ -25,6 +28,20 @@ pub struct Snapshot {
     pub tls_secrets: Vec<TlsSecret>,
     /// Conflicts and objects left out.
     pub report: Report,
+}
+
+impl Snapshot {
+    /// The route configuration as envoy-types' `RouteConfiguration`: one
+    /// virtual host per projected object, named `namespace/name`, sorted by
+    /// namespace, then name. Decoded on each call, so keep the result.
+    pub fn route_configuration(&self) -> Result<RouteConfiguration, prost::DecodeError> {
+        RouteConfiguration::decode(self.route_configuration.as_slice())
+    }
+
+    /// The route configuration as binary protobuf, what an xDS server sends.
+    pub fn route_configuration_binary(&self) -> &[u8] {
+        &self.route_configuration
+    }
 }
 
 /// A backend service the edge sends to.

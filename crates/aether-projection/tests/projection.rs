@@ -29,7 +29,7 @@ fn snapshot(objects: Vec<VirtualHostObject>) -> Snapshot {
 
 /// `(virtual host name, domains)` of the output, in order.
 fn domains(snapshot: &Snapshot) -> Vec<(String, Vec<String>)> {
-    snapshot.route_configuration.virtual_hosts.iter().map(|vh| (vh.name.clone(), vh.domains.clone())).collect()
+    snapshot.route_configuration().unwrap().virtual_hosts.iter().map(|vh| (vh.name.clone(), vh.domains.clone())).collect()
 }
 
 fn conflicts(snapshot: &Snapshot) -> Vec<(String, String, String)> {
@@ -55,7 +55,7 @@ fn read_examples(names: &[&str]) -> Vec<VirtualHostObject> {
 #[test]
 fn proposal_becomes_one_virtual_host_with_routes_in_order() {
     let snapshot = snapshot(read_examples(&["proposal.yaml"]));
-    let config = &snapshot.route_configuration;
+    let config = &snapshot.route_configuration().unwrap();
     assert_eq!(config.name, "aether-edge");
     assert_eq!(domains(&snapshot), [("default/api".to_owned(), vec!["api.example.com".to_owned()])]);
     let routes: Vec<(route_match::PathSpecifier, String)> = config.virtual_hosts[0]
@@ -90,7 +90,7 @@ fn every_route_gets_the_configured_retry_policy() {
     let objects = read_examples(&["proposal.yaml"]);
     let retry_of = |config: &ProjectionConfig| {
         let snapshot = project(objects.clone(), config).unwrap();
-        snapshot.route_configuration.virtual_hosts[0]
+        snapshot.route_configuration().unwrap().virtual_hosts[0]
             .routes
             .iter()
             .map(|r| match &r.action {
@@ -173,7 +173,7 @@ fn wildcard_and_exact_host_are_no_conflict() {
         object("a", "wild", Some("2026-01-01T00:00:00Z"), &["*.example.com"]),
         object("a", "api", Some("2026-02-01T00:00:00Z"), &["api.example.com"]),
     ]);
-    assert_eq!(snapshot.route_configuration.virtual_hosts.len(), 2);
+    assert_eq!(snapshot.route_configuration().unwrap().virtual_hosts.len(), 2);
     assert!(snapshot.report.conflicts.is_empty());
 }
 
@@ -299,7 +299,7 @@ fn json_is_envoys_canonical_form_and_decodes_strictly() {
     )
     .unwrap();
     let decoded = RouteConfiguration::decode(decoded.encode_to_vec().as_slice()).unwrap();
-    assert_eq!(decoded, snapshot.route_configuration);
+    assert_eq!(decoded, snapshot.route_configuration().unwrap());
     // A misspelt field is caught by that check.
     let mut misspelt = json["routeConfiguration"].clone();
     misspelt["virtualHosts"][0]["domain"] = json!(["x"]);
@@ -329,7 +329,9 @@ fn yaml_and_binary_carry_the_same_content() {
     let from_json: Value = serde_json::from_slice(&snapshot.render(Format::Json).unwrap()).unwrap();
     assert_eq!(from_yaml, from_json);
     let binary = snapshot.render(Format::Binary).unwrap();
-    assert_eq!(RouteConfiguration::decode(binary.as_slice()).unwrap(), snapshot.route_configuration);
+    assert_eq!(RouteConfiguration::decode(binary.as_slice()).unwrap(), snapshot.route_configuration().unwrap());
+    // The assembled bytes are prost's own (canonical) encoding of that message.
+    assert_eq!(snapshot.route_configuration().unwrap().encode_to_vec(), binary);
 }
 
 #[test]

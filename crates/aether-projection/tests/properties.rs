@@ -110,7 +110,7 @@ proptest! {
     fn no_domain_is_ever_served_twice(objects in objects_strategy()) {
         let snapshot = full(&objects);
         let mut seen = HashSet::new();
-        for virtual_host in &snapshot.route_configuration.virtual_hosts {
+        for virtual_host in &snapshot.route_configuration().unwrap().virtual_hosts {
             prop_assert!(!virtual_host.domains.is_empty(), "{} has no domain", virtual_host.name);
             for domain in &virtual_host.domains {
                 prop_assert!(seen.insert(domain.clone()), "{domain} twice");
@@ -135,7 +135,8 @@ proptest! {
             }
         }
         let actual: BTreeMap<String, (Vec<String>, Vec<(route_match::PathSpecifier, String)>)> = snapshot
-            .route_configuration
+            .route_configuration()
+            .unwrap()
             .virtual_hosts
             .iter()
             .map(|vh| (vh.name.clone(), (vh.domains.clone(), actual_routes(&vh.routes))))
