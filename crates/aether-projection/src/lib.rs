@@ -37,6 +37,7 @@
 
 mod config;
 pub mod descriptors;
+mod batch;
 mod envoy;
 mod input;
 mod manifest;
@@ -50,7 +51,8 @@ pub use envoy::cluster_name;
 pub use input::{ObjectKey, VirtualHostObject};
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
 pub use output::{Format, RenderError};
-pub use projector::{ProjectError, Projector, project};
+pub use batch::project;
+pub use projector::{ProjectError, Projector};
 pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
 pub use validation::Problem;
 

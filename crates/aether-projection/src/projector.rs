@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
-use aether_api::config::v1::SecretProvider;
 use envoy_types::pb::envoy::config::route::v3 as route;
 
 use crate::config::ProjectionConfig;
@@ -39,31 +38,6 @@ impl fmt::Display for ProjectError {
 }
 
 impl std::error::Error for ProjectError {}
-
-/// Projects a set of VirtualHost objects in one go.
-///
-/// ```
-/// use aether_projection::{ProjectionConfig, VirtualHostObject, project};
-///
-/// let object: VirtualHostObject = serde_json::from_value(serde_json::json!({
-///     "namespace": "default", "name": "api",
-///     "spec": {
-///         "hosts": ["api.example.com"],
-///         "routes": [{"match": {"prefix": "/users"}, "backend": {"service": "svc-users", "port": 8080}}]
-///     }
-/// })).unwrap();
-/// let snapshot = project(vec![object], &ProjectionConfig::default()).unwrap();
-/// let virtual_host = &snapshot.route_configuration().unwrap().virtual_hosts[0];
-/// assert_eq!(virtual_host.name, "default/api");
-/// assert_eq!(virtual_host.domains, ["api.example.com"]);
-/// assert_eq!(snapshot.dependencies[0].ports, [8080]);
-/// ```
-pub fn project(
-    objects: impl IntoIterator<Item = VirtualHostObject>,
-    config: &ProjectionConfig,
-) -> Result<Snapshot, ProjectError> {
-    Ok(Projector::from_objects(objects, config.clone())?.snapshot())
-}
 
 /// The projection of a changing set of objects.
 ///
@@ -148,8 +122,9 @@ impl Projector {
         }
     }
 
-    /// The projection of a whole set, built in bulk: every object is indexed
-    /// first and each object's domains derived once, at the end.
+    /// The projection of a whole set, to be kept up to date from there:
+    /// every object is indexed first and each object's domains derived once,
+    /// at the end. ([`project`](crate::project) is faster for a one-off.)
     pub fn from_objects(
         objects: impl IntoIterator<Item = VirtualHostObject>,
         config: ProjectionConfig,
@@ -282,13 +257,7 @@ impl Projector {
                 envoy::encode_virtual_host(&valid.name, &valid.domains, &valid.routes, &mut route_configuration);
             }
         }
-        let mut dependencies: Vec<Dependency> = Vec::new();
-        for (service, port) in self.dependencies.keys() {
-            match dependencies.last_mut() {
-                Some(last) if last.service == *service => last.ports.push(*port),
-                _ => dependencies.push(Dependency { service: service.clone(), ports: vec![*port] }),
-            }
-        }
+        let dependencies = Dependency::group(self.dependencies.keys());
         let mut conflicts = Vec::new();
         for host in &self.contested {
             let Some(claimants) = self.claims.get(host) else { continue };
@@ -335,15 +304,7 @@ impl Projector {
             .filter_map(|route| route.backend.as_ref())
             .map(|backend| (backend.service.clone(), backend.port))
             .collect();
-        let secret = object.spec.tls.as_ref().map(|tls| {
-            // Validation allows only defined providers.
-            let provider = SecretProvider::try_from(tls.provider).unwrap_or(SecretProvider::Unspecified);
-            TlsSecret {
-                provider,
-                namespace: (provider == SecretProvider::Kubernetes).then(|| object.namespace.clone()),
-                secret_name: tls.secret_name.clone(),
-            }
-        });
+        let secret = TlsSecret::of(object);
         Entry::Valid(Valid {
             routes: envoy::encoded_routes(&object.spec, self.retry.as_ref()),
             domains: Vec::new(),

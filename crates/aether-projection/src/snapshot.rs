@@ -6,7 +6,7 @@ use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use prost::Message;
 use serde::Serialize;
 
-use crate::input::ObjectKey;
+use crate::input::{ObjectKey, VirtualHostObject};
 use crate::validation::Problem;
 
 /// Everything projected from one set of VirtualHost objects.
@@ -56,6 +56,20 @@ pub struct Dependency {
     pub ports: Vec<u32>,
 }
 
+impl Dependency {
+    /// Groups sorted `(service, port)` pairs by service.
+    pub(crate) fn group<'a>(pairs: impl IntoIterator<Item = &'a (String, u32)>) -> Vec<Dependency> {
+        let mut dependencies: Vec<Dependency> = Vec::new();
+        for (service, port) in pairs {
+            match dependencies.last_mut() {
+                Some(last) if last.service == *service => last.ports.push(*port),
+                _ => dependencies.push(Dependency { service: service.clone(), ports: vec![*port] }),
+            }
+        }
+        dependencies
+    }
+}
+
 /// A TLS secret the edge must load.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -68,6 +82,21 @@ pub struct TlsSecret {
     pub namespace: Option<String>,
     /// The secret's name.
     pub secret_name: String,
+}
+
+impl TlsSecret {
+    /// The secret a (valid) object terminates TLS with, if any.
+    pub(crate) fn of(object: &VirtualHostObject) -> Option<Self> {
+        object.spec.tls.as_ref().map(|tls| {
+            // Validation lets only defined providers through.
+            let provider = SecretProvider::try_from(tls.provider).unwrap_or(SecretProvider::Unspecified);
+            TlsSecret {
+                provider,
+                namespace: (provider == SecretProvider::Kubernetes).then(|| object.namespace.clone()),
+                secret_name: tls.secret_name.clone(),
+            }
+        })
+    }
 }
 
 /// What was not projected as written, and why.
