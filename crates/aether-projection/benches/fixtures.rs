@@ -20,9 +20,16 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
     let routes = (0..ROUTES)
         .map(|r| HttpRoute {
             r#match: Some(RouteMatch {
-                path: Some(if r == 0 { Path::Exact("/healthz".into()) } else { Path::Prefix(format!("/api/v{version}/r{r}")) }),
+                path: Some(if r == 0 {
+                    Path::Exact("/healthz".into())
+                } else {
+                    Path::Prefix(format!("/api/v{version}/r{r}"))
+                }),
             }),
-            backend: Some(RouteBackend { service: format!("svc-{}", (i + r) % 500), port: [0, 8080, 9090][r % 3] }),
+            backend: Some(RouteBackend {
+                service: format!("svc-{}", (i + r) % 500),
+                port: [0, 8080, 9090][r % 3],
+            }),
         })
         .collect();
     VirtualHostObject {

@@ -15,7 +15,10 @@ mod fixtures;
 
 fn full_build(c: &mut Criterion) {
     let mut group = c.benchmark_group("full_build");
-    group.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
     for n in [100, 1_000, 10_000, 50_000] {
         let objects = fixtures::objects(n);
         // Cloning the input is setup, not measured.
@@ -33,7 +36,10 @@ fn full_build(c: &mut Criterion) {
 fn incremental(c: &mut Criterion) {
     const N: usize = 50_000;
     let mut group = c.benchmark_group("incremental_50k");
-    group.sample_size(50).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
     let mut projector = Projector::from_objects(fixtures::objects(N), ProjectionConfig::default()).unwrap();
     // Object 12_349 claims its predecessor's host: a change that touches a
     // conflict. Alternating two versions makes every upsert a real change.

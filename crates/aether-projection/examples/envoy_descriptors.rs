@@ -18,7 +18,9 @@ fn main() -> ExitCode {
         eprintln!("usage: envoy_descriptors <envoy-types crate dir> [out.binpb]");
         return ExitCode::FAILURE;
     };
-    let out = args.next().unwrap_or_else(|| "crates/aether-projection/descriptors/envoy_route_v3.binpb".into());
+    let out = args
+        .next()
+        .unwrap_or_else(|| "crates/aether-projection/descriptors/envoy_route_v3.binpb".into());
     let full = match std::fs::read(std::path::Path::new(&dir).join("src/generated/types.bin")) {
         Ok(bytes) => bytes,
         Err(err) => {

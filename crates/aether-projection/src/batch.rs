@@ -38,7 +38,10 @@ pub fn project(
 ) -> Result<Snapshot, ProjectError> {
     let mut objects: Vec<VirtualHostObject> = objects.into_iter().collect();
     objects.sort_unstable_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    if let Some(pair) = objects.windows(2).find(|pair| pair[0].namespace == pair[1].namespace && pair[0].name == pair[1].name) {
+    if let Some(pair) = objects
+        .windows(2)
+        .find(|pair| pair[0].namespace == pair[1].namespace && pair[0].name == pair[1].name)
+    {
         return Err(ProjectError::DuplicateObject(pair[0].key()));
     }
     let problems: Vec<Vec<validation::Problem>> = objects.iter().map(validation::problems).collect();
@@ -56,7 +59,11 @@ pub fn project(
                 } else {
                     Cow::Borrowed(host.as_str())
                 };
-                claims.push(Claim { host, rank: (created.is_none(), created, index), position });
+                claims.push(Claim {
+                    host,
+                    rank: (created.is_none(), created, index),
+                    position,
+                });
             }
         }
     }
@@ -84,11 +91,17 @@ pub fn project(
     let mut left_out = Vec::new();
     for ((object, problems), won) in objects.iter().zip(problems).zip(won) {
         if !problems.is_empty() {
-            left_out.push(LeftOut { object: object.key(), reason: LeftOutReason::Invalid { problems } });
+            left_out.push(LeftOut {
+                object: object.key(),
+                reason: LeftOutReason::Invalid { problems },
+            });
             continue;
         }
         if won == 0 {
-            left_out.push(LeftOut { object: object.key(), reason: LeftOutReason::NoHostsLeft });
+            left_out.push(LeftOut {
+                object: object.key(),
+                reason: LeftOutReason::NoHostsLeft,
+            });
             continue;
         }
         let domains: Vec<String> = object
@@ -102,7 +115,12 @@ pub fn project(
         let routes = envoy::encoded_routes(&object.spec, retry.as_ref());
         envoy::encode_virtual_host(&object.key().to_string(), &domains, &routes, &mut route_configuration);
         dependencies.extend(
-            object.spec.routes.iter().filter_map(|r| r.backend.as_ref()).map(|b| (b.service.clone(), b.port)),
+            object
+                .spec
+                .routes
+                .iter()
+                .filter_map(|r| r.backend.as_ref())
+                .map(|b| (b.service.clone(), b.port)),
         );
         tls_secrets.extend(TlsSecret::of(object));
     }

@@ -29,7 +29,10 @@ pub struct ProjectionConfig {
 
 impl Default for ProjectionConfig {
     fn default() -> Self {
-        Self { route_configuration_name: "aether-edge".into(), retry: RetryConfig::default() }
+        Self {
+            route_configuration_name: "aether-edge".into(),
+            retry: RetryConfig::default(),
+        }
     }
 }
 

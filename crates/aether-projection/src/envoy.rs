@@ -23,7 +23,11 @@ use crate::config::RetryConfig;
 /// assert_eq!(cluster_name("svc-users", 8080), "svc-users:8080");
 /// ```
 pub fn cluster_name(service: &str, port: u32) -> String {
-    if port == 0 { service.to_owned() } else { format!("{service}:{port}") }
+    if port == 0 {
+        service.to_owned()
+    } else {
+        format!("{service}:{port}")
+    }
 }
 
 /// The Envoy retry policy of [`RetryConfig`], or none if it asks for no
@@ -34,7 +38,9 @@ pub(crate) fn retry_policy(config: &RetryConfig) -> Option<route::RetryPolicy> {
     }
     Some(route::RetryPolicy {
         retry_on: config.retry_on.clone(),
-        num_retries: Some(UInt32Value { value: config.num_retries }),
+        num_retries: Some(UInt32Value {
+            value: config.num_retries,
+        }),
         per_try_timeout: config.per_try_timeout.map(|timeout| Duration {
             // Saturates rather than wraps for absurd timeouts.
             seconds: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
@@ -72,7 +78,11 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
 /// prost writes fields in field-number order, and `name` (1) and `domains`
 /// (2) come before `routes` (3), the last field set.
 pub(crate) fn encode_virtual_host(name: &str, domains: &[String], routes: &[u8], out: &mut Vec<u8>) {
-    let head = route::VirtualHost { name: name.to_owned(), domains: domains.to_vec(), ..Default::default() };
+    let head = route::VirtualHost {
+        name: name.to_owned(),
+        domains: domains.to_vec(),
+        ..Default::default()
+    };
     let len = head.encoded_len() + routes.len();
     prost::encoding::encode_key(VIRTUAL_HOSTS_FIELD, prost::encoding::WireType::LengthDelimited, out);
     prost::encoding::encode_varint(len as u64, out);
@@ -83,7 +93,11 @@ pub(crate) fn encode_virtual_host(name: &str, domains: &[String], routes: &[u8],
 /// The encoded `RouteConfiguration` with only its name set, to which
 /// [`encode_virtual_host`] appends (`name` is field 1, before them).
 pub(crate) fn encode_route_configuration_head(name: &str, out: &mut Vec<u8>) {
-    route::RouteConfiguration { name: name.to_owned(), ..Default::default() }.encode_raw(out);
+    route::RouteConfiguration {
+        name: name.to_owned(),
+        ..Default::default()
+    }
+    .encode_raw(out);
 }
 
 /// `None` only for a route without match or backend, which validation has
@@ -96,7 +110,10 @@ fn route(http_route: &HttpRoute, retry: Option<&route::RetryPolicy>) -> Option<r
         Path::Exact(exact) => route::route_match::PathSpecifier::Path(exact.clone()),
     };
     Some(route::Route {
-        r#match: Some(route::RouteMatch { path_specifier: Some(path_specifier), ..Default::default() }),
+        r#match: Some(route::RouteMatch {
+            path_specifier: Some(path_specifier),
+            ..Default::default()
+        }),
         action: Some(route::route::Action::Route(route::RouteAction {
             cluster_specifier: Some(route::route_action::ClusterSpecifier::Cluster(cluster_name(
                 &backend.service,

@@ -59,7 +59,10 @@ pub struct ObjectKey {
 impl ObjectKey {
     /// The key of `namespace/name`.
     pub fn new(namespace: &str, name: &str) -> Self {
-        Self { namespace: namespace.to_owned(), name: name.to_owned() }
+        Self {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
     }
 }
 

@@ -35,9 +35,9 @@
 
 #![deny(missing_docs)]
 
+mod batch;
 mod config;
 pub mod descriptors;
-mod batch;
 mod envoy;
 mod input;
 mod manifest;
@@ -46,12 +46,12 @@ mod projector;
 mod snapshot;
 mod validation;
 
+pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
 pub use envoy::cluster_name;
 pub use input::{ObjectKey, VirtualHostObject};
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
 pub use output::{Format, RenderError};
-pub use batch::project;
 pub use projector::{ProjectError, Projector};
 pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
 pub use validation::Problem;

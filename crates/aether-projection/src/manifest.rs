@@ -69,14 +69,19 @@ pub const DEFAULT_NAMESPACE: &str = "default";
 /// assert_eq!(objects[0].key().to_string(), "default/api");
 /// ```
 pub fn parse_manifests(text: &str) -> Result<Vec<VirtualHostObject>, ManifestError> {
-    let documents: Vec<serde_json::Value> =
-        serde_saphyr::from_multiple(text).map_err(|err| ManifestError { document: None, message: err.to_string() })?;
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).map_err(|err| ManifestError {
+        document: None,
+        message: err.to_string(),
+    })?;
     documents
         .into_iter()
         .enumerate()
         .filter(|(_, document)| !document.is_null())
         .map(|(index, document)| {
-            let error = |message: String| ManifestError { document: Some(index), message };
+            let error = |message: String| ManifestError {
+                document: Some(index),
+                message,
+            };
             let manifest: Manifest = serde_json::from_value(document).map_err(|err| error(err.to_string()))?;
             if manifest.api_version != "config.aether.io/v1" || manifest.kind != "VirtualHost" {
                 return Err(error(format!(
@@ -85,7 +90,10 @@ pub fn parse_manifests(text: &str) -> Result<Vec<VirtualHostObject>, ManifestErr
                 )));
             }
             Ok(VirtualHostObject {
-                namespace: manifest.metadata.namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned()),
+                namespace: manifest
+                    .metadata
+                    .namespace
+                    .unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned()),
                 name: manifest.metadata.name,
                 creation_timestamp: manifest.metadata.creation_timestamp,
                 spec: manifest.spec,

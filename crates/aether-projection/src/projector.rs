@@ -143,15 +143,23 @@ impl Projector {
                 }
                 Entry::Valid(valid) => {
                     for host in &valid.hosts {
-                        projector.claims.entry(host.clone()).or_default().insert(valid.rank.clone());
+                        projector
+                            .claims
+                            .entry(host.clone())
+                            .or_default()
+                            .insert(valid.rank.clone());
                     }
                     valid_keys.push(key.clone());
                 }
             }
             projector.objects.insert(key, entry);
         }
-        projector.contested =
-            projector.claims.iter().filter(|(_, claimants)| claimants.len() > 1).map(|(host, _)| host.clone()).collect();
+        projector.contested = projector
+            .claims
+            .iter()
+            .filter(|(_, claimants)| claimants.len() > 1)
+            .map(|(host, _)| host.clone())
+            .collect();
         for key in &valid_keys {
             projector.refresh(key);
         }
@@ -226,7 +234,9 @@ impl Projector {
         // Objects that inherit a host this one was winning.
         let mut heirs = Vec::new();
         for host in &valid.hosts {
-            let Some(claimants) = self.claims.get_mut(host) else { continue };
+            let Some(claimants) = self.claims.get_mut(host) else {
+                continue;
+            };
             let was_winner = claimants.first() == Some(&valid.rank);
             claimants.remove(&valid.rank);
             if claimants.len() < 2 {
@@ -260,7 +270,9 @@ impl Projector {
         let dependencies = Dependency::group(self.dependencies.keys());
         let mut conflicts = Vec::new();
         for host in &self.contested {
-            let Some(claimants) = self.claims.get(host) else { continue };
+            let Some(claimants) = self.claims.get(host) else {
+                continue;
+            };
             let mut ranked = claimants.iter();
             let Some(winner) = ranked.next() else { continue };
             conflicts.extend(ranked.map(|loser| HostConflict {
@@ -275,11 +287,16 @@ impl Projector {
             .filter_map(|key| match self.objects.get(key) {
                 Some(Entry::Invalid(problems)) => Some(LeftOut {
                     object: key.clone(),
-                    reason: LeftOutReason::Invalid { problems: problems.clone() },
+                    reason: LeftOutReason::Invalid {
+                        problems: problems.clone(),
+                    },
                 }),
                 _ => None,
             })
-            .chain(self.hostless.iter().map(|key| LeftOut { object: key.clone(), reason: LeftOutReason::NoHostsLeft }))
+            .chain(self.hostless.iter().map(|key| LeftOut {
+                object: key.clone(),
+                reason: LeftOutReason::NoHostsLeft,
+            }))
             .collect();
         left_out.sort_by(|a, b| a.object.cmp(&b.object));
         Snapshot {
@@ -320,7 +337,9 @@ impl Projector {
     /// Re-derives the object's domains from the host index, and moves it in
     /// or out of the output. O(its hosts).
     fn refresh(&mut self, key: &ObjectKey) {
-        let Some(Entry::Valid(valid)) = self.objects.get_mut(key) else { return };
+        let Some(Entry::Valid(valid)) = self.objects.get_mut(key) else {
+            return;
+        };
         let claims = &self.claims;
         valid.domains = valid
             .hosts

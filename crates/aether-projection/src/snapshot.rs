@@ -63,7 +63,10 @@ impl Dependency {
         for (service, port) in pairs {
             match dependencies.last_mut() {
                 Some(last) if last.service == *service => last.ports.push(*port),
-                _ => dependencies.push(Dependency { service: service.clone(), ports: vec![*port] }),
+                _ => dependencies.push(Dependency {
+                    service: service.clone(),
+                    ports: vec![*port],
+                }),
             }
         }
         dependencies

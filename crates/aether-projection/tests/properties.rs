@@ -11,15 +11,35 @@ use jiff::Timestamp;
 use proptest::prelude::*;
 
 /// Few hosts, so that conflicts are common; one breaks the host rule.
-const HOSTS: &[&str] = &["a.example.com", "b.example.com", "*.example.com", "c.test", "Bad.example.com"];
+const HOSTS: &[&str] = &[
+    "a.example.com",
+    "b.example.com",
+    "*.example.com",
+    "c.test",
+    "Bad.example.com",
+];
 /// One path breaks the path rules.
 const PATHS: &[&str] = &["/", "/a", "/a/b", "/x//y"];
 
 fn route_strategy() -> impl Strategy<Value = HttpRoute> {
-    (any::<bool>(), prop::sample::select(PATHS), prop::sample::select(&["s1", "s2", "s3"][..]), prop::sample::select(&[0u32, 80, 8080][..]))
+    (
+        any::<bool>(),
+        prop::sample::select(PATHS),
+        prop::sample::select(&["s1", "s2", "s3"][..]),
+        prop::sample::select(&[0u32, 80, 8080][..]),
+    )
         .prop_map(|(exact, path, service, port)| HttpRoute {
-            r#match: Some(RouteMatch { path: Some(if exact { Path::Exact(path.into()) } else { Path::Prefix(path.into()) }) }),
-            backend: Some(RouteBackend { service: service.into(), port }),
+            r#match: Some(RouteMatch {
+                path: Some(if exact {
+                    Path::Exact(path.into())
+                } else {
+                    Path::Prefix(path.into())
+                }),
+            }),
+            backend: Some(RouteBackend {
+                service: service.into(),
+                port,
+            }),
         })
 }
 
@@ -32,7 +52,10 @@ fn spec_strategy() -> impl Strategy<Value = VirtualHostSpec> {
         .prop_map(|(hosts, routes, tls)| VirtualHostSpec {
             hosts: hosts.into_iter().map(str::to_owned).collect(),
             routes,
-            tls: tls.map(|(secret, provider)| VirtualHostTls { secret_name: secret.into(), provider }),
+            tls: tls.map(|(secret, provider)| VirtualHostTls {
+                secret_name: secret.into(),
+                provider,
+            }),
         })
 }
 
@@ -42,13 +65,21 @@ fn created_strategy() -> impl Strategy<Value = Option<Timestamp>> {
 }
 
 fn key_strategy() -> impl Strategy<Value = (String, String)> {
-    (prop::sample::select(&["ns1", "ns2"][..]), prop::sample::select(&["v", "w", "x", "y", "z"][..]))
+    (
+        prop::sample::select(&["ns1", "ns2"][..]),
+        prop::sample::select(&["v", "w", "x", "y", "z"][..]),
+    )
         .prop_map(|(namespace, name)| (namespace.to_owned(), name.to_owned()))
 }
 
 fn object_strategy() -> impl Strategy<Value = VirtualHostObject> {
     (key_strategy(), created_strategy(), spec_strategy()).prop_map(|((namespace, name), creation_timestamp, spec)| {
-        VirtualHostObject { namespace, name, creation_timestamp, spec }
+        VirtualHostObject {
+            namespace,
+            name,
+            creation_timestamp,
+            spec,
+        }
     })
 }
 
@@ -64,8 +95,11 @@ fn full(objects: &[VirtualHostObject]) -> Snapshot {
     project(objects.iter().cloned(), &ProjectionConfig::default()).unwrap()
 }
 
+/// A route as `(match, cluster)`.
+type RouteSummary = (route_match::PathSpecifier, String);
+
 /// `(match, cluster)` of spec routes, as the projection should write them.
-fn expected_routes(spec: &VirtualHostSpec) -> Vec<(route_match::PathSpecifier, String)> {
+fn expected_routes(spec: &VirtualHostSpec) -> Vec<RouteSummary> {
     spec.routes
         .iter()
         .map(|r| {
@@ -79,12 +113,16 @@ fn expected_routes(spec: &VirtualHostSpec) -> Vec<(route_match::PathSpecifier, S
         .collect()
 }
 
-fn actual_routes(routes: &[aether_projection::envoy_route::Route]) -> Vec<(route_match::PathSpecifier, String)> {
+fn actual_routes(routes: &[aether_projection::envoy_route::Route]) -> Vec<RouteSummary> {
     routes
         .iter()
         .map(|r| {
-            let Some(route::Action::Route(action)) = &r.action else { panic!("{r:?}") };
-            let Some(route_action::ClusterSpecifier::Cluster(cluster)) = &action.cluster_specifier else { panic!("{r:?}") };
+            let Some(route::Action::Route(action)) = &r.action else {
+                panic!("{r:?}")
+            };
+            let Some(route_action::ClusterSpecifier::Cluster(cluster)) = &action.cluster_specifier else {
+                panic!("{r:?}")
+            };
             (r.r#match.clone().unwrap().path_specifier.unwrap(), cluster.clone())
         })
         .collect()
@@ -134,7 +172,7 @@ proptest! {
                 expected.insert(object.key().to_string(), (won, expected_routes(&object.spec)));
             }
         }
-        let actual: BTreeMap<String, (Vec<String>, Vec<(route_match::PathSpecifier, String)>)> = snapshot
+        let actual: BTreeMap<String, (Vec<String>, Vec<RouteSummary>)> = snapshot
             .route_configuration()
             .unwrap()
             .virtual_hosts
