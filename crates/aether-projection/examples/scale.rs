@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let start = Instant::now();
-    match project(objects, &ProjectionConfig::default()) {
+    match project(&objects, &ProjectionConfig::default()) {
         Ok(snapshot) => {
             let elapsed = start.elapsed();
             println!(
