@@ -65,9 +65,9 @@ impl Snapshot {
     /// canonical JSON), `dependencies`, `tlsSecrets` and `report`.
     ///
     /// ```
-    /// use aether_projection::{ProjectionConfig, project};
+    /// use aether_projection::{ProjectionConfig, VirtualHostObject, project};
     ///
-    /// let snapshot = project(vec![], &ProjectionConfig::default()).unwrap();
+    /// let snapshot = project(Vec::<VirtualHostObject>::new(), &ProjectionConfig::default()).unwrap();
     /// let json: serde_json::Value = serde_json::from_str(&snapshot.to_json().unwrap()).unwrap();
     /// assert_eq!(json["routeConfiguration"]["name"], "aether-edge");
     /// ```
