@@ -129,7 +129,10 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
         return (response.deny(message), Decision::DeniedUndecodable);
     }
     let Some(object) = &request.object else {
-        return (response.deny("the request carries no object"), Decision::DeniedUndecodable);
+        return (
+            response.deny("the request carries no object"),
+            Decision::DeniedUndecodable,
+        );
     };
     let spec = match decode_spec(object) {
         Ok(spec) => spec,

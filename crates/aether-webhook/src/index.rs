@@ -211,9 +211,9 @@ impl HostIndex {
                 // Which other objects have a specific host under `suffix`?
                 if let Some(counts) = inner.specific_suffixes.get(suffix) {
                     for owner in counts.keys().filter(|k| *k != key).take(MAX_OVERLAPS_PER_HOST) {
-                        let under = inner.hosts_of[owner]
-                            .iter()
-                            .find(|h| !h.starts_with("*.") && h.ends_with(suffix) && h[..h.len() - suffix.len()].ends_with('.'));
+                        let under = inner.hosts_of[owner].iter().find(|h| {
+                            !h.starts_with("*.") && h.ends_with(suffix) && h[..h.len() - suffix.len()].ends_with('.')
+                        });
                         if let Some(other_host) = under {
                             overlaps.push(Overlap {
                                 host: host.clone(),
@@ -330,7 +330,10 @@ mod tests {
     fn overlaps_per_host_are_bounded() {
         let index = HostIndex::new();
         for i in 0..10 {
-            index.upsert(ObjectKey::new("ns", format!("o{i}")), hosts(&[&format!("h{i}.example.com")]));
+            index.upsert(
+                ObjectKey::new("ns", format!("o{i}")),
+                hosts(&[&format!("h{i}.example.com")]),
+            );
         }
         let found = index.check(&ObjectKey::new("ns", "w"), &hosts(&["*.com"]));
         assert_eq!(found.overlaps.len(), MAX_OVERLAPS_PER_HOST);

@@ -42,14 +42,26 @@ impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("aether_webhook");
         let http_responses = Family::default();
-        registry.register("http_responses", "HTTP responses by route and status code", http_responses.clone());
+        registry.register(
+            "http_responses",
+            "HTTP responses by route and status code",
+            http_responses.clone(),
+        );
         let decisions = Family::default();
-        registry.register("admission_decisions", "Admission decisions by outcome", decisions.clone());
+        registry.register(
+            "admission_decisions",
+            "Admission decisions by outcome",
+            decisions.clone(),
+        );
         // 50 µs to ~0.8 s.
         let review_seconds = Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
             50e-6, 2.0, 15,
         ));
-        registry.register("review_duration_seconds", "Time to decide one AdmissionReview", review_seconds.clone());
+        registry.register(
+            "review_duration_seconds",
+            "Time to decide one AdmissionReview",
+            review_seconds.clone(),
+        );
         let index_objects = Gauge::default();
         registry.register("index_objects", "VirtualHosts in the host index", index_objects.clone());
         let index_hosts = Gauge::default();
@@ -57,7 +69,11 @@ impl Metrics {
         let tls_reloads = Family::default();
         registry.register("tls_reloads", "TLS certificate reloads by result", tls_reloads.clone());
         let handshake_failures = Counter::default();
-        registry.register("tls_handshake_failures", "Failed or timed-out TLS handshakes", handshake_failures.clone());
+        registry.register(
+            "tls_handshake_failures",
+            "Failed or timed-out TLS handshakes",
+            handshake_failures.clone(),
+        );
         Self {
             registry,
             http_responses,

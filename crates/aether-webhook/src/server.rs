@@ -119,7 +119,10 @@ impl App {
                 if self.ready.load(Ordering::Acquire) {
                     text(StatusCode::OK, "ready\n")
                 } else {
-                    text(StatusCode::SERVICE_UNAVAILABLE, "the host index has not been listed yet\n")
+                    text(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the host index has not been listed yet\n",
+                    )
                 },
             ),
             (&Method::GET, METRICS_PATH) => {
@@ -171,7 +174,12 @@ impl App {
         let bytes = match tokio::time::timeout(self.limits.body_timeout, body.collect()).await {
             Err(_) => return text(StatusCode::REQUEST_TIMEOUT, "the request body did not arrive in time\n"),
             Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(limit),
-            Ok(Err(e)) => return text(StatusCode::BAD_REQUEST, format!("could not read the request body: {e}\n")),
+            Ok(Err(e)) => {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    format!("could not read the request body: {e}\n"),
+                );
+            }
             Ok(Ok(collected)) => collected.to_bytes(),
         };
         let started = Instant::now();
@@ -179,7 +187,10 @@ impl App {
         self.metrics.review_seconds.observe(started.elapsed().as_secs_f64());
         match outcome {
             Ok((json, decision)) => {
-                self.metrics.decisions.get_or_create(&[("decision", decision.label())]).inc();
+                self.metrics
+                    .decisions
+                    .get_or_create(&[("decision", decision.label())])
+                    .inc();
                 let mut response = Response::new(Full::new(Bytes::from(json)));
                 response
                     .headers_mut()
@@ -187,7 +198,10 @@ impl App {
                 response
             }
             Err(BadRequest(message)) => {
-                self.metrics.decisions.get_or_create(&[("decision", "bad_request")]).inc();
+                self.metrics
+                    .decisions
+                    .get_or_create(&[("decision", "bad_request")])
+                    .inc();
                 text(StatusCode::BAD_REQUEST, format!("{message}\n"))
             }
         }
@@ -259,7 +273,10 @@ pub async fn serve(
         });
     }
     drop(listener);
-    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::warn!("shutdown grace period over; dropping open connections");
     }
     Ok(())

@@ -177,3 +177,57 @@ pub async fn watch_directory(dir: PathBuf, interval: Duration, index: Arc<HostIn
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(namespace: &str, name: &str, hosts: &[&str]) -> DynamicObject {
+        DynamicObject::new(name, &ApiResource::erase::<VirtualHost>(&()))
+            .within(namespace)
+            .data(serde_json::json!({"spec": {"hosts": hosts, "extra": "ignored"}}))
+    }
+
+    #[test]
+    fn cluster_events_keep_the_index_and_a_relist_replaces_it() {
+        let index = HostIndex::new();
+        let mut feed = ClusterFeed::default();
+        let a = object("ns", "a", &["a.example.com"]);
+        let b = object("ns", "b", &["b.example.com", "*.example.com"]);
+        assert!(!feed.apply(&Event::Init, &index));
+        assert!(!feed.apply(&Event::InitApply(a.clone()), &index));
+        assert!(index.is_empty(), "a list in progress is not served");
+        assert!(feed.apply(&Event::InitDone, &index));
+        assert_eq!(index.len(), (1, 1));
+        feed.apply(&Event::Apply(b.clone()), &index);
+        assert_eq!(index.len(), (2, 3));
+        feed.apply(&Event::Delete(a.clone()), &index);
+        assert_eq!(index.len(), (1, 2));
+        // A relist (after a reconnect) that no longer has `b` forgets it.
+        feed.apply(&Event::Init, &index);
+        feed.apply(&Event::InitApply(a), &index);
+        assert_eq!(index.len(), (1, 2), "the previous list serves until the relist ends");
+        feed.apply(&Event::InitDone, &index);
+        assert_eq!(index.len(), (1, 1));
+        let found = index.check(&ObjectKey::new("ns", "new"), &["a.example.com".to_owned()]);
+        assert_eq!(found.conflicts[0].owner, ObjectKey::new("ns", "a"));
+    }
+
+    #[test]
+    fn a_directory_loads_its_objects_and_reports_bad_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("ok.yaml"),
+            "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a}\nspec: {hosts: [a.example.com], routes: []}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("bad.yaml"), "apiVersion: v1\nkind: Pod\n").unwrap();
+        let index = HostIndex::new();
+        let (count, problems) = load_directory(dir.path(), &index);
+        assert_eq!(count, 1);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("bad.yaml"), "{problems:?}");
+        let found = index.check(&ObjectKey::new("x", "y"), &["a.example.com".to_owned()]);
+        assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "a"));
+    }
+}

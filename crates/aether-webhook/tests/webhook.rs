@@ -39,7 +39,10 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
     let client = server.pki.client();
 
     let out = server
-        .review(&client, &review("CREATE", "uid-1", "team-b", "web", spec(&["web.example.com"])))
+        .review(
+            &client,
+            &review("CREATE", "uid-1", "team-b", "web", spec(&["web.example.com"])),
+        )
         .await;
     let r = response(&out);
     assert_eq!(r["uid"], "uid-1");
@@ -49,7 +52,13 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
     let out = server
         .review(
             &client,
-            &review("CREATE", "uid-2", "team-b", "copy", spec(&["new.example.com", "api.example.com"])),
+            &review(
+                "CREATE",
+                "uid-2",
+                "team-b",
+                "copy",
+                spec(&["new.example.com", "api.example.com"]),
+            ),
         )
         .await;
     let r = response(&out);
@@ -60,25 +69,40 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
         text.contains("host \"api.example.com\" is already claimed by VirtualHost team-a/api"),
         "{text}"
     );
-    assert!(!text.contains("new.example.com"), "only the claimed host is named: {text}");
+    assert!(
+        !text.contains("new.example.com"),
+        "only the claimed host is named: {text}"
+    );
 
     // The owner itself, updating its hosts: its own claim is not a conflict.
     let out = server
         .review(
             &client,
-            &review("UPDATE", "uid-3", "team-a", "api", spec(&["api.example.com", "api2.example.com"])),
+            &review(
+                "UPDATE",
+                "uid-3",
+                "team-a",
+                "api",
+                spec(&["api.example.com", "api2.example.com"]),
+            ),
         )
         .await;
     assert_eq!(response(&out)["allowed"], true, "{out}");
     // Another object's update claiming it is.
     let out = server
-        .review(&client, &review("UPDATE", "uid-4", "team-b", "web", spec(&["api.example.com"])))
+        .review(
+            &client,
+            &review("UPDATE", "uid-4", "team-b", "web", spec(&["api.example.com"])),
+        )
         .await;
     assert_eq!(response(&out)["allowed"], false, "{out}");
 
     // DELETE is allowed, whatever the object.
     let out = server
-        .review(&client, &review("DELETE", "uid-5", "team-a", "api", spec(&["api.example.com"])))
+        .review(
+            &client,
+            &review("DELETE", "uid-5", "team-a", "api", spec(&["api.example.com"])),
+        )
         .await;
     assert_eq!(response(&out)["allowed"], true, "{out}");
     assert_eq!(response(&out)["uid"], "uid-5");
@@ -88,14 +112,20 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
 #[tokio::test]
 async fn warns_on_a_wildcard_overlap_both_ways() {
     let server = start(
-        index_with(&[("edge", "wild", &["*.example.com"]), ("shop", "store", &["store.example.org"])]),
+        index_with(&[
+            ("edge", "wild", &["*.example.com"]),
+            ("shop", "store", &["store.example.org"]),
+        ]),
         test_limits(),
     )
     .await;
     let client = server.pki.client();
 
     let out = server
-        .review(&client, &review("CREATE", "u1", "team", "api", spec(&["api.example.com"])))
+        .review(
+            &client,
+            &review("CREATE", "u1", "team", "api", spec(&["api.example.com"])),
+        )
         .await;
     let r = response(&out);
     assert_eq!(r["allowed"], true, "{out}");
@@ -103,24 +133,39 @@ async fn warns_on_a_wildcard_overlap_both_ways() {
     assert_eq!(warnings.len(), 1, "{out}");
     let warning = warnings[0].as_str().unwrap();
     assert!(warning.contains("wildcard overlap"), "{warning}");
-    assert!(warning.contains("edge/wild") && warning.contains("*.example.com"), "{warning}");
+    assert!(
+        warning.contains("edge/wild") && warning.contains("*.example.com"),
+        "{warning}"
+    );
 
     let out = server
-        .review(&client, &review("CREATE", "u2", "team", "wild-org", spec(&["*.example.org"])))
+        .review(
+            &client,
+            &review("CREATE", "u2", "team", "wild-org", spec(&["*.example.org"])),
+        )
         .await;
     let r = response(&out);
     assert_eq!(r["allowed"], true, "{out}");
     let warning = r["warnings"][0].as_str().unwrap();
-    assert!(warning.contains("shop/store") && warning.contains("store.example.org"), "{warning}");
+    assert!(
+        warning.contains("shop/store") && warning.contains("store.example.org"),
+        "{warning}"
+    );
 
     // The same wildcard again is an exact-string conflict, not a warning.
     let out = server
-        .review(&client, &review("CREATE", "u3", "team", "wild2", spec(&["*.example.com"])))
+        .review(
+            &client,
+            &review("CREATE", "u3", "team", "wild2", spec(&["*.example.com"])),
+        )
         .await;
     assert_eq!(response(&out)["allowed"], false, "{out}");
     // An unrelated host has no warning.
     let out = server
-        .review(&client, &review("CREATE", "u4", "team", "other", spec(&["example.com"])))
+        .review(
+            &client,
+            &review("CREATE", "u4", "team", "other", spec(&["example.com"])),
+        )
         .await;
     assert!(response(&out).get("warnings").is_none(), "{out}");
     server.stop().await;
@@ -135,13 +180,22 @@ async fn denies_an_invalid_spec_listing_every_violation() {
     let r = response(&out);
     assert_eq!(r["allowed"], false, "{out}");
     let text = message(r);
-    for expected in ["spec.hosts[0]", "string.pattern", "spec.hosts", "repeated.unique", "spec.routes", "repeated.min_items"] {
+    for expected in [
+        "spec.hosts[0]",
+        "string.pattern",
+        "spec.hosts",
+        "repeated.unique",
+        "spec.routes",
+        "repeated.min_items",
+    ] {
         assert!(text.contains(expected), "{expected} missing from: {text}");
     }
 
     // A spec that does not decode (unknown field) is denied naming the path.
     let undecodable = json!({"hosts": ["a.example.com"], "routes": [], "color": "blue"});
-    let out = server.review(&client, &review("CREATE", "u2", "ns", "bad2", undecodable)).await;
+    let out = server
+        .review(&client, &review("CREATE", "u2", "ns", "bad2", undecodable))
+        .await;
     let r = response(&out);
     assert_eq!(r["allowed"], false, "{out}");
     assert!(message(r).contains("color"), "{}", message(r));
@@ -190,13 +244,19 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
     for (body, expected) in [
         ("{\"apiVersion\": ".to_owned(), "malformed JSON"),
         ("not json".to_owned(), "malformed JSON"),
-        (r#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#.to_owned(), "expected apiVersion"),
+        (
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#.to_owned(),
+            "expected apiVersion",
+        ),
         (r#"{"hello":"world"}"#.to_owned(), "AdmissionReview"),
         (
             r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}}"#.to_owned(),
             "not an admission.k8s.io/v1 AdmissionReview",
         ),
-        (format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)), "nested deeper than 64"),
+        (
+            format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)),
+            "nested deeper than 64",
+        ),
         (
             format!("{{\"apiVersion\":{}1{}}}", "{\"a\":".repeat(65), "}".repeat(65)),
             "nested deeper than 64",
@@ -235,7 +295,10 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         .await
         .unwrap();
     let mut buf = vec![0u8; 4096];
-    let n = tokio::time::timeout(Duration::from_secs(5), tls.read(&mut buf)).await.unwrap().unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), tls.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 408"));
 
     // Slow headers: the connection is closed after the header timeout.
@@ -244,7 +307,9 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         .connect(rustls::pki_types::ServerName::try_from("localhost").unwrap(), tcp)
         .await
         .unwrap();
-    tls.write_all(b"POST /validate-virtualhost HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+    tls.write_all(b"POST /validate-virtualhost HTTP/1.1\r\nhost: x\r\n")
+        .await
+        .unwrap();
     let closed = tokio::time::timeout(Duration::from_secs(5), async {
         let mut buf = vec![0u8; 4096];
         // Bounded by the timeout; each read returns data or ends.
@@ -264,12 +329,22 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
 
     // Still serving reviews.
     let out = server
-        .review(&client, &review("CREATE", "after", "ns", "ok", spec(&["ok.example.com"])))
+        .review(
+            &client,
+            &review("CREATE", "after", "ns", "ok", spec(&["ok.example.com"])),
+        )
         .await;
     assert_eq!(response(&out)["allowed"], true);
     assert_eq!(client.get(server.url("/healthz")).send().await.unwrap().status(), 200);
     assert_eq!(client.get(server.url("/readyz")).send().await.unwrap().status(), 200);
-    let metrics = client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(
         metrics.contains(r#"aether_webhook_admission_decisions_total{decision="bad_request"} 7"#),
         "{metrics}"
@@ -310,8 +385,14 @@ async fn rotated_certificates_serve_on_the_next_handshake() {
     server.pki.rotate(0x2b);
     assert_eq!(handshake_serial(&server).await, [0x2b]);
     let metrics = server.metrics.encode();
-    assert!(metrics.contains(r#"aether_webhook_tls_reloads_total{result="ok"} 2"#), "{metrics}");
-    assert!(metrics.contains(r#"aether_webhook_tls_reloads_total{result="error"} 1"#), "{metrics}");
+    assert!(
+        metrics.contains(r#"aether_webhook_tls_reloads_total{result="ok"} 2"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"aether_webhook_tls_reloads_total{result="error"} 1"#),
+        "{metrics}"
+    );
     server.stop().await;
 }
 
@@ -348,7 +429,10 @@ async fn shutdown_lets_an_in_flight_request_finish() {
     let text = String::from_utf8_lossy(&out);
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     assert!(text.contains("\"allowed\":true"), "{text}");
-    tokio::time::timeout(Duration::from_secs(10), stopping).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 #[tokio::test]
@@ -418,13 +502,20 @@ async fn two_replicas_racing_both_admit_then_catch_up() {
 
     // The reflectors catch up: both replicas now index both objects.
     for replica in [&one, &two] {
-        replica.index.upsert(ObjectKey::new("team-a", "first"), hosts(&["race.example.com"]));
-        replica.index.upsert(ObjectKey::new("team-b", "second"), hosts(&["race.example.com"]));
+        replica
+            .index
+            .upsert(ObjectKey::new("team-a", "first"), hosts(&["race.example.com"]));
+        replica
+            .index
+            .upsert(ObjectKey::new("team-b", "second"), hosts(&["race.example.com"]));
     }
     let third = review("CREATE", "r3", "team-c", "third", spec(&["race.example.com"]));
     let out = one.review(&c1, &third).await;
     let text = message(response(&out)).to_owned();
-    assert!(text.contains("team-a/first") && text.contains("team-b/second"), "{text}");
+    assert!(
+        text.contains("team-a/first") && text.contains("team-b/second"),
+        "{text}"
+    );
     // Each of the two may still update itself (its rival's claim is a conflict).
     let update = review("UPDATE", "r4", "team-a", "first", spec(&["race.example.com"]));
     let out = two.review(&c2, &update).await;

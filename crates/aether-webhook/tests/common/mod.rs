@@ -107,7 +107,12 @@ impl Running {
 
     /// Sends `review` and returns the response review.
     pub async fn review(&self, client: &reqwest::Client, review: &Value) -> Value {
-        let response = client.post(self.url("/validate-virtualhost")).json(review).send().await.unwrap();
+        let response = client
+            .post(self.url("/validate-virtualhost"))
+            .json(review)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 200);
         response.json().await.unwrap()
     }
@@ -224,6 +229,9 @@ pub async fn raw(running: &Running, request: &[u8]) -> (Option<u16>, String) {
     .await;
     assert!(read.is_ok(), "the server neither answered nor closed within 5 s");
     let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.strip_prefix("HTTP/1.1 ").and_then(|s| s.get(..3)).and_then(|s| s.parse().ok());
+    let status = text
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|s| s.get(..3))
+        .and_then(|s| s.parse().ok());
     (status, text)
 }
