@@ -494,8 +494,11 @@ fn the_shared_fixtures_judge_as_they_say() {
     for object in report["objects"].as_array().unwrap() {
         let file = object["file"].as_str().unwrap();
         let text = std::fs::read_to_string(file).unwrap();
-        let mut expected: Vec<String> =
-            text.lines().filter_map(|l| l.strip_prefix("# expect: ")).map(str::to_owned).collect();
+        let mut expected: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# expect: "))
+            .map(str::to_owned)
+            .collect();
         let mut found: Vec<String> = object["violations"]
             .as_array()
             .unwrap()

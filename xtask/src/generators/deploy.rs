@@ -220,7 +220,10 @@ mod tests {
         let deployment = read("deployment.yaml");
         let pod = &deployment["spec"]["template"];
         assert_eq!(service["metadata"]["name"], hook["clientConfig"]["service"]["name"]);
-        assert_eq!(service["spec"]["ports"][0]["port"], hook["clientConfig"]["service"]["port"]);
+        assert_eq!(
+            service["spec"]["ports"][0]["port"],
+            hook["clientConfig"]["service"]["port"]
+        );
         for (key, value) in service["spec"]["selector"].as_object().unwrap() {
             assert_eq!(&pod["metadata"]["labels"][key], value);
         }
