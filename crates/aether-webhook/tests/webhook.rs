@@ -520,6 +520,35 @@ async fn two_replicas_racing_both_admit_then_catch_up() {
     let update = review("UPDATE", "r4", "team-a", "first", spec(&["race.example.com"]));
     let out = two.review(&c2, &update).await;
     assert!(message(response(&out)).contains("team-b/second"), "{out}");
+
+    // The projection's run-time dedup: the older object keeps the host, and
+    // exactly one owner remains in the Envoy output.
+    let object = |namespace: &str, name: &str, created: &str| aether_projection::VirtualHostObject {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        creation_timestamp: Some(created.parse().unwrap()),
+        spec: serde_json::from_value(spec(&["race.example.com"])).unwrap(),
+    };
+    let objects = vec![
+        object("team-b", "second", "2026-01-01T00:00:00.5Z"),
+        object("team-a", "first", "2026-01-01T00:00:01Z"),
+    ];
+    let projector =
+        aether_projection::Projector::from_objects(objects, aether_projection::ProjectionConfig::default()).unwrap();
+    let snapshot = projector.snapshot();
+    let conflicts = &snapshot.report.conflicts;
+    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+    assert_eq!(conflicts[0].host, "race.example.com");
+    assert_eq!(conflicts[0].winner.to_string(), "team-b/second");
+    assert_eq!(conflicts[0].loser.to_string(), "team-a/first");
+    let routes = snapshot.route_configuration().unwrap();
+    let owners: Vec<&str> = routes
+        .virtual_hosts
+        .iter()
+        .filter(|vh| vh.domains.iter().any(|d| d == "race.example.com"))
+        .map(|vh| vh.name.as_str())
+        .collect();
+    assert_eq!(owners, ["team-b/second"]);
     one.stop().await;
     two.stop().await;
 }
