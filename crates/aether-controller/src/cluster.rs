@@ -19,9 +19,9 @@ use std::time::Instant;
 use aether_api::config::v1::VirtualHost;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
 use jiff::Timestamp;
+use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher::Event;
-use kube::Client;
 use tracing::{debug, info, warn};
 
 use crate::metrics::Metrics;
@@ -132,7 +132,11 @@ impl ClusterState {
                     self.upsert(host);
                 }
                 self.listed.insert(scope.clone());
-                info!(scope = scope.as_deref().unwrap_or("*"), objects = listed.len(), "listed");
+                info!(
+                    scope = scope.as_deref().unwrap_or("*"),
+                    objects = listed.len(),
+                    "listed"
+                );
             }
         }
     }
@@ -174,12 +178,7 @@ impl ClusterState {
         result
     }
 
-    async fn reconcile_inner(
-        &mut self,
-        client: &Client,
-        metrics: &Metrics,
-        now: Timestamp,
-    ) -> anyhow::Result<Summary> {
+    async fn reconcile_inner(&mut self, client: &Client, metrics: &Metrics, now: Timestamp) -> anyhow::Result<Summary> {
         let snapshot = self.projector.snapshot();
         let observed: BTreeMap<ObjectKey, Observed> = self
             .known

@@ -73,7 +73,10 @@ mod tests {
         assert_eq!(debouncer.deadline(), Some(start + ms(300)));
         assert!(!debouncer.take_due(start + ms(299)));
         assert!(debouncer.take_due(start + ms(300)));
-        assert!(!debouncer.take_due(start + ms(400)), "nothing pending after the reconcile");
+        assert!(
+            !debouncer.take_due(start + ms(400)),
+            "nothing pending after the reconcile"
+        );
     }
 
     #[test]

@@ -175,7 +175,12 @@ impl Local {
             last_good.insert(file, objects);
         }
         self.last_good = last_good;
-        let gone: Vec<ObjectKey> = self.objects.keys().filter(|key| !next.contains_key(*key)).cloned().collect();
+        let gone: Vec<ObjectKey> = self
+            .objects
+            .keys()
+            .filter(|key| !next.contains_key(*key))
+            .cloned()
+            .collect();
         for key in gone {
             self.projector.remove(&key);
             self.objects.remove(&key);
@@ -224,8 +229,11 @@ impl Local {
             self.statuses.insert(patch.key, patch.status);
         }
         self.statuses.retain(|key, _| self.objects.contains_key(key));
-        let report: BTreeMap<String, &VirtualHostStatus> =
-            self.statuses.iter().map(|(key, status)| (key.to_string(), status)).collect();
+        let report: BTreeMap<String, &VirtualHostStatus> = self
+            .statuses
+            .iter()
+            .map(|(key, status)| (key.to_string(), status))
+            .collect();
         files.insert(STATUS_FILE, outputs::pretty(&report)?);
         let written = outputs::write_changed(&self.options.out, &files, &mut self.written)
             .with_context(|| format!("in {}", self.options.out.display()))?;
@@ -308,23 +316,29 @@ fn read_file(file: &Path, limits: &Limits) -> Result<Vec<VirtualHostObject>, Vec
     let mut objects = Vec::new();
     let mut problems = Vec::new();
     for document in &documents {
-        match objects::VirtualHostObject::decode(document).map_err(|err| err.to_string()).and_then(|object| {
-            let creation_timestamp = object
-                .creation_timestamp
-                .as_deref()
-                .map(str::parse::<Timestamp>)
-                .transpose()
-                .map_err(|err| format!("metadata.creationTimestamp: {err}"))?;
-            Ok(VirtualHostObject {
-                namespace: object.namespace,
-                name: object.name,
-                creation_timestamp,
-                spec: object.spec,
-            })
-        }) {
+        match objects::VirtualHostObject::decode(document)
+            .map_err(|err| err.to_string())
+            .and_then(|object| {
+                let creation_timestamp = object
+                    .creation_timestamp
+                    .as_deref()
+                    .map(str::parse::<Timestamp>)
+                    .transpose()
+                    .map_err(|err| format!("metadata.creationTimestamp: {err}"))?;
+                Ok(VirtualHostObject {
+                    namespace: object.namespace,
+                    name: object.name,
+                    creation_timestamp,
+                    spec: object.spec,
+                })
+            }) {
             Ok(object) => objects.push(object),
             Err(message) => problems.push(format!("document {}: {message}", document.index)),
         }
     }
-    if problems.is_empty() { Ok(objects) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(objects)
+    } else {
+        Err(problems)
+    }
 }

@@ -107,7 +107,11 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
-    anyhow::ensure!(cli.out.is_dir(), "the output directory {} does not exist", cli.out.display());
+    anyhow::ensure!(
+        cli.out.is_dir(),
+        "the output directory {} does not exist",
+        cli.out.display()
+    );
     let client = Client::try_default().await.context("connecting to the cluster")?;
     let metrics = Arc::new(Metrics::new());
     let listener = tokio::net::TcpListener::bind(cli.metrics_addr)

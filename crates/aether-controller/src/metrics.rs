@@ -1,7 +1,6 @@
 //! The controller's metrics (Prometheus text format): served over HTTP in
 //! cluster mode, logged after each reconcile in local mode.
 
-
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;

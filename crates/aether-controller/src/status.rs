@@ -109,7 +109,12 @@ impl<'a> Index<'a> {
             .route_configuration()?
             .virtual_hosts
             .into_iter()
-            .map(|host| (host.name, (host.domains, u32::try_from(host.routes.len()).unwrap_or(u32::MAX))))
+            .map(|host| {
+                (
+                    host.name,
+                    (host.domains, u32::try_from(host.routes.len()).unwrap_or(u32::MAX)),
+                )
+            })
             .collect();
         Ok(Self { invalid, lost, served })
     }
@@ -119,7 +124,11 @@ impl<'a> Index<'a> {
             let mut message = String::from("left out: ");
             for (i, problem) in problems.iter().enumerate() {
                 let sep = if i == 0 { "" } else { "; " };
-                let _ = write!(message, "{sep}{}: {} ({})", problem.field_path, problem.message, problem.rule_id);
+                let _ = write!(
+                    message,
+                    "{sep}{}: {} ({})",
+                    problem.field_path, problem.message, problem.rule_id
+                );
             }
             return Verdict {
                 accepted: false,
@@ -225,11 +234,11 @@ pub fn rfc3339_seconds(time: Timestamp) -> String {
 
 /// At most `max` characters, marked with `…` when cut.
 fn truncate(mut text: String, max: usize) -> String {
-    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1)) {
-        if text[cut..].chars().count() > 1 {
-            text.truncate(cut);
-            text.push('…');
-        }
+    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
+        && text[cut..].chars().count() > 1
+    {
+        text.truncate(cut);
+        text.push('…');
     }
     text
 }

@@ -69,7 +69,11 @@ fn sigkill_during_writes_leaves_the_old_or_the_new_configuration() {
         })
     };
 
-    let mut seed = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    let mut seed = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
     eprintln!("seed {seed}");
     let (mut seen_a, mut seen_b, mut mid_write) = (0, 0, 0);
     for kill in 0..KILLS {
@@ -79,7 +83,15 @@ fn sigkill_during_writes_leaves_the_old_or_the_new_configuration() {
         seed ^= seed << 17;
         let delay = Duration::from_millis(100 + seed % 700);
         let mut child = Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-            .args(["--poll-ms", "5", "--debounce-ms", "0", "--max-delay-ms", "0", "--manifests"])
+            .args([
+                "--poll-ms",
+                "5",
+                "--debounce-ms",
+                "0",
+                "--max-delay-ms",
+                "0",
+                "--manifests",
+            ])
             .arg(input.path())
             .arg("--out")
             .arg(out.path())
@@ -103,13 +115,18 @@ fn sigkill_during_writes_leaves_the_old_or_the_new_configuration() {
                 } else if bytes == routes_b {
                     seen_b += 1;
                 } else {
-                    panic!("kill {kill}: routes.json decodes ({} bytes) but is neither configuration", decoded.len());
+                    panic!(
+                        "kill {kill}: routes.json decodes ({} bytes) but is neither configuration",
+                        decoded.len()
+                    );
                 }
             }
         }
     }
     stop.store(true, Ordering::Relaxed);
     flipper.join().unwrap();
-    eprintln!("after {KILLS} kills: configuration a {seen_a} times, b {seen_b} times; {mid_write} kills inside a write");
+    eprintln!(
+        "after {KILLS} kills: configuration a {seen_a} times, b {seen_b} times; {mid_write} kills inside a write"
+    );
     assert!(seen_a + seen_b > 0, "the controller never wrote in {KILLS} runs");
 }

@@ -16,7 +16,14 @@ use tokio::task::JoinHandle;
 
 const NOW: &str = "2026-03-04T05:06:07Z";
 
-fn virtual_host(namespace: &str, name: &str, created: &str, generation: i64, hosts: &[&str], status: Value) -> VirtualHost {
+fn virtual_host(
+    namespace: &str,
+    name: &str,
+    created: &str,
+    generation: i64,
+    hosts: &[&str],
+    status: Value,
+) -> VirtualHost {
     let mut object = json!({
         "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
         "metadata": {"namespace": namespace, "name": name, "creationTimestamp": created,
@@ -34,7 +41,14 @@ fn main_object(status: Value) -> VirtualHost {
 }
 
 fn canary_object(status: Value) -> VirtualHost {
-    virtual_host("shop", "canary", "2026-02-01T00:00:00Z", 7, &["shop.example.com"], status)
+    virtual_host(
+        "shop",
+        "canary",
+        "2026-02-01T00:00:00Z",
+        7,
+        &["shop.example.com"],
+        status,
+    )
 }
 
 /// A PATCH the controller sent: path, content type, body.
@@ -66,12 +80,18 @@ fn serve(mut handle: Handle, failures: usize) -> JoinHandle<Vec<Sent>> {
             if sent.len() <= failures {
                 let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                     "message": "etcd is sad", "reason": "InternalError", "code": 500});
-                let response = Response::builder().status(500).body(Body::from(serde_json::to_vec(&status).unwrap()));
+                let response = Response::builder()
+                    .status(500)
+                    .body(Body::from(serde_json::to_vec(&status).unwrap()));
                 respond.send_response(response.unwrap());
                 continue;
             }
             let name = parts.uri.path().split('/').nth_back(1).unwrap().to_owned();
-            let base = if name == "main" { main_object(Value::Null) } else { canary_object(Value::Null) };
+            let base = if name == "main" {
+                main_object(Value::Null)
+            } else {
+                canary_object(Value::Null)
+            };
             let mut stored = serde_json::to_value(base).unwrap();
             stored["status"] = body["status"].clone();
             let response = Response::builder().body(Body::from(serde_json::to_vec(&stored).unwrap()));
@@ -83,7 +103,10 @@ fn serve(mut handle: Handle, failures: usize) -> JoinHandle<Vec<Sent>> {
 
 async fn finish(client: kube::Client, server: JoinHandle<Vec<Sent>>) -> Vec<Sent> {
     drop(client);
-    tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap()
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 fn listed(state: &mut ClusterState, objects: Vec<VirtualHost>) {
@@ -140,7 +163,10 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
     let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, "default");
     let server = serve(handle, 0);
-    let summary = state.reconcile(&client, &metrics, "2030-01-01T00:00:00Z".parse().unwrap()).await.unwrap();
+    let summary = state
+        .reconcile(&client, &metrics, "2030-01-01T00:00:00Z".parse().unwrap())
+        .await
+        .unwrap();
     assert_eq!((summary.patched, summary.written.len()), (0, 0));
     assert_eq!(finish(client, server).await, []);
 
@@ -151,7 +177,10 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
     let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, "default");
     let server = serve(handle, 0);
-    let summary = state.reconcile(&client, &metrics, "2030-01-01T00:00:00Z".parse().unwrap()).await.unwrap();
+    let summary = state
+        .reconcile(&client, &metrics, "2030-01-01T00:00:00Z".parse().unwrap())
+        .await
+        .unwrap();
     assert_eq!((summary.patched, summary.written.len()), (0, 0));
     assert_eq!(finish(client, server).await, []);
     assert_eq!(metrics.status_patches.get(), 2);
@@ -173,7 +202,10 @@ async fn a_stored_status_that_is_already_right_sends_nothing_even_at_startup() {
     let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, "default");
     let server = serve(handle, 0);
-    let summary = state.reconcile(&client, &Metrics::new(), "2031-01-01T00:00:00Z".parse().unwrap()).await.unwrap();
+    let summary = state
+        .reconcile(&client, &Metrics::new(), "2031-01-01T00:00:00Z".parse().unwrap())
+        .await
+        .unwrap();
     assert_eq!(summary.patched, 0);
     assert_eq!(finish(client, server).await, []);
 }

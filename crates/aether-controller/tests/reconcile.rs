@@ -65,10 +65,23 @@ fn first_pass_writes_every_file_and_a_status_for_every_object() {
     assert_eq!((plan.conflicts, plan.invalid), (2, 1));
 
     assert_eq!(plan.patches.len(), objects.len());
-    let spec_routes = |key: &str| objects.iter().find(|o| o.key().to_string() == key).unwrap().spec.routes.len() as u32;
+    let spec_routes = |key: &str| {
+        objects
+            .iter()
+            .find(|o| o.key().to_string() == key)
+            .unwrap()
+            .spec
+            .routes
+            .len() as u32
+    };
     for (key, status, reason, routes) in [
         ("default/api", "True", "Accepted", spec_routes("default/api")),
-        ("legacy/legacy-api", "True", "HostConflict", spec_routes("legacy/legacy-api")),
+        (
+            "legacy/legacy-api",
+            "True",
+            "HostConflict",
+            spec_routes("legacy/legacy-api"),
+        ),
         ("platform/tenants", "True", "Accepted", spec_routes("platform/tenants")),
         ("sandbox/broken", "False", "Invalid", 0),
         ("shop/storefront", "True", "Accepted", spec_routes("shop/storefront")),
@@ -81,7 +94,10 @@ fn first_pass_writes_every_file_and_a_status_for_every_object() {
             (status, reason, routes),
             "{key}: {condition:?}"
         );
-        assert_eq!((condition.observed_generation, condition.last_transition_time.as_str()), (3, T0));
+        assert_eq!(
+            (condition.observed_generation, condition.last_transition_time.as_str()),
+            (3, T0)
+        );
         assert!(routes > 0 || status == "False");
     }
     let canary = accepted(patch_for(&plan.patches, "shop/storefront-canary"));
@@ -125,8 +141,20 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
 
 fn two(canary_created: &str) -> Vec<VirtualHostObject> {
     vec![
-        object("shop", "main", Some("2026-01-01T00:00:00Z"), &["shop.example.com"], &["web"]),
-        object("shop", "canary", Some(canary_created), &["shop.example.com", "beta.example.com"], &["canary"]),
+        object(
+            "shop",
+            "main",
+            Some("2026-01-01T00:00:00Z"),
+            &["shop.example.com"],
+            &["web"],
+        ),
+        object(
+            "shop",
+            "canary",
+            Some(canary_created),
+            &["shop.example.com", "beta.example.com"],
+            &["canary"],
+        ),
     ]
 }
 
@@ -138,7 +166,13 @@ fn snapshot_of(objects: Vec<VirtualHostObject>) -> Snapshot {
 fn last_transition_time_moves_only_when_the_status_flips() {
     // The canary is younger: it loses shop.example.com and keeps beta (True, HostConflict).
     let objects = two("2026-02-01T00:00:00Z");
-    let first = plan(&snapshot_of(objects.clone()), &observe(&objects, 1), &Files::new(), ts(T0)).unwrap();
+    let first = plan(
+        &snapshot_of(objects.clone()),
+        &observe(&objects, 1),
+        &Files::new(),
+        ts(T0),
+    )
+    .unwrap();
     let canary = patch_for(&first.patches, "shop/canary");
     assert_eq!(
         (accepted(canary).status.as_str(), accepted(canary).reason.as_str()),
@@ -151,12 +185,18 @@ fn last_transition_time_moves_only_when_the_status_flips() {
     let canary = patch_for(&second.patches, "shop/canary");
     let main = patch_for(&second.patches, "shop/main");
     assert_eq!(
-        (accepted(canary).reason.as_str(), accepted(canary).last_transition_time.as_str()),
+        (
+            accepted(canary).reason.as_str(),
+            accepted(canary).last_transition_time.as_str()
+        ),
         ("Accepted", T0),
         "True → True keeps the time"
     );
     assert_eq!(
-        (accepted(main).status.as_str(), accepted(main).last_transition_time.as_str()),
+        (
+            accepted(main).status.as_str(),
+            accepted(main).last_transition_time.as_str()
+        ),
         ("False", T1),
         "True → False moves it"
     );
@@ -184,9 +224,15 @@ fn a_new_generation_alone_is_patched_and_other_conditions_are_kept() {
     let second = plan(&snapshot, &observed, &Files::new(), ts(T1)).unwrap();
     assert_eq!(second.patches.len(), 2);
     for patch in &second.patches {
-        assert_eq!(patch.status.conditions[0], foreign, "a condition the controller does not own");
+        assert_eq!(
+            patch.status.conditions[0], foreign,
+            "a condition the controller does not own"
+        );
         let condition = &patch.status.conditions[1];
-        assert_eq!((condition.observed_generation, condition.last_transition_time.as_str()), (2, T0));
+        assert_eq!(
+            (condition.observed_generation, condition.last_transition_time.as_str()),
+            (2, T0)
+        );
     }
 }
 
@@ -228,7 +274,13 @@ fn a_failed_write_leaves_the_previous_file_and_is_retried() {
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"old\n");
     assert_eq!(written[ROUTES_FILE], b"old\n", "not recorded, so the next pass retries");
     std::fs::remove_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
-    assert_eq!(outputs::write_changed(dir.path(), &new, &mut written).unwrap(), [ROUTES_FILE]);
+    assert_eq!(
+        outputs::write_changed(dir.path(), &new, &mut written).unwrap(),
+        [ROUTES_FILE]
+    );
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"new\n");
-    assert_eq!(outputs::write_changed(dir.path(), &new, &mut written).unwrap(), Vec::<&str>::new());
+    assert_eq!(
+        outputs::write_changed(dir.path(), &new, &mut written).unwrap(),
+        Vec::<&str>::new()
+    );
 }

@@ -26,7 +26,13 @@ pub fn decode_routes(bytes: &[u8]) -> Result<Vec<u8>, String> {
 }
 
 /// A VirtualHost object with `hosts`, one route per service, created at `created`.
-pub fn object(namespace: &str, name: &str, created: Option<&str>, hosts: &[&str], services: &[&str]) -> VirtualHostObject {
+pub fn object(
+    namespace: &str,
+    name: &str,
+    created: Option<&str>,
+    hosts: &[&str],
+    services: &[&str],
+) -> VirtualHostObject {
     let routes: Vec<Value> = services
         .iter()
         .enumerate()
