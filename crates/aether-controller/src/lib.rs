@@ -1,0 +1,90 @@
+//! The VirtualHost controller: keeps the edge's Envoy route configuration
+//! and every VirtualHost's status in step with the VirtualHost objects.
+//!
+//! The core is pure: [`plan`] takes a projection [`Snapshot`], what is known
+//! of each object's stored status and the bytes last written, and returns
+//! the files to write and the status patches to send. The two modes around
+//! it only move data: [`cluster`] (a kube-runtime watcher in, files and
+//! `/status` merge patches out) and [`local`] (manifest files in, files and a
+//! `status.json` report out).
+
+#![deny(missing_docs)]
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use aether_projection::{LeftOutReason, ObjectKey, RenderError, Snapshot};
+use jiff::Timestamp;
+
+pub mod cluster;
+pub mod debounce;
+pub mod local;
+pub mod metrics;
+pub mod outputs;
+pub mod status;
+
+pub use outputs::Files;
+pub use status::{Observed, StatusPatch};
+
+/// What one reconcile pass should do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Files whose content changed, in write order (name, bytes).
+    pub writes: Vec<(&'static str, Vec<u8>)>,
+    /// Objects whose status differs from the stored one, in key order.
+    pub patches: Vec<StatusPatch>,
+    /// Host conflicts in the snapshot (one per lost host).
+    pub conflicts: usize,
+    /// Objects left out as invalid.
+    pub invalid: usize,
+}
+
+/// The snapshot could not be turned into files or statuses.
+#[derive(Debug)]
+pub enum PlanError {
+    /// Rendering the files failed.
+    Render(RenderError),
+    /// The snapshot's route configuration did not decode.
+    Decode(prost::DecodeError),
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Render(err) => err.fmt(f),
+            Self::Decode(err) => write!(f, "decoding the route configuration: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// The reconcile core: from the projection and what is stored now, the
+/// files to write (those whose bytes differ from `written`) and the status
+/// patches to send (for the objects of `observed` whose stored status
+/// differs from the desired one). `now` stamps conditions whose status flips.
+pub fn plan(
+    snapshot: &Snapshot,
+    observed: &BTreeMap<ObjectKey, Observed>,
+    written: &Files,
+    now: Timestamp,
+) -> Result<Plan, PlanError> {
+    let files = outputs::render(snapshot).map_err(PlanError::Render)?;
+    let writes = outputs::changed(&files, written)
+        .into_iter()
+        .map(|(name, bytes)| (name, bytes.to_vec()))
+        .collect();
+    let patches = status::patches(snapshot, observed, now).map_err(PlanError::Decode)?;
+    let invalid = snapshot
+        .report
+        .left_out
+        .iter()
+        .filter(|left_out| matches!(left_out.reason, LeftOutReason::Invalid { .. }))
+        .count();
+    Ok(Plan {
+        writes,
+        patches,
+        conflicts: snapshot.report.conflicts.len(),
+        invalid,
+    })
+}

@@ -1,0 +1,344 @@
+//! Local mode: the same loop over manifest files, without a cluster.
+//!
+//! The manifest directory is polled (not watched with inotify): every
+//! `poll` interval the manifest files are listed and their sizes and
+//! modification times compared with the last look; a difference is a change,
+//! fed to the [`Debouncer`]. Polling works the same on every file system
+//! (network mounts, container volumes, editors that replace files), costs
+//! one `stat` per file per interval, and needs no extra dependency.
+//!
+//! There is no API server to store statuses, so they are written to
+//! `status.json` in the output directory (`namespace/name` → status), and
+//! read back from there at start, so `lastTransitionTime` survives restarts.
+//! Local objects have no `metadata.generation`: `observedGeneration` is 0.
+//!
+//! Bad input never loses what was read before: a file that cannot be read
+//! or decoded keeps the objects it last gave (with an error logged), and two
+//! documents naming the same object keep the first one (in file order).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use aether_api::config::v1::VirtualHostStatus;
+use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+use aetherctl::manifests::{self, Limits};
+use aetherctl::objects;
+use anyhow::Context;
+use jiff::Timestamp;
+use tracing::{error, info, warn};
+
+use crate::debounce::Debouncer;
+use crate::metrics::Metrics;
+use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use crate::status::{ACCEPTED, Observed};
+
+/// Settings of local mode.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The manifest directory (or file).
+    pub manifests: PathBuf,
+    /// Where the outputs go; must exist.
+    pub out: PathBuf,
+    /// How often the manifests are checked for changes.
+    pub poll: Duration,
+    /// The debouncer's periods.
+    pub quiet: Duration,
+    /// See [`Debouncer`].
+    pub max_delay: Duration,
+    /// Reconcile once and return, rather than watching.
+    pub once: bool,
+    /// The projection's settings.
+    pub projection: ProjectionConfig,
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Files written (unchanged ones skipped).
+    pub written: Vec<&'static str>,
+    /// Objects whose status changed.
+    pub status_changes: usize,
+    /// Input errors (unreadable files, bad documents, duplicates).
+    pub input_errors: usize,
+}
+
+/// Local mode's state between passes.
+pub struct Local {
+    options: Options,
+    limits: Limits,
+    projector: Projector,
+    /// The objects fed to the projector.
+    objects: BTreeMap<ObjectKey, VirtualHostObject>,
+    /// Per file, the objects it last gave when it was read successfully.
+    last_good: HashMap<PathBuf, Vec<VirtualHostObject>>,
+    statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
+    written: Files,
+    /// The metrics (logged, since local mode serves no HTTP).
+    pub metrics: Metrics,
+}
+
+type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
+
+impl Local {
+    /// Local mode's state, picking up the statuses and files of an earlier run.
+    pub fn new(options: Options) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            options.out.is_dir(),
+            "the output directory {} does not exist",
+            options.out.display()
+        );
+        let written = outputs::read_existing(
+            &options.out,
+            &[ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, STATUS_FILE],
+        );
+        let statuses = match written.get(STATUS_FILE) {
+            None => BTreeMap::new(),
+            Some(bytes) => match serde_json::from_slice::<BTreeMap<String, VirtualHostStatus>>(bytes) {
+                Ok(statuses) => statuses
+                    .into_iter()
+                    .filter_map(|(key, status)| {
+                        let (namespace, name) = key.split_once('/')?;
+                        Some((ObjectKey::new(namespace, name), status))
+                    })
+                    .collect(),
+                Err(err) => {
+                    warn!(file = %options.out.join(STATUS_FILE).display(), %err, "ignoring an unreadable status report");
+                    BTreeMap::new()
+                }
+            },
+        };
+        Ok(Self {
+            projector: Projector::new(options.projection.clone()),
+            options,
+            limits: Limits::default(),
+            objects: BTreeMap::new(),
+            last_good: HashMap::new(),
+            statuses,
+            written,
+            metrics: Metrics::new(),
+        })
+    }
+
+    /// The manifest files and their sizes and modification times.
+    fn fingerprint(&self) -> Fingerprint {
+        let (files, _) = manifests::files(std::slice::from_ref(&self.options.manifests));
+        files
+            .into_iter()
+            .map(|file| {
+                let metadata = std::fs::metadata(&file).ok();
+                let len = metadata.as_ref().map_or(0, |m| m.len());
+                let modified = metadata.and_then(|m| m.modified().ok());
+                (file, len, modified)
+            })
+            .collect()
+    }
+
+    /// Reads the manifests and brings the projector up to date. Returns the
+    /// number of input errors (each logged).
+    fn load(&mut self) -> usize {
+        let mut errors = 0;
+        let (files, listing_errors) = manifests::files(std::slice::from_ref(&self.options.manifests));
+        for err in listing_errors {
+            error!(file = %err.file.display(), message = %err.message, "cannot list manifests");
+            errors += 1;
+        }
+        let mut last_good = HashMap::new();
+        let mut next: BTreeMap<ObjectKey, (VirtualHostObject, PathBuf)> = BTreeMap::new();
+        for file in files {
+            let objects = match read_file(&file, &self.limits) {
+                Ok(objects) => objects,
+                Err(messages) => {
+                    for message in messages {
+                        error!(file = %file.display(), %message, "bad manifest");
+                        errors += 1;
+                    }
+                    match self.last_good.get(&file) {
+                        Some(previous) => {
+                            warn!(file = %file.display(), "keeping the objects this file gave when last read");
+                            previous.clone()
+                        }
+                        None => Vec::new(),
+                    }
+                }
+            };
+            for object in &objects {
+                let key = object.key();
+                if let Some((_, first)) = next.get(&key) {
+                    error!(namespace = %key.namespace, name = %key.name, file = %file.display(), first = %first.display(),
+                        "duplicate VirtualHost; keeping the first");
+                    errors += 1;
+                    continue;
+                }
+                next.insert(key, (object.clone(), file.clone()));
+            }
+            last_good.insert(file, objects);
+        }
+        self.last_good = last_good;
+        let gone: Vec<ObjectKey> = self
+            .objects
+            .keys()
+            .filter(|key| !next.contains_key(*key))
+            .cloned()
+            .collect();
+        for key in gone {
+            self.projector.remove(&key);
+            self.objects.remove(&key);
+        }
+        for (key, (object, _)) in next {
+            if self.objects.get(&key) != Some(&object) {
+                self.projector.upsert(object.clone());
+                self.objects.insert(key, object);
+            }
+        }
+        errors
+    }
+
+    /// Reads the manifests and runs one reconcile pass.
+    pub fn reconcile(&mut self) -> anyhow::Result<Summary> {
+        let started = Instant::now();
+        self.metrics.reconciles.inc();
+        let result = self.reconcile_inner();
+        self.metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
+        if result.is_err() {
+            self.metrics.reconcile_errors.inc();
+        }
+        result
+    }
+
+    fn reconcile_inner(&mut self) -> anyhow::Result<Summary> {
+        let input_errors = self.load();
+        let snapshot = self.projector.snapshot();
+        let observed: BTreeMap<ObjectKey, Observed> = self
+            .objects
+            .keys()
+            .map(|key| {
+                let status = self.statuses.get(key).cloned();
+                (key.clone(), Observed { generation: 0, status })
+            })
+            .collect();
+        let plan = crate::plan(&snapshot, &observed, &self.written, Timestamp::now())?;
+        self.metrics.conflicts.set(plan.conflicts as i64);
+        self.metrics.invalid_objects.set(plan.invalid as i64);
+        self.metrics.objects.set(self.objects.len() as i64);
+
+        let mut files: Files = plan.writes.into_iter().collect();
+        let status_changes = plan.patches.len();
+        for patch in plan.patches {
+            log_status(&patch.key, &patch.status);
+            self.statuses.insert(patch.key, patch.status);
+        }
+        self.statuses.retain(|key, _| self.objects.contains_key(key));
+        let report: BTreeMap<String, &VirtualHostStatus> = self
+            .statuses
+            .iter()
+            .map(|(key, status)| (key.to_string(), status))
+            .collect();
+        files.insert(STATUS_FILE, outputs::pretty(&report)?);
+        let written = outputs::write_changed(&self.options.out, &files, &mut self.written)
+            .with_context(|| format!("in {}", self.options.out.display()))?;
+        self.metrics.file_writes.inc_by(written.len() as u64);
+        self.metrics.status_patches.inc_by(status_changes as u64);
+        Ok(Summary {
+            written,
+            status_changes,
+            input_errors,
+        })
+    }
+
+    /// Runs until interrupted (or one pass with `once`). Returns the last
+    /// pass's summary.
+    pub fn run(&mut self) -> anyhow::Result<Summary> {
+        let summary = self.pass()?;
+        if self.options.once {
+            return Ok(summary);
+        }
+        let mut debouncer = Debouncer::new(self.options.quiet, self.options.max_delay);
+        let mut seen = self.fingerprint();
+        loop {
+            let now = Instant::now();
+            let wake = debouncer.deadline().map_or(now + self.options.poll, |deadline| {
+                deadline.min(now + self.options.poll)
+            });
+            std::thread::sleep(wake.saturating_duration_since(now));
+            let fingerprint = self.fingerprint();
+            if fingerprint != seen {
+                seen = fingerprint;
+                debouncer.change(Instant::now());
+            }
+            if debouncer.take_due(Instant::now()) {
+                // On error the previous outputs stay, and the pass is retried.
+                if let Err(err) = self.pass() {
+                    error!(error = %format!("{err:#}"), "reconcile failed");
+                    debouncer.change(Instant::now());
+                }
+            }
+        }
+    }
+
+    fn pass(&mut self) -> anyhow::Result<Summary> {
+        let started = Instant::now();
+        let summary = self.reconcile()?;
+        info!(
+            objects = self.objects.len(),
+            written = ?summary.written,
+            status_changes = summary.status_changes,
+            input_errors = summary.input_errors,
+            duration_ms = started.elapsed().as_secs_f64() * 1e3,
+            reconciles = self.metrics.reconciles.get(),
+            conflicts = self.metrics.conflicts.get(),
+            invalid = self.metrics.invalid_objects.get(),
+            "reconciled"
+        );
+        // The full set, in the format cluster mode serves, for RUST_LOG=debug.
+        tracing::debug!(metrics = %self.metrics.encode().trim_end(), "metrics");
+        Ok(summary)
+    }
+}
+
+/// Logs a status change with the object's namespace and name.
+pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
+    let accepted = status.conditions.iter().find(|c| c.r#type == ACCEPTED);
+    info!(
+        namespace = %key.namespace,
+        name = %key.name,
+        accepted = accepted.map_or("", |c| c.status.as_str()),
+        reason = accepted.map_or("", |c| c.reason.as_str()),
+        detail = accepted.map_or("", |c| c.message.as_str()),
+        route_count = status.route_count,
+        "status changed"
+    );
+}
+
+/// The VirtualHosts of one file, or every problem found in it.
+fn read_file(file: &Path, limits: &Limits) -> Result<Vec<VirtualHostObject>, Vec<String>> {
+    let documents = manifests::read(file, limits).map_err(|err| vec![err.message])?;
+    let mut objects = Vec::new();
+    let mut problems = Vec::new();
+    for document in &documents {
+        match objects::VirtualHostObject::decode(document)
+            .map_err(|err| err.to_string())
+            .and_then(|object| {
+                let creation_timestamp = object
+                    .creation_timestamp
+                    .as_deref()
+                    .map(str::parse::<Timestamp>)
+                    .transpose()
+                    .map_err(|err| format!("metadata.creationTimestamp: {err}"))?;
+                Ok(VirtualHostObject {
+                    namespace: object.namespace,
+                    name: object.name,
+                    creation_timestamp,
+                    spec: object.spec,
+                })
+            }) {
+            Ok(object) => objects.push(object),
+            Err(message) => problems.push(format!("document {}: {message}", document.index)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(objects)
+    } else {
+        Err(problems)
+    }
+}

@@ -1,0 +1,220 @@
+//! `aether-controller`: see the crate README.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aether_api::config::v1::VirtualHost;
+use aether_controller::cluster::{ClusterState, Scope};
+use aether_controller::debounce::{DEFAULT_MAX_DELAY, DEFAULT_QUIET, Debouncer};
+use aether_controller::local::{Local, Options};
+use aether_controller::metrics::Metrics;
+use aether_projection::ProjectionConfig;
+use anyhow::Context;
+use clap::Parser;
+use futures_util::StreamExt;
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+use kube::Client;
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt, watcher};
+use tracing::{error, info, warn};
+
+/// How long a failed pass (file write or status patch) waits before it is retried.
+const RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Keeps the edge's Envoy route configuration and every VirtualHost's status
+/// in step with the VirtualHost objects.
+///
+/// With --manifests, runs over local manifest files (local mode); without,
+/// watches the cluster of the current kubeconfig or service account.
+#[derive(Debug, Parser)]
+#[command(name = "aether-controller", version)]
+struct Cli {
+    /// Where routes.json, dependencies.json and tls-secrets.json are written
+    /// (and status.json in local mode). Must exist.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Local mode: read VirtualHost manifests from this directory (or file)
+    /// instead of a cluster.
+    #[arg(long, value_name = "DIR")]
+    manifests: Option<PathBuf>,
+    /// Local mode: reconcile once and exit (exit code 1 when some input
+    /// could not be read).
+    #[arg(long, requires = "manifests")]
+    once: bool,
+    /// Local mode: how often the manifests are checked for changes, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    poll_ms: u64,
+    /// Cluster mode: watch only these namespaces (repeatable); default all.
+    #[arg(long = "namespace", value_name = "NS", conflicts_with = "manifests")]
+    namespaces: Vec<String>,
+    /// Cluster mode: serve Prometheus metrics on this address at /metrics.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9090")]
+    metrics_addr: SocketAddr,
+    /// Reconcile once no change has come for this long, in ms.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_QUIET.as_millis() as u64)]
+    debounce_ms: u64,
+    /// ... but at most this long after the first change of a burst, in ms.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_MAX_DELAY.as_millis() as u64)]
+    max_delay_ms: u64,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.manifests.clone() {
+        Some(manifests) => run_local(&cli, manifests),
+        None => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the async runtime")
+            .and_then(|runtime| runtime.block_on(run_cluster(&cli)).map(|()| ExitCode::SUCCESS)),
+    };
+    result.unwrap_or_else(|err| {
+        error!(error = %format!("{err:#}"), "exiting");
+        ExitCode::from(2)
+    })
+}
+
+fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
+    let mut local = Local::new(Options {
+        manifests,
+        out: cli.out.clone(),
+        poll: Duration::from_millis(cli.poll_ms),
+        quiet: Duration::from_millis(cli.debounce_ms),
+        max_delay: Duration::from_millis(cli.max_delay_ms),
+        once: cli.once,
+        projection: ProjectionConfig::default(),
+    })?;
+    let summary = local.run()?;
+    Ok(if summary.input_errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        cli.out.is_dir(),
+        "the output directory {} does not exist",
+        cli.out.display()
+    );
+    let client = Client::try_default().await.context("connecting to the cluster")?;
+    let metrics = Arc::new(Metrics::new());
+    let listener = tokio::net::TcpListener::bind(cli.metrics_addr)
+        .await
+        .with_context(|| format!("binding the metrics address {}", cli.metrics_addr))?;
+    info!(addr = %cli.metrics_addr, "serving metrics at /metrics");
+    tokio::spawn(serve_metrics(listener, metrics.clone()));
+
+    let scopes: Vec<Scope> = if cli.namespaces.is_empty() {
+        vec![None]
+    } else {
+        cli.namespaces.iter().cloned().map(Some).collect()
+    };
+    let streams = scopes.iter().map(|scope| {
+        let api: Api<VirtualHost> = match scope {
+            None => Api::all(client.clone()),
+            Some(namespace) => Api::namespaced(client.clone(), namespace),
+        };
+        let scope = scope.clone();
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .map(move |event| (scope.clone(), event))
+            .boxed()
+    });
+    let mut events = futures_util::stream::select_all(streams);
+    let mut state = ClusterState::new(scopes, cli.out.clone(), ProjectionConfig::default());
+    let mut debouncer = Debouncer::new(
+        Duration::from_millis(cli.debounce_ms),
+        Duration::from_millis(cli.max_delay_ms),
+    );
+    loop {
+        let due = debouncer.deadline().filter(|_| state.ready());
+        let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(
+            due.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600)),
+        ));
+        tokio::select! {
+            event = events.next() => match event {
+                Some((scope, Ok(event))) => {
+                    state.apply(&scope, event);
+                    debouncer.change(Instant::now());
+                }
+                // The watcher retries by itself, with backoff.
+                Some((scope, Err(err))) => warn!(scope = scope.as_deref().unwrap_or("*"), error = %err, "watch failed"),
+                None => anyhow::bail!("the watch ended"),
+            },
+            () = sleep, if due.is_some() => {
+                if debouncer.take_due(Instant::now()) {
+                    match state.reconcile(&client, &metrics, jiff::Timestamp::now()).await {
+                        Ok(summary) if summary.failed_patches == 0 => {}
+                        Ok(summary) => {
+                            warn!(failed = summary.failed_patches, "some status patches failed; retrying later");
+                            debouncer.change(Instant::now() + RETRY_DELAY);
+                        }
+                        Err(err) => {
+                            error!(error = %format!("{err:#}"), "reconcile failed; the previous files stay; retrying later");
+                            debouncer.change(Instant::now() + RETRY_DELAY);
+                        }
+                    }
+                }
+            }
+            _ = tokio::signal::ctrl_c() => {
+                info!("interrupted");
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Serves `GET /metrics` in the Prometheus text format.
+async fn serve_metrics(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                warn!(error = %err, "metrics: accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                let metrics = metrics.clone();
+                async move {
+                    let response = if request.uri().path() == "/metrics" {
+                        Response::builder()
+                            .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                            .body(Full::new(Bytes::from(metrics.encode())))
+                    } else {
+                        Response::builder()
+                            .status(StatusCode::NOT_FOUND)
+                            .body(Full::new(Bytes::from_static(b"not found\n")))
+                    };
+                    Ok::<_, Infallible>(response.unwrap_or_default())
+                }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(err) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await
+            {
+                warn!(error = %err, "metrics: connection failed");
+            }
+        });
+    }
+}

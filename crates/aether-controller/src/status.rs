@@ -1,0 +1,256 @@
+//! The status every VirtualHost should have, derived from a projection
+//! snapshot, and the merge patch that sets it.
+//!
+//! The controller owns one condition, `Accepted`:
+//!
+//! | case | `status` | `reason` | `message` |
+//! |---|---|---|---|
+//! | every host served | `True` | `Accepted` | the hosts served |
+//! | some hosts lost to older objects, some kept | `True` | `HostConflict` | each lost host and its winner, then the hosts kept |
+//! | every host lost | `False` | `HostConflict` | each lost host and its winner |
+//! | breaks the API's rules | `False` | `Invalid` | every violation |
+//!
+//! A partly conflicting object stays `Accepted=True` because the edge does
+//! serve it (`kubectl wait --for=condition=Accepted` should not hang on an
+//! object that works); the reason says it is not served as written.
+//! `lastTransitionTime` changes only when `status` flips (as
+//! `meta.SetStatusCondition` does); conditions of other types are kept as
+//! they are.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use aether_api::config::v1::{Condition, VirtualHostStatus};
+use aether_projection::{LeftOutReason, ObjectKey, Problem, Snapshot};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+/// The condition type the controller sets.
+pub const ACCEPTED: &str = "Accepted";
+/// Reason: served as written.
+pub const REASON_ACCEPTED: &str = "Accepted";
+/// Reason: an older object holds one or more of the hosts.
+pub const REASON_HOST_CONFLICT: &str = "HostConflict";
+/// Reason: the object breaks the API's rules.
+pub const REASON_INVALID: &str = "Invalid";
+/// The proto's bound on `Condition.message`.
+pub const MAX_MESSAGE_CHARS: usize = 32_768;
+
+/// What the controller last saw of an object: what its status is computed
+/// from and compared with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observed {
+    /// `metadata.generation` (0 where there is none, as for local files).
+    pub generation: i64,
+    /// The status as stored; `None` when the object has none yet.
+    pub status: Option<VirtualHostStatus>,
+}
+
+/// A status to write for one object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusPatch {
+    /// The object.
+    pub key: ObjectKey,
+    /// The whole desired status.
+    pub status: VirtualHostStatus,
+}
+
+impl StatusPatch {
+    /// The JSON merge patch body for the `/status` subresource. Every field
+    /// the controller owns is written explicitly: `routeCount: 0` must be
+    /// sent to clear an earlier count (the Kubernetes JSON form would omit a
+    /// zero), and `conditions` is a list, which a merge patch replaces whole.
+    pub fn merge_patch(&self) -> Value {
+        let conditions: Vec<Value> = self
+            .status
+            .conditions
+            .iter()
+            .map(|condition| serde_json::to_value(condition).unwrap_or(Value::Null))
+            .collect();
+        json!({"status": {"conditions": conditions, "routeCount": self.status.route_count}})
+    }
+}
+
+/// How one object came out of the projection.
+#[derive(Debug, Clone, PartialEq)]
+struct Verdict {
+    accepted: bool,
+    reason: &'static str,
+    message: String,
+    route_count: u32,
+}
+
+/// The snapshot indexed by object.
+pub(crate) struct Index<'a> {
+    invalid: HashMap<&'a ObjectKey, &'a [Problem]>,
+    /// Loser → (host, winner), in the report's order (by host).
+    lost: HashMap<&'a ObjectKey, Vec<(&'a str, &'a ObjectKey)>>,
+    /// `namespace/name` → (domains, route count) of the served objects.
+    served: HashMap<String, (Vec<String>, u32)>,
+}
+
+impl<'a> Index<'a> {
+    pub(crate) fn new(snapshot: &'a Snapshot) -> Result<Self, prost::DecodeError> {
+        let mut invalid = HashMap::new();
+        for left_out in &snapshot.report.left_out {
+            if let LeftOutReason::Invalid { problems } = &left_out.reason {
+                invalid.insert(&left_out.object, problems.as_slice());
+            }
+        }
+        let mut lost: HashMap<&ObjectKey, Vec<(&str, &ObjectKey)>> = HashMap::new();
+        for conflict in &snapshot.report.conflicts {
+            lost.entry(&conflict.loser)
+                .or_default()
+                .push((conflict.host.as_str(), &conflict.winner));
+        }
+        // The route count is read from what the edge is given, not from the
+        // spec, so ROUTES shows what is served.
+        let served = snapshot
+            .route_configuration()?
+            .virtual_hosts
+            .into_iter()
+            .map(|host| {
+                (
+                    host.name,
+                    (host.domains, u32::try_from(host.routes.len()).unwrap_or(u32::MAX)),
+                )
+            })
+            .collect();
+        Ok(Self { invalid, lost, served })
+    }
+
+    fn verdict(&self, key: &ObjectKey) -> Verdict {
+        if let Some(problems) = self.invalid.get(key) {
+            let mut message = String::from("left out: ");
+            for (i, problem) in problems.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "; " };
+                let _ = write!(
+                    message,
+                    "{sep}{}: {} ({})",
+                    problem.field_path, problem.message, problem.rule_id
+                );
+            }
+            return Verdict {
+                accepted: false,
+                reason: REASON_INVALID,
+                message,
+                route_count: 0,
+            };
+        }
+        let served = self.served.get(&key.to_string());
+        let lost = self.lost.get(key);
+        let mut message = String::new();
+        if let Some(lost) = lost {
+            for (i, (host, winner)) in lost.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "; " };
+                let _ = write!(message, "{sep}host {host} is served by the older VirtualHost {winner}");
+            }
+        }
+        match (served, lost) {
+            (Some((domains, routes)), None) => Verdict {
+                accepted: true,
+                reason: REASON_ACCEPTED,
+                message: format!("serving {}", domains.join(", ")),
+                route_count: *routes,
+            },
+            (Some((domains, routes)), Some(_)) => Verdict {
+                accepted: true,
+                reason: REASON_HOST_CONFLICT,
+                message: format!("{message}; still serving {}", domains.join(", ")),
+                route_count: *routes,
+            },
+            (None, _) => Verdict {
+                accepted: false,
+                reason: REASON_HOST_CONFLICT,
+                message: if message.is_empty() {
+                    // Not reachable from a consistent snapshot; said plainly if it is.
+                    "left out: no host left".to_owned()
+                } else {
+                    format!("left out: {message}")
+                },
+                route_count: 0,
+            },
+        }
+    }
+}
+
+/// The status `key` should have, given what it has now. `now` is used only
+/// when the `Accepted` status flips (or first appears).
+pub(crate) fn desired(index: &Index<'_>, key: &ObjectKey, observed: &Observed, now: &str) -> VirtualHostStatus {
+    let verdict = index.verdict(key);
+    let current = observed.status.clone().unwrap_or_default();
+    let status = if verdict.accepted { "True" } else { "False" };
+    let previous = current.conditions.iter().position(|c| c.r#type == ACCEPTED);
+    let last_transition_time = match previous.map(|i| &current.conditions[i]) {
+        Some(condition) if condition.status == status && !condition.last_transition_time.is_empty() => {
+            condition.last_transition_time.clone()
+        }
+        _ => now.to_owned(),
+    };
+    let condition = Condition {
+        r#type: ACCEPTED.to_owned(),
+        status: status.to_owned(),
+        observed_generation: observed.generation,
+        last_transition_time,
+        reason: verdict.reason.to_owned(),
+        message: truncate(verdict.message, MAX_MESSAGE_CHARS),
+    };
+    let mut conditions = current.conditions;
+    match previous {
+        Some(i) => conditions[i] = condition,
+        None => conditions.push(condition),
+    }
+    VirtualHostStatus {
+        conditions,
+        route_count: verdict.route_count,
+    }
+}
+
+/// Every status that differs from what is stored, in key order.
+pub fn patches(
+    snapshot: &Snapshot,
+    observed: &BTreeMap<ObjectKey, Observed>,
+    now: Timestamp,
+) -> Result<Vec<StatusPatch>, prost::DecodeError> {
+    let index = Index::new(snapshot)?;
+    let now = rfc3339_seconds(now);
+    Ok(observed
+        .iter()
+        .filter_map(|(key, observed)| {
+            let status = desired(&index, key, observed, &now);
+            (observed.status.as_ref() != Some(&status)).then(|| StatusPatch {
+                key: key.clone(),
+                status,
+            })
+        })
+        .collect())
+}
+
+/// `2026-11-29T19:01:31Z`: whole seconds, as Kubernetes stores times, so
+/// that a round trip through the API server changes nothing.
+pub fn rfc3339_seconds(time: Timestamp) -> String {
+    time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// At most `max` characters, marked with `…` when cut.
+fn truncate(mut text: String, max: usize) -> String {
+    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
+        && text[cut..].chars().count() > 1
+    {
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_keeps_short_text_and_cuts_long_text_to_the_bound() {
+        assert_eq!(truncate("abc".into(), 3), "abc");
+        assert_eq!(truncate("abcd".into(), 3), "ab…");
+        assert_eq!(truncate("ééééé".into(), 4).chars().count(), 4);
+    }
+}

@@ -1,0 +1,46 @@
+//! Helpers shared by the tests.
+#![allow(dead_code)]
+
+use aether_controller::outputs::ROUTE_CONFIGURATION_TYPE;
+use aether_projection::{VirtualHostObject, descriptors};
+use prost_reflect::DynamicMessage;
+use serde_json::Value;
+
+/// Decodes `routes.json` strictly (Envoy's descriptors, unknown fields
+/// rejected) and returns the RouteConfiguration as binary protobuf.
+pub fn decode_routes(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|err| format!("not JSON: {err}"))?;
+    let resources = value["resources"].as_array().ok_or("no resources")?;
+    if resources.len() != 1 {
+        return Err(format!("{} resources", resources.len()));
+    }
+    let mut resource = resources[0].clone();
+    let fields = resource.as_object_mut().ok_or("resource is not an object")?;
+    if fields.remove("@type") != Some(Value::from(ROUTE_CONFIGURATION_TYPE)) {
+        return Err("wrong or missing @type".into());
+    }
+    let options = prost_reflect::DeserializeOptions::new().deny_unknown_fields(true);
+    let message = DynamicMessage::deserialize_with_options(descriptors::route_configuration(), resource, &options)
+        .map_err(|err| format!("not a RouteConfiguration: {err}"))?;
+    Ok(prost::Message::encode_to_vec(&message))
+}
+
+/// A VirtualHost object with `hosts`, one route per service, created at `created`.
+pub fn object(
+    namespace: &str,
+    name: &str,
+    created: Option<&str>,
+    hosts: &[&str],
+    services: &[&str],
+) -> VirtualHostObject {
+    let routes: Vec<Value> = services
+        .iter()
+        .enumerate()
+        .map(|(i, service)| serde_json::json!({"match": {"prefix": format!("/p{i}")}, "backend": {"service": service}}))
+        .collect();
+    serde_json::from_value(serde_json::json!({
+        "namespace": namespace, "name": name, "creationTimestamp": created,
+        "spec": {"hosts": hosts, "routes": routes}
+    }))
+    .unwrap()
+}

@@ -1,0 +1,126 @@
+//! Local mode end to end: the binary on the repo's examples, and bad input
+//! never losing what was read before.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use aether_controller::local::{Local, Options};
+use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use aether_projection::ProjectionConfig;
+use serde_json::Value;
+
+fn run_once(manifests: &std::path::Path, out: &std::path::Path) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+        .arg("--once")
+        .arg("--manifests")
+        .arg(manifests)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    (output.status.code().unwrap(), String::from_utf8(output.stderr).unwrap())
+}
+
+#[test]
+fn the_binary_on_the_examples_writes_every_file_then_nothing_on_a_rerun() {
+    let examples = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"));
+    let out = tempfile::tempdir().unwrap();
+    let (code, log) = run_once(examples, out.path());
+    assert_eq!(code, 0, "{log}");
+    assert!(
+        log.contains(r#"written=["dependencies.json", "status.json", "tls-secrets.json", "routes.json"]"#),
+        "{log}"
+    );
+    assert!(
+        log.contains("namespace=shop name=storefront-canary accepted=\"False\" reason=\"HostConflict\""),
+        "{log}"
+    );
+    for name in [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE] {
+        assert!(out.path().join(name).is_file(), "{name}");
+    }
+    common::decode_routes(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap()).unwrap();
+    let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
+    assert_eq!(status["sandbox/broken"]["conditions"][0]["reason"], "Invalid");
+    assert_eq!(status["default/api"]["routeCount"], 3);
+    let time = status["default/api"]["conditions"][0]["lastTransitionTime"].clone();
+
+    let before = std::fs::metadata(out.path().join(ROUTES_FILE))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let (code, log) = run_once(examples, out.path());
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("written=[] status_changes=0"), "{log}");
+    assert_eq!(
+        std::fs::metadata(out.path().join(ROUTES_FILE))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        before
+    );
+    let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
+    assert_eq!(status["default/api"]["conditions"][0]["lastTransitionTime"], time);
+}
+
+const GOOD: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api, namespace: default}\n\
+                    spec: {hosts: [api.example.com], routes: [{match: {prefix: /}, backend: {service: svc-web}}]}\n";
+
+#[test]
+fn a_file_that_turns_bad_keeps_its_last_objects_and_a_duplicate_keeps_the_first() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(input.path().join("a.yaml"), GOOD).unwrap();
+    let mut local = Local::new(Options {
+        manifests: input.path().to_owned(),
+        out: out.path().to_owned(),
+        poll: Duration::from_millis(10),
+        quiet: Duration::ZERO,
+        max_delay: Duration::ZERO,
+        once: true,
+        projection: ProjectionConfig::default(),
+    })
+    .unwrap();
+    let first = local.reconcile().unwrap();
+    assert_eq!((first.input_errors, first.status_changes), (0, 1));
+    let routes = std::fs::read(out.path().join(ROUTES_FILE)).unwrap();
+
+    std::fs::write(input.path().join("a.yaml"), "spec: [unclosed").unwrap();
+    let second = local.reconcile().unwrap();
+    assert_eq!(second.input_errors, 1);
+    assert_eq!(
+        second.written,
+        Vec::<&str>::new(),
+        "nothing changes: the file's last objects are kept"
+    );
+    assert_eq!(std::fs::read(out.path().join(ROUTES_FILE)).unwrap(), routes);
+
+    std::fs::write(input.path().join("a.yaml"), GOOD).unwrap();
+    std::fs::write(input.path().join("b.yaml"), GOOD.replace("svc-web", "svc-other")).unwrap();
+    let third = local.reconcile().unwrap();
+    assert_eq!(third.input_errors, 1, "default/api twice");
+    assert_eq!(
+        std::fs::read(out.path().join(ROUTES_FILE)).unwrap(),
+        routes,
+        "a.yaml's comes first"
+    );
+
+    std::fs::remove_file(input.path().join("a.yaml")).unwrap();
+    std::fs::write(
+        input.path().join("b.yaml"),
+        GOOD.replace("name: api", "name: other").replace("api.", "other."),
+    )
+    .unwrap();
+    let fourth = local.reconcile().unwrap();
+    assert_eq!(fourth.input_errors, 0);
+    let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
+    let keys: Vec<&String> = status.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["default/other"], "a removed object's status goes with it");
+    let routes = String::from_utf8(std::fs::read(out.path().join(ROUTES_FILE)).unwrap()).unwrap();
+    assert!(
+        routes.contains("other.example.com") && !routes.contains("api.example.com"),
+        "{routes}"
+    );
+}
