@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
@@ -78,8 +78,6 @@ pub struct Local {
     pub metrics: Metrics,
 }
 
-type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
-
 impl Local {
     /// Local mode's state, picking up the statuses and files of an earlier run.
     pub fn new(options: Options) -> anyhow::Result<Self> {
@@ -121,17 +119,8 @@ impl Local {
     }
 
     /// The manifest files and their sizes and modification times.
-    fn fingerprint(&self) -> Fingerprint {
-        let (files, _) = manifests::files(std::slice::from_ref(&self.options.manifests));
-        files
-            .into_iter()
-            .map(|file| {
-                let metadata = std::fs::metadata(&file).ok();
-                let len = metadata.as_ref().map_or(0, |m| m.len());
-                let modified = metadata.and_then(|m| m.modified().ok());
-                (file, len, modified)
-            })
-            .collect()
+    fn fingerprint(&self) -> manifests::Stamp {
+        manifests::stamp(std::slice::from_ref(&self.options.manifests))
     }
 
     /// Reads the manifests and brings the projector up to date. Returns the

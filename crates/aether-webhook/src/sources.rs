@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
 use aetherctl::manifests::{self, Limits};
@@ -94,23 +94,6 @@ pub async fn watch_cluster(client: Client, index: Arc<HostIndex>, ready: Arc<Ato
     }
 }
 
-/// What a directory held when last read: each manifest file's path, size
-/// and modification time. A change in any means reading it again.
-type DirStamp = Vec<(PathBuf, u64, Option<SystemTime>)>;
-
-fn dir_stamp(dir: &Path) -> DirStamp {
-    let (files, _) = manifests::files(&[dir.to_path_buf()]);
-    files
-        .into_iter()
-        .map(|f| {
-            let meta = std::fs::metadata(&f).ok();
-            let len = meta.as_ref().map_or(0, |m| m.len());
-            let modified = meta.and_then(|m| m.modified().ok());
-            (f, len, modified)
-        })
-        .collect()
-}
-
 /// Reads every VirtualHost under `dir` into `index` (replacing it). Files or
 /// documents that cannot be read are logged and skipped; the rest load.
 /// Returns (objects, problems).
@@ -147,7 +130,7 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// needs no inotify and behaves the same on every filesystem; a change is
 /// seen within one interval. `ready` is set after the first read.
 pub async fn watch_directory(dir: PathBuf, interval: Duration, index: Arc<HostIndex>, ready: Arc<AtomicBool>) {
-    let mut last: Option<DirStamp> = None;
+    let mut last: Option<manifests::Stamp> = None;
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -155,7 +138,7 @@ pub async fn watch_directory(dir: PathBuf, interval: Duration, index: Arc<HostIn
         let (dir_, index_) = (dir.clone(), index.clone());
         let previous = last.clone();
         let read = tokio::task::spawn_blocking(move || {
-            let stamp = dir_stamp(&dir_);
+            let stamp = manifests::stamp(std::slice::from_ref(&dir_));
             if previous.as_ref() == Some(&stamp) {
                 return None;
             }

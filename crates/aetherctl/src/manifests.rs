@@ -72,6 +72,27 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+/// What the manifests under some paths were when last looked at: each
+/// file's path, size and modification time. Watchers that poll (the
+/// controller's and the webhook's local modes) read the files again when it
+/// changes; comparing stamps costs one `stat` per file, no reading.
+pub type Stamp = Vec<(PathBuf, u64, Option<std::time::SystemTime>)>;
+
+/// The [`Stamp`] of the manifest files under `paths` now. Unlistable paths
+/// are left out (reading them reports the error).
+pub fn stamp(paths: &[PathBuf]) -> Stamp {
+    let (files, _) = files(paths);
+    files
+        .into_iter()
+        .map(|file| {
+            let metadata = std::fs::metadata(&file).ok();
+            let len = metadata.as_ref().map_or(0, |m| m.len());
+            let modified = metadata.and_then(|m| m.modified().ok());
+            (file, len, modified)
+        })
+        .collect()
+}
+
 /// Every manifest file named by `paths`, expanded from directories, in order,
 /// and an error for each path that could not be listed or held no manifest.
 /// One bad path does not hide the others: callers report everything.
