@@ -1,0 +1,377 @@
+//! The invariants of the fuzz targets in `fuzz/`, one function per target.
+//!
+//! Each function takes the raw fuzz input, drives the code under test with it
+//! and panics when an invariant breaks; not crashing is only the first of
+//! them. The libFuzzer targets are one-line wrappers around these, and the
+//! stable test `tests/replay.rs` runs every file of `fuzz/corpus/<target>/`
+//! and `fuzz/regressions/<target>/` through the same functions, so CI checks
+//! the corpus without nightly or cargo-fuzz.
+//!
+//! Each returns an [`Outcome`], so that the replay can tell that its inputs
+//! reach past decoding (a corpus that only exercised error paths would check
+//! almost nothing).
+
+use aether_api::config::v1::{SecretProvider, VirtualHostSpec, VirtualHostStatus};
+use aether_api::reflect::{from_proto_json, to_proto_json};
+use aether_api::validate::Validate;
+use prost::Message;
+
+pub mod structured;
+
+/// How far an input got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Rejected by the decoder (cleanly: no panic).
+    Rejected,
+    /// Decoded, and every invariant on the decoded value held.
+    Decoded,
+}
+
+/// A fuzz target: its name (the folder under `fuzz/corpus/`) and its check.
+pub struct Target {
+    /// As in `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/`.
+    pub name: &'static str,
+    /// Runs one input through the target's invariants.
+    pub check: fn(&[u8]) -> Outcome,
+}
+
+/// Every target, for the replay test and the seed writer.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "binary_spec",
+        check: binary_spec,
+    },
+    Target {
+        name: "kubernetes_json",
+        check: kubernetes_json,
+    },
+    Target {
+        name: "proto_json",
+        check: proto_json,
+    },
+    Target {
+        name: "manifest_yaml",
+        check: manifest_yaml,
+    },
+    Target {
+        name: "validate_structured",
+        check: validate_structured,
+    },
+];
+
+/// Binary protobuf: whatever decodes as a spec (or a status) re-encodes to
+/// what decodes to an equal value, in every form.
+pub fn binary_spec(data: &[u8]) -> Outcome {
+    // The status is small and shares the code paths; check it on the same
+    // bytes rather than in a target of its own.
+    if let Ok(status) = VirtualHostStatus::decode(data) {
+        status_round_trips(&status);
+    }
+    match VirtualHostSpec::decode(data) {
+        Ok(spec) => {
+            spec_round_trips(&spec);
+            validate_is_consistent(&spec);
+            Outcome::Decoded
+        }
+        Err(_) => Outcome::Rejected,
+    }
+}
+
+/// The Kubernetes JSON form (the serde impls, as manifests are read).
+pub fn kubernetes_json(data: &[u8]) -> Outcome {
+    match serde_json::from_slice::<VirtualHostSpec>(data) {
+        Ok(spec) => {
+            // The form has names only: nothing read from it holds an enum
+            // number without one.
+            assert!(
+                !has_unknown_enum(&spec),
+                "the Kubernetes form produced an unknown enum number: {spec:?}"
+            );
+            spec_round_trips(&spec);
+            validate_is_consistent(&spec);
+            Outcome::Decoded
+        }
+        Err(_) => Outcome::Rejected,
+    }
+}
+
+/// The canonical proto3 JSON form (through prost-reflect).
+pub fn proto_json(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Outcome::Rejected;
+    };
+    if let Ok(status) = from_proto_json::<VirtualHostStatus>(text) {
+        status_round_trips(&status);
+    }
+    match from_proto_json::<VirtualHostSpec>(text) {
+        Ok(spec) => {
+            spec_round_trips(&spec);
+            validate_is_consistent(&spec);
+            Outcome::Decoded
+        }
+        Err(_) => Outcome::Rejected,
+    }
+}
+
+/// aetherctl's manifest reader on one YAML file of any number of documents,
+/// then its VirtualHost decoding and validation, as `aetherctl validate` does.
+pub fn manifest_yaml(data: &[u8]) -> Outcome {
+    use aetherctl::manifests::{Limits, parse};
+    use aetherctl::objects::VirtualHostObject;
+
+    let limits = Limits::default();
+    let file = std::path::Path::new("fuzz.yaml");
+    let documents = match parse(file, data, &limits) {
+        Ok(documents) => documents,
+        Err(e) => {
+            assert_eq!(e.file, file, "an error names its file");
+            assert!(!e.message.is_empty(), "an error says what is wrong");
+            return Outcome::Rejected;
+        }
+    };
+    assert!(!documents.is_empty(), "a file read without error holds a document");
+    assert!(documents.len() <= limits.max_documents, "the document limit holds");
+    let mut decoded = false;
+    for (index, document) in documents.iter().enumerate() {
+        assert_eq!(document.index, index, "documents are numbered in order");
+        assert!(!document.value.is_null(), "empty documents are skipped");
+        let Ok(object) = VirtualHostObject::decode(document) else {
+            continue;
+        };
+        decoded = true;
+        assert!(!object.name.is_empty() && !object.namespace.is_empty());
+        spec_round_trips(&object.spec);
+        validate_is_consistent(&object.spec);
+        if let Some(status) = &object.status {
+            status_round_trips(status);
+            let _ = status.validate();
+        }
+        // The spec as the reader saw it is the spec its JSON reads back as.
+        let spec_json = document.value["spec"].clone();
+        let reread: VirtualHostSpec = serde_json::from_value(spec_json).expect("a decoded spec decodes again");
+        assert_eq!(reread, object.spec);
+    }
+    if decoded { Outcome::Decoded } else { Outcome::Rejected }
+}
+
+/// `validate()` on specs built by [`structured::ArbitrarySpec`] from the
+/// input, so that nearly every input becomes a spec (and many a valid one).
+pub fn validate_structured(data: &[u8]) -> Outcome {
+    let mut input = arbitrary::Unstructured::new(data);
+    let Ok(spec) = input.arbitrary::<structured::ArbitrarySpec>() else {
+        return Outcome::Rejected;
+    };
+    let spec = spec.build();
+    validate_is_consistent(&spec);
+    spec_round_trips(&spec);
+    Outcome::Decoded
+}
+
+/// Whether `spec` holds an enum number that has no name.
+pub fn has_unknown_enum(spec: &VirtualHostSpec) -> bool {
+    spec.tls
+        .as_ref()
+        .is_some_and(|tls| SecretProvider::try_from(tls.provider).is_err())
+}
+
+/// A spec survives every form: binary and proto3 JSON exactly (both carry
+/// unknown enum numbers), the Kubernetes form for everything but an unknown
+/// enum number, which it refuses to write rather than writing something else.
+pub fn spec_round_trips(spec: &VirtualHostSpec) {
+    let bytes = spec.encode_to_vec();
+    assert_eq!(bytes.len(), spec.encoded_len(), "encoded_len is the encoded length");
+    let back = VirtualHostSpec::decode(bytes.as_slice()).expect("a re-encoded spec decodes");
+    assert_eq!(&back, spec, "binary round trip");
+
+    let json = to_proto_json(spec);
+    let back: VirtualHostSpec =
+        from_proto_json(&json).unwrap_or_else(|e| panic!("proto3 JSON written for {spec:?} does not read back: {e}"));
+    assert_eq!(&back, spec, "proto3 JSON round trip of {json}");
+
+    // The Kubernetes form cannot carry an unknown enum number: compare what
+    // it can, the spec with the provider cleared.
+    let carried = if has_unknown_enum(spec) {
+        assert!(
+            serde_json::to_string(spec).is_err(),
+            "the Kubernetes form wrote an unknown enum number: {spec:?}"
+        );
+        let mut carried = spec.clone();
+        if let Some(tls) = carried.tls.as_mut() {
+            tls.provider = SecretProvider::Unspecified.into();
+        }
+        carried
+    } else {
+        // Its reader takes proto3 JSON too (full enum names).
+        let from_proto: VirtualHostSpec = serde_json::from_str(&json)
+            .unwrap_or_else(|e| panic!("the Kubernetes reader refuses proto3 JSON {json}: {e}"));
+        assert_eq!(&from_proto, spec, "the Kubernetes reader on proto3 JSON {json}");
+        spec.clone()
+    };
+    let json = serde_json::to_string(&carried).expect("a spec with named enums writes in the Kubernetes form");
+    let back: VirtualHostSpec =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("Kubernetes JSON {json} does not read back: {e}"));
+    assert_eq!(back, carried, "Kubernetes JSON round trip of {json}");
+}
+
+/// A status survives binary and proto3 JSON exactly, and the Kubernetes form
+/// (it has no enum).
+pub fn status_round_trips(status: &VirtualHostStatus) {
+    let bytes = status.encode_to_vec();
+    let back = VirtualHostStatus::decode(bytes.as_slice()).expect("a re-encoded status decodes");
+    assert_eq!(&back, status, "binary round trip");
+    let json = to_proto_json(status);
+    let back: VirtualHostStatus =
+        from_proto_json(&json).unwrap_or_else(|e| panic!("proto3 JSON {json} does not read back: {e}"));
+    assert_eq!(&back, status, "proto3 JSON round trip");
+    let json = serde_json::to_string(status).expect("a status writes in the Kubernetes form");
+    let back: VirtualHostStatus = serde_json::from_str(&json).expect("Kubernetes JSON of a status reads back");
+    assert_eq!(&back, status, "Kubernetes JSON round trip of {json}");
+}
+
+/// `validate()` never panics, reports well-formed violations, and agrees
+/// with an independent reading of the rules that need no pattern: a spec it
+/// accepts has the counts, the required fields and the ranges the proto asks
+/// for.
+pub fn validate_is_consistent(spec: &VirtualHostSpec) {
+    let result = spec.validate();
+    let bare = spec.validate_at("");
+    assert_eq!(result.is_ok(), bare.is_ok(), "the root does not change the verdict");
+    if let (Err(rooted), Err(bare)) = (&result, &bare) {
+        assert!(!rooted.is_empty(), "an error holds a violation");
+        assert_eq!(rooted.len(), bare.len(), "the root does not change the violations");
+        for (rooted, bare) in rooted.iter().zip(bare) {
+            assert!(!rooted.rule_id.is_empty() && !rooted.message.is_empty());
+            assert_eq!(rooted.rule_id, bare.rule_id);
+            assert!(
+                rooted.field_path.starts_with("spec"),
+                "a spec's violation is rooted at spec: {rooted}"
+            );
+            let expected = match bare.field_path.as_str() {
+                "" => "spec".to_owned(),
+                path => format!("spec.{path}"),
+            };
+            assert_eq!(rooted.field_path, expected);
+        }
+    }
+    if result.is_err() {
+        return;
+    }
+    // Accepted: check the rules a reader of the proto can count by hand.
+    assert!((1..=16).contains(&spec.hosts.len()), "hosts: 1 to 16, {spec:?}");
+    for (i, host) in spec.hosts.iter().enumerate() {
+        assert!(!host.is_empty() && host.len() <= 253, "host length, {spec:?}");
+        assert!(!spec.hosts[i + 1..].contains(host), "unique hosts, {spec:?}");
+        assert!(host.is_ascii() && !host.ends_with('.'), "host form, {spec:?}");
+    }
+    assert!((1..=128).contains(&spec.routes.len()), "routes: 1 to 128, {spec:?}");
+    for route in &spec.routes {
+        use aether_api::config::v1::route_match::Path;
+        let path = match route.r#match.as_ref().and_then(|m| m.path.as_ref()) {
+            Some(Path::Prefix(path) | Path::Exact(path)) => path,
+            None => panic!("an accepted route has a match, {spec:?}"),
+        };
+        assert!(path.starts_with('/') && path.len() <= 1024, "path form, {spec:?}");
+        assert!(
+            !path.contains("//") && !path.contains("/../") && !path.to_ascii_lowercase().contains("%2f"),
+            "path segments, {spec:?}"
+        );
+        let backend = route.backend.as_ref().expect("an accepted route has a backend");
+        assert!(
+            !backend.service.is_empty() && backend.port <= 65535,
+            "backend, {spec:?}"
+        );
+    }
+    if let Some(tls) = &spec.tls {
+        assert!(!tls.secret_name.is_empty(), "secret name, {spec:?}");
+        assert!(
+            matches!(
+                SecretProvider::try_from(tls.provider),
+                Ok(SecretProvider::Kubernetes | SecretProvider::AwsSecretsManager)
+            ),
+            "provider, {spec:?}"
+        );
+    }
+}
+
+/// One seed input: the target it is for, a file name, and its bytes.
+#[derive(Debug, Clone)]
+pub struct Seed {
+    pub target: &'static str,
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The seeds for the decoding targets, made from the repository's manifests
+/// (`examples/*.yaml` and the fixtures under `fixtures/`, both found from the
+/// workspace root `root`): each file as it is for the manifest reader, all of
+/// them in one multi-document file, and each decoded spec in binary, in
+/// Kubernetes JSON and in proto3 JSON. The structured validate target takes
+/// no seeds: its inputs are not in any of these forms.
+pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
+    use aetherctl::manifests::{Limits, parse};
+    use aetherctl::objects::VirtualHostObject;
+
+    let mut files = Vec::new();
+    for dir in [
+        "examples",
+        "crates/aether-api/tests/fixtures/valid",
+        "crates/aether-api/tests/fixtures/invalid",
+    ] {
+        for entry in std::fs::read_dir(root.join(dir))? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+
+    let mut seeds = Vec::new();
+    let mut all = Vec::new();
+    for path in &files {
+        let bytes = std::fs::read(path)?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("manifest");
+        let dir = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|s| s.to_str())
+            .unwrap_or("");
+        let name = format!("{dir}-{stem}");
+        all.extend_from_slice(b"---\n");
+        all.extend_from_slice(&bytes);
+        let documents = parse(path, &bytes, &Limits::default())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+        seeds.push(Seed {
+            target: "manifest_yaml",
+            name: format!("{name}.yaml"),
+            bytes,
+        });
+        for document in &documents {
+            let object = VirtualHostObject::decode(document).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
+            })?;
+            let spec = &object.spec;
+            seeds.push(Seed {
+                target: "binary_spec",
+                name: format!("{name}.binpb"),
+                bytes: spec.encode_to_vec(),
+            });
+            seeds.push(Seed {
+                target: "kubernetes_json",
+                name: format!("{name}.json"),
+                bytes: serde_json::to_vec(spec).expect("a decoded spec writes"),
+            });
+            seeds.push(Seed {
+                target: "proto_json",
+                name: format!("{name}.json"),
+                bytes: to_proto_json(spec).into_bytes(),
+            });
+        }
+    }
+    seeds.push(Seed {
+        target: "manifest_yaml",
+        name: "all-documents.yaml".into(),
+        bytes: all,
+    });
+    Ok(seeds)
+}
