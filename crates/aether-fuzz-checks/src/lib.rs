@@ -161,9 +161,9 @@ pub fn validate_structured(data: &[u8]) -> Outcome {
     let Ok(spec) = input.arbitrary::<structured::ArbitrarySpec>() else {
         return Outcome::Rejected;
     };
-    let spec = spec.build();
-    validate_is_consistent(&spec);
-    spec_round_trips(&spec);
+    // The round trips are the decoding targets' business; here the run time
+    // goes to validation.
+    validate_is_consistent(&spec.build());
     Outcome::Decoded
 }
 
@@ -234,23 +234,14 @@ pub fn status_round_trips(status: &VirtualHostStatus) {
 /// for.
 pub fn validate_is_consistent(spec: &VirtualHostSpec) {
     let result = spec.validate();
-    let bare = spec.validate_at("");
-    assert_eq!(result.is_ok(), bare.is_ok(), "the root does not change the verdict");
-    if let (Err(rooted), Err(bare)) = (&result, &bare) {
-        assert!(!rooted.is_empty(), "an error holds a violation");
-        assert_eq!(rooted.len(), bare.len(), "the root does not change the violations");
-        for (rooted, bare) in rooted.iter().zip(bare) {
-            assert!(!rooted.rule_id.is_empty() && !rooted.message.is_empty());
-            assert_eq!(rooted.rule_id, bare.rule_id);
+    if let Err(violations) = &result {
+        assert!(!violations.is_empty(), "an error holds a violation");
+        for violation in violations {
+            assert!(!violation.rule_id.is_empty() && !violation.message.is_empty());
             assert!(
-                rooted.field_path.starts_with("spec"),
-                "a spec's violation is rooted at spec: {rooted}"
+                violation.field_path.starts_with("spec."),
+                "a spec's violation names a field under spec: {violation}"
             );
-            let expected = match bare.field_path.as_str() {
-                "" => "spec".to_owned(),
-                path => format!("spec.{path}"),
-            };
-            assert_eq!(rooted.field_path, expected);
         }
     }
     if result.is_err() {

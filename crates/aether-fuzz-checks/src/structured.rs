@@ -62,10 +62,10 @@ pub enum Text {
     Raw(String),
 }
 
-/// Past every length limit of the API (1024), so a string this long is as
-/// good as a longer one: building stops here, which keeps deep `Join`s of
-/// `Repeat`s from making megabytes.
-const MAX_TEXT: usize = 2048;
+/// Past every length limit of a spec (1024 for a path), so a string this
+/// long is as good as a longer one: building stops here, which keeps deep
+/// `Join`s of `Repeat`s from making megabytes and the target fast.
+const MAX_TEXT: usize = 1100;
 
 impl Text {
     fn build(&self) -> String {
@@ -126,7 +126,7 @@ pub struct ArbitraryRoute {
 pub struct ArbitrarySpec {
     pub hosts: Vec<Text>,
     pub routes: Vec<ArbitraryRoute>,
-    /// Appended to `routes` this many times (mod 256), to reach the
+    /// Appended to `routes` this many times (at most 130), to reach the
     /// 128-route limit without 128 routes' worth of input.
     pub repeat_last_route: u8,
     pub tls: Option<(Text, Provider)>,
@@ -137,7 +137,7 @@ impl ArbitrarySpec {
     pub fn build(&self) -> VirtualHostSpec {
         let mut routes: Vec<HttpRoute> = self.routes.iter().map(build_route).collect();
         if let Some(last) = routes.last().cloned() {
-            routes.extend(std::iter::repeat_n(last, usize::from(self.repeat_last_route)));
+            routes.extend(std::iter::repeat_n(last, usize::from(self.repeat_last_route.min(130))));
         }
         VirtualHostSpec {
             hosts: self.hosts.iter().map(Text::build).collect(),
