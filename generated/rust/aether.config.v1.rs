@@ -35,7 +35,7 @@
         schema = "manual",
         doc = "A VirtualHost custom resource: `VirtualHostSpec` and `VirtualHostStatus` with Kubernetes metadata.",
         printcolumn = "{\"name\":\"Hosts\",\"type\":\"string\",\"jsonPath\":\".spec.hosts\",\"description\":\"The hostnames this VirtualHost serves.\"}",
-        printcolumn = "{\"name\":\"Routes\",\"type\":\"string\",\"jsonPath\":\".spec.routes[*].match\",\"description\":\"The routes' matches, in order (a column JSONPath cannot count them).\",\"priority\":1}",
+        printcolumn = "{\"name\":\"Routes\",\"type\":\"integer\",\"jsonPath\":\".status.routeCount\",\"description\":\"How many routes the edge serves (written by the controller).\"}",
         printcolumn = "{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\"}"
     )
 )]
@@ -188,6 +188,14 @@ pub struct VirtualHostStatus {
     /// Rules: at most 8 conditions.
     #[prost(message, repeated, tag = "1")]
     pub conditions: ::prost::alloc::vec::Vec<Condition>,
+    /// How many of the spec's routes the edge serves, as the controller last
+    /// projected them; 0 until then, and for an object left out. `kubectl get
+    /// virtualhosts` shows it as ROUTES, since a printer column cannot count a
+    /// list by itself.
+    ///
+    /// Rules: at most 128, the most routes a spec may hold.
+    #[prost(uint32, tag = "2")]
+    pub route_count: u32,
 }
 /// One aspect of the current state, shaped like Kubernetes'
 /// `metav1.Condition` so that standard tooling (`kubectl wait`, dashboards)

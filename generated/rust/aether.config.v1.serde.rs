@@ -499,10 +499,16 @@ impl serde::Serialize for VirtualHostStatus {
         if !self.conditions.is_empty() {
             len += 1;
         }
+        if self.route_count != 0 {
+            len += 1;
+        }
         let mut struct_ser = serializer
             .serialize_struct("aether.config.v1.VirtualHostStatus", len)?;
         if !self.conditions.is_empty() {
             struct_ser.serialize_field("conditions", &self.conditions)?;
+        }
+        if self.route_count != 0 {
+            struct_ser.serialize_field("routeCount", &self.route_count)?;
         }
         struct_ser.end()
     }
@@ -513,10 +519,11 @@ impl<'de> serde::Deserialize<'de> for VirtualHostStatus {
     where
         D: serde::Deserializer<'de>,
     {
-        const FIELDS: &[&str] = &["conditions"];
+        const FIELDS: &[&str] = &["conditions", "route_count", "routeCount"];
         #[allow(clippy::enum_variant_names)]
         enum GeneratedField {
             Conditions,
+            RouteCount,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
             fn deserialize<D>(
@@ -544,6 +551,9 @@ impl<'de> serde::Deserialize<'de> for VirtualHostStatus {
                     {
                         match value {
                             "conditions" => Ok(GeneratedField::Conditions),
+                            "routeCount" | "route_count" => {
+                                Ok(GeneratedField::RouteCount)
+                            }
                             _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
                         }
                     }
@@ -568,6 +578,7 @@ impl<'de> serde::Deserialize<'de> for VirtualHostStatus {
                 V: serde::de::MapAccess<'de>,
             {
                 let mut conditions__ = None;
+                let mut route_count__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::Conditions => {
@@ -576,10 +587,21 @@ impl<'de> serde::Deserialize<'de> for VirtualHostStatus {
                             }
                             conditions__ = Some(map_.next_value()?);
                         }
+                        GeneratedField::RouteCount => {
+                            if route_count__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("routeCount"));
+                            }
+                            route_count__ = Some(
+                                map_
+                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
                     }
                 }
                 Ok(VirtualHostStatus {
                     conditions: conditions__.unwrap_or_default(),
+                    route_count: route_count__.unwrap_or_default(),
                 })
             }
         }

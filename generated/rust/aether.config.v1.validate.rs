@@ -367,6 +367,14 @@ impl crate::validate::Validate for VirtualHostStatus {
                 crate::validate::Validate::collect_violations(item, &path, violations);
             }
         }
+        {
+            let path = path.field("routeCount");
+            let value = self.route_count;
+            if value > 128u32 {
+                violations
+                    .push(&path, "uint32.lte", "must be less than or equal to 128");
+            }
+        }
     }
 }
 #[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]

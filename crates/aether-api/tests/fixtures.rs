@@ -174,6 +174,7 @@ fn every_rule_has_an_invalid_fixture() {
         ("spec.tls.secretName", "string.pattern"),
         ("spec.tls.provider", "required"),
         ("status.conditions", "repeated.max_items"),
+        ("status.routeCount", "uint32.lte"),
         ("status.conditions[0].type", "required"),
         ("status.conditions[0].type", "string.max_len"),
         ("status.conditions[0].type", "string.pattern"),

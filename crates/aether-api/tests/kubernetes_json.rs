@@ -76,12 +76,13 @@ fn conditions_carry_observed_generation_as_a_number() {
             reason: "Accepted".into(),
             message: String::new(),
         }],
+        route_count: 3,
     };
     let value = serde_json::to_value(&status).unwrap();
     assert_eq!(
         value,
         json!({"conditions": [{"type": "Accepted", "status": "True", "observedGeneration": 3,
-            "lastTransitionTime": "2026-11-29T19:01:31Z", "reason": "Accepted"}]})
+            "lastTransitionTime": "2026-11-29T19:01:31Z", "reason": "Accepted"}], "routeCount": 3})
     );
     assert_eq!(serde_json::from_value::<VirtualHostStatus>(value).unwrap(), status);
     // The proto field name is accepted too, as pbjson does for the other messages.

@@ -77,31 +77,7 @@ impl Judged {
     }
 }
 
-fn route(path: Path, service: &str, port: u32) -> HttpRoute {
-    HttpRoute {
-        r#match: Some(RouteMatch { path: Some(path) }),
-        backend: Some(RouteBackend {
-            service: service.into(),
-            port,
-        }),
-    }
-}
-
-/// The proposal's manifest: valid.
-fn proposal() -> VirtualHostSpec {
-    VirtualHostSpec {
-        hosts: vec!["api.example.com".into()],
-        routes: vec![
-            route(Path::Prefix("/users".into()), "svc-users", 8080),
-            route(Path::Exact("/healthz".into()), "svc-health", 0),
-            route(Path::Prefix("/".into()), "svc-web", 0),
-        ],
-        tls: Some(VirtualHostTls {
-            secret_name: "example-tls".into(),
-            provider: SecretProvider::Kubernetes.into(),
-        }),
-    }
-}
+use common::{proposal_spec as proposal, route_to as route};
 
 fn condition() -> Condition {
     Condition {
@@ -446,7 +422,10 @@ fn cases() -> Vec<Case> {
     let mut status = |name: &str, conditions: Vec<Condition>, expected: &[(&str, &'static str)]| {
         cases.push(Case {
             name: format!("status: {name}"),
-            message: Judged::Status(VirtualHostStatus { conditions }),
+            message: Judged::Status(VirtualHostStatus {
+                conditions,
+                ..Default::default()
+            }),
             expected: expected.iter().map(|(p, r)| (format!("status.{p}"), *r)).collect(),
         });
     };
@@ -689,6 +668,7 @@ fn the_error_lists_every_violation() {
             status: "Maybe".into(),
             ..condition()
         }],
+        ..Default::default()
     };
     let err = status.validate().unwrap_err();
     assert_eq!(err.violations()[0].field_path, "status.conditions[0].status");

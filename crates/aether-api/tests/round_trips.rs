@@ -45,6 +45,7 @@ fn proto_json_uses_full_enum_names_and_string_int64() {
             observed_generation: 7,
             ..Default::default()
         }],
+        ..Default::default()
     };
     let json: serde_json::Value = serde_json::from_str(&to_proto_json(&status)).unwrap();
     assert_eq!(json["conditions"][0]["observedGeneration"], "7");

@@ -50,10 +50,9 @@ pub struct PrintColumn {
 /// The columns `kubectl get virtualhosts` shows. Setting any column replaces
 /// the default Age column, so Age is listed again.
 ///
-/// Kubernetes' column JSONPath has no functions (no `length()`), so no path
-/// yields the number of routes. The Routes column instead lists each route's
-/// match (`.spec.routes[*].match`), which is what a reader counts routes by;
-/// it is shown with `-o wide` only, as it grows with the routes.
+/// Kubernetes' column JSONPath has no functions (no `length()`), so the
+/// Routes column reads the count the controller writes to the status
+/// (`status.routeCount`), as Deployments show their replica counts.
 pub const PRINT_COLUMNS: [PrintColumn; 3] = [
     PrintColumn {
         name: "Hosts",
@@ -64,10 +63,10 @@ pub const PRINT_COLUMNS: [PrintColumn; 3] = [
     },
     PrintColumn {
         name: "Routes",
-        type_: "string",
-        json_path: ".spec.routes[*].match",
-        description: "The routes' matches, in order (a column JSONPath cannot count them).",
-        priority: 1,
+        type_: "integer",
+        json_path: ".status.routeCount",
+        description: "How many routes the edge serves (written by the controller).",
+        priority: 0,
     },
     PrintColumn {
         name: "Age",
@@ -1082,7 +1081,7 @@ mod tests {
             columns,
             [
                 ("Hosts", ".spec.hosts", "string"),
-                ("Routes", ".spec.routes[*].match", "string"),
+                ("Routes", ".status.routeCount", "integer"),
                 ("Age", ".metadata.creationTimestamp", "date")
             ]
         );
@@ -1210,7 +1209,7 @@ mod tests {
             "namespaced",
             "status = \"VirtualHostStatus\"",
             "schema = \"manual\"",
-            r#"printcolumn = "{\"name\":\"Routes\",\"type\":\"string\",\"jsonPath\":\".spec.routes[*].match\""#,
+            r#"printcolumn = "{\"name\":\"Routes\",\"type\":\"integer\",\"jsonPath\":\".status.routeCount\""#,
         ] {
             assert!(attributes.contains(expected), "{expected} not in {attributes}");
         }

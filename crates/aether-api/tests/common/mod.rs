@@ -7,21 +7,25 @@ use aether_api::config::v1::{
 };
 use proptest::prelude::*;
 
-/// The design proposal's VirtualHost, as the struct it must decode to.
-pub fn proposal_spec() -> VirtualHostSpec {
-    let route = |path: Path, service: &str, port: u32| HttpRoute {
+/// A route matching `path` to `service:port` (0: the service's default port).
+pub fn route_to(path: Path, service: &str, port: u32) -> HttpRoute {
+    HttpRoute {
         r#match: Some(RouteMatch { path: Some(path) }),
         backend: Some(RouteBackend {
             service: service.into(),
             port,
         }),
-    };
+    }
+}
+
+/// The design proposal's VirtualHost, as the struct it must decode to.
+pub fn proposal_spec() -> VirtualHostSpec {
     VirtualHostSpec {
         hosts: vec!["api.example.com".into()],
         routes: vec![
-            route(Path::Prefix("/users".into()), "svc-users", 8080),
-            route(Path::Exact("/healthz".into()), "svc-health", 0),
-            route(Path::Prefix("/".into()), "svc-web", 0),
+            route_to(Path::Prefix("/users".into()), "svc-users", 8080),
+            route_to(Path::Exact("/healthz".into()), "svc-health", 0),
+            route_to(Path::Prefix("/".into()), "svc-web", 0),
         ],
         tls: Some(VirtualHostTls {
             secret_name: "example-tls".into(),
@@ -85,7 +89,10 @@ pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
             message,
         },
     );
-    proptest::collection::vec(condition, 0..4).prop_map(|conditions| VirtualHostStatus { conditions })
+    (proptest::collection::vec(condition, 0..4), any::<u32>()).prop_map(|(conditions, route_count)| VirtualHostStatus {
+        conditions,
+        route_count,
+    })
 }
 
 /// The workspace root (two levels above this crate).

@@ -1,0 +1,53 @@
+//! Synthetic objects for the benchmarks and the `scale` example: each with
+//! two hosts and 10 routes over a few services; one object in ten also claims
+//! its predecessor's host, so the host index has conflicts to resolve.
+
+use aether_api::config::v1::{
+    HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostTls, route_match::Path,
+};
+use aether_projection::VirtualHostObject;
+use jiff::Timestamp;
+
+/// Routes per object.
+pub const ROUTES: usize = 10;
+
+/// Object `i` of a synthetic set; `version` changes its routes (for updates).
+pub fn object(i: usize, version: u32) -> VirtualHostObject {
+    let mut hosts = vec![format!("app-{i}.example.com"), format!("app-{i}.example.net")];
+    if i % 10 == 9 {
+        hosts.push(format!("app-{}.example.com", i - 1));
+    }
+    let routes = (0..ROUTES)
+        .map(|r| HttpRoute {
+            r#match: Some(RouteMatch {
+                path: Some(if r == 0 {
+                    Path::Exact("/healthz".into())
+                } else {
+                    Path::Prefix(format!("/api/v{version}/r{r}"))
+                }),
+            }),
+            backend: Some(RouteBackend {
+                service: format!("svc-{}", (i + r) % 500),
+                port: [0, 8080, 9090][r % 3],
+            }),
+        })
+        .collect();
+    VirtualHostObject {
+        namespace: format!("team-{}", i % 100),
+        name: format!("app-{i}"),
+        creation_timestamp: Some(Timestamp::from_second(1_767_225_600 + i as i64).unwrap()),
+        spec: VirtualHostSpec {
+            hosts,
+            routes,
+            tls: Some(VirtualHostTls {
+                secret_name: format!("tls-{}", i % 1000),
+                provider: SecretProvider::Kubernetes as i32,
+            }),
+        },
+    }
+}
+
+/// `n` objects.
+pub fn objects(n: usize) -> Vec<VirtualHostObject> {
+    (0..n).map(|i| object(i, 1)).collect()
+}

@@ -1,0 +1,72 @@
+//! Full builds at growing sizes and one-object updates in a large set.
+//!
+//! ```text
+//! cargo bench -p aether-projection --bench projection
+//! ```
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use aether_projection::{ObjectKey, ProjectionConfig, Projector, project};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+
+#[path = "fixtures.rs"]
+mod fixtures;
+
+fn full_build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("full_build");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for n in [100, 1_000, 10_000, 50_000] {
+        let objects = fixtures::objects(n);
+        // The input is borrowed: neither cloned nor dropped in the measure.
+        group.bench_function(format!("{n}"), |b| {
+            b.iter(|| black_box(project(&objects, &ProjectionConfig::default()).unwrap()))
+        });
+    }
+    group.finish();
+}
+
+fn incremental(c: &mut Criterion) {
+    const N: usize = 50_000;
+    let mut group = c.benchmark_group("incremental_50k");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let mut projector = Projector::from_objects(fixtures::objects(N), ProjectionConfig::default()).unwrap();
+    // Object 12_349 claims its predecessor's host: a change that touches a
+    // conflict. Alternating two versions makes every upsert a real change.
+    for (label, i) in [("change", 12_345), ("change_contested", 12_349)] {
+        let versions = [fixtures::object(i, 2), fixtures::object(i, 1)];
+        let mut flip = 0;
+        group.bench_function(label, |b| {
+            b.iter_batched(
+                || {
+                    flip ^= 1;
+                    versions[flip].clone()
+                },
+                |object| projector.upsert(object),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    let object = fixtures::object(20_000, 1);
+    let key = ObjectKey::new(&object.namespace, &object.name);
+    group.bench_function("delete_and_add", |b| {
+        b.iter_batched(
+            || object.clone(),
+            |object| {
+                projector.remove(&key);
+                projector.upsert(object)
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, full_build, incremental);
+criterion_main!(benches);

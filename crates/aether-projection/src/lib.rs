@@ -1,0 +1,60 @@
+//! The edge projection: a set of `VirtualHost` objects in, the edge proxy's
+//! configuration out. Pure: no I/O, no Kubernetes client.
+//!
+//! The data flows through small modules, in this order:
+//! [objects](VirtualHostObject) → validation (invalid objects are left out
+//! and reported) → host dedup (a host claimed by several objects goes to the
+//! oldest) → Envoy projection (one virtual host per object, one cluster per
+//! `(service, port)`, see [`cluster_name`]) → [`Snapshot`] and its
+//! renderings.
+//!
+//! [`project`] builds a snapshot in one go; [`Projector`] keeps one up to
+//! date as objects come and go, at a cost proportional to the change.
+//!
+//! ```
+//! use aether_projection::{Format, ProjectionConfig, VirtualHostObject, project};
+//!
+//! let objects: Vec<VirtualHostObject> = serde_json::from_value(serde_json::json!([{
+//!     "namespace": "default", "name": "api", "creationTimestamp": "2026-01-01T00:00:00Z",
+//!     "spec": {
+//!         "hosts": ["api.example.com"],
+//!         "routes": [
+//!             {"match": {"prefix": "/users"}, "backend": {"service": "svc-users", "port": 8080}},
+//!             {"match": {"exact": "/healthz"}, "backend": {"service": "svc-health"}}
+//!         ],
+//!         "tls": {"secretName": "example-tls", "provider": "KUBERNETES"}
+//!     }
+//! }])).unwrap();
+//! let snapshot = project(objects, &ProjectionConfig::default()).unwrap();
+//! let json: serde_json::Value = serde_json::from_slice(&snapshot.render(Format::Json).unwrap()).unwrap();
+//! let route = &json["routeConfiguration"]["virtualHosts"][0]["routes"][0];
+//! assert_eq!(route["match"]["prefix"], "/users");
+//! assert_eq!(route["route"]["cluster"], "svc-users:8080");
+//! assert_eq!(json["tlsSecrets"][0]["secretName"], "example-tls");
+//! ```
+
+#![deny(missing_docs)]
+
+mod batch;
+mod config;
+pub mod descriptors;
+mod envoy;
+mod input;
+mod manifest;
+mod output;
+mod projector;
+mod snapshot;
+mod validation;
+
+pub use batch::project;
+pub use config::{ProjectionConfig, RetryConfig};
+pub use envoy::cluster_name;
+pub use input::{ObjectKey, VirtualHostObject};
+pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
+pub use output::{Format, RenderError};
+pub use projector::{ProjectError, Projector};
+pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
+pub use validation::Problem;
+
+/// Envoy's generated types, as returned by [`Snapshot::route_configuration`].
+pub use envoy_types::pb::envoy::config::route::v3 as envoy_route;

@@ -1,0 +1,391 @@
+//! The projection's state, kept up to date one object at a time.
+//!
+//! Data follows the objects: each is validated once, its Envoy virtual host
+//! (routes and all) is built once and cached, and the only thing shared
+//! between objects is the host index, `host → claimants ordered by rank`.
+//! Adding, changing or removing an object touches its own hosts' claimant
+//! sets and re-derives the domains of the objects whose win on one of those
+//! hosts changed: O(that object and its conflicts), with a log factor from
+//! the ordered maps, never a pass over all objects. Only [`Projector::snapshot`]
+//! walks everything, because its output is everything.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use envoy_types::pb::envoy::config::route::v3 as route;
+
+use crate::config::ProjectionConfig;
+use crate::envoy;
+use crate::input::{ObjectKey, Rank, VirtualHostObject};
+use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
+use crate::validation::{self, Problem};
+
+/// Bad input to a full build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProjectError {
+    /// Two objects of the input have the same namespace and name, so the
+    /// input is not a set of objects: which one is meant is unknowable.
+    DuplicateObject(ObjectKey),
+}
+
+impl fmt::Display for ProjectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::DuplicateObject(key) => write!(f, "the input holds VirtualHost {key} more than once"),
+        }
+    }
+}
+
+impl std::error::Error for ProjectError {}
+
+/// The projection of a changing set of objects.
+///
+/// ```
+/// use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+///
+/// let object = |name: &str, created: &str| -> VirtualHostObject {
+///     serde_json::from_value(serde_json::json!({
+///         "namespace": "default", "name": name, "creationTimestamp": created,
+///         "spec": {"hosts": ["api.example.com"], "routes": [{"match": {"prefix": "/"}, "backend": {"service": name}}]}
+///     })).unwrap()
+/// };
+/// let mut projector = Projector::new(ProjectionConfig::default());
+/// projector.upsert(object("new", "2026-02-01T00:00:00Z"));
+/// projector.upsert(object("old", "2026-01-01T00:00:00Z"));
+/// // The older object wins the host; the other has none left.
+/// let snapshot = projector.snapshot();
+/// assert_eq!(snapshot.route_configuration().unwrap().virtual_hosts[0].name, "default/old");
+/// assert_eq!(snapshot.report.conflicts[0].loser.to_string(), "default/new");
+///
+/// projector.remove(&ObjectKey::new("default", "old"));
+/// assert_eq!(projector.snapshot().route_configuration().unwrap().virtual_hosts[0].name, "default/new");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Projector {
+    config: ProjectionConfig,
+    /// Built once from the config; cloned into every route.
+    retry: Option<route::RetryPolicy>,
+    objects: HashMap<ObjectKey, Entry>,
+    /// Host → its valid claimants, best (winner) first.
+    claims: HashMap<String, BTreeSet<Arc<Rank>>>,
+    /// Hosts with more than one claimant, for the report.
+    contested: BTreeSet<String>,
+    /// Objects in the output (valid, with at least one host won).
+    included: BTreeSet<ObjectKey>,
+    invalid: BTreeSet<ObjectKey>,
+    /// Valid objects that won no host.
+    hostless: BTreeSet<ObjectKey>,
+    /// `(service, port)` → how many included objects send to it.
+    dependencies: BTreeMap<(String, u32), usize>,
+    /// Secret → how many included objects use it.
+    secrets: BTreeMap<TlsSecret, usize>,
+}
+
+#[derive(Debug, Clone)]
+enum Entry {
+    Invalid(Vec<Problem>),
+    Valid(Valid),
+}
+
+#[derive(Debug, Clone)]
+struct Valid {
+    rank: Arc<Rank>,
+    /// The Envoy virtual host's name, `namespace/name`.
+    name: String,
+    /// Lowercased, in spec order (which the domains keep).
+    hosts: Vec<String>,
+    /// The hosts currently won, in spec order.
+    domains: Vec<String>,
+    /// The Envoy routes, built and encoded once.
+    routes: Vec<u8>,
+    /// Distinct `(service, port)` pairs of the routes.
+    backends: Vec<(String, u32)>,
+    secret: Option<TlsSecret>,
+    included: bool,
+}
+
+impl Projector {
+    /// An empty projection.
+    pub fn new(config: ProjectionConfig) -> Self {
+        Self {
+            retry: envoy::retry_policy(&config.retry),
+            config,
+            objects: HashMap::new(),
+            claims: HashMap::new(),
+            contested: BTreeSet::new(),
+            included: BTreeSet::new(),
+            invalid: BTreeSet::new(),
+            hostless: BTreeSet::new(),
+            dependencies: BTreeMap::new(),
+            secrets: BTreeMap::new(),
+        }
+    }
+
+    /// The projection of a whole set, to be kept up to date from there:
+    /// every object is indexed first and each object's domains derived once,
+    /// at the end. ([`project`](crate::project) is faster for a one-off.)
+    pub fn from_objects(
+        objects: impl IntoIterator<Item = VirtualHostObject>,
+        config: ProjectionConfig,
+    ) -> Result<Self, ProjectError> {
+        let mut projector = Self::new(config);
+        let mut valid_keys = Vec::new();
+        for object in objects {
+            let key = object.key();
+            if projector.objects.contains_key(&key) {
+                return Err(ProjectError::DuplicateObject(key));
+            }
+            let entry = projector.entry(&object);
+            match &entry {
+                Entry::Invalid(_) => {
+                    projector.invalid.insert(key.clone());
+                }
+                Entry::Valid(valid) => {
+                    for host in &valid.hosts {
+                        projector
+                            .claims
+                            .entry(host.clone())
+                            .or_default()
+                            .insert(valid.rank.clone());
+                    }
+                    valid_keys.push(key.clone());
+                }
+            }
+            projector.objects.insert(key, entry);
+        }
+        projector.contested = projector
+            .claims
+            .iter()
+            .filter(|(_, claimants)| claimants.len() > 1)
+            .map(|(host, _)| host.clone())
+            .collect();
+        for key in &valid_keys {
+            projector.refresh(key);
+        }
+        Ok(projector)
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &ProjectionConfig {
+        &self.config
+    }
+
+    /// How many objects (valid or not) are held.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Whether no object is held.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// Adds the object, or replaces the one with its namespace and name.
+    pub fn upsert(&mut self, object: VirtualHostObject) {
+        let key = object.key();
+        self.remove(&key);
+        let entry = self.entry(&object);
+        let valid = match entry {
+            Entry::Invalid(problems) => {
+                self.invalid.insert(key.clone());
+                self.objects.insert(key, Entry::Invalid(problems));
+                return;
+            }
+            Entry::Valid(valid) => valid,
+        };
+        // Objects that were winning a host this one now takes.
+        let mut dethroned = Vec::new();
+        for host in &valid.hosts {
+            let claimants = self.claims.entry(host.clone()).or_default();
+            let before = claimants.first().cloned();
+            claimants.insert(valid.rank.clone());
+            if claimants.len() > 1 {
+                self.contested.insert(host.clone());
+            }
+            if let Some(before) = before
+                && claimants.first() == Some(&valid.rank)
+            {
+                dethroned.push(before.key.clone());
+            }
+        }
+        self.objects.insert(key.clone(), Entry::Valid(valid));
+        self.refresh(&key);
+        for other in dethroned {
+            self.refresh(&other);
+        }
+    }
+
+    /// Removes the object; returns whether it was there.
+    pub fn remove(&mut self, key: &ObjectKey) -> bool {
+        let valid = match self.objects.remove(key) {
+            None => return false,
+            Some(Entry::Invalid(_)) => {
+                self.invalid.remove(key);
+                return true;
+            }
+            Some(Entry::Valid(valid)) => valid,
+        };
+        if valid.included {
+            release(&mut self.dependencies, &mut self.secrets, &valid);
+        }
+        self.included.remove(key);
+        self.hostless.remove(key);
+        // Objects that inherit a host this one was winning.
+        let mut heirs = Vec::new();
+        for host in &valid.hosts {
+            let Some(claimants) = self.claims.get_mut(host) else {
+                continue;
+            };
+            let was_winner = claimants.first() == Some(&valid.rank);
+            claimants.remove(&valid.rank);
+            if claimants.len() < 2 {
+                self.contested.remove(host);
+            }
+            match claimants.first() {
+                None => {
+                    self.claims.remove(host);
+                }
+                Some(heir) if was_winner => heirs.push(heir.key.clone()),
+                Some(_) => {}
+            }
+        }
+        for heir in heirs {
+            self.refresh(&heir);
+        }
+        true
+    }
+
+    /// The current output. O(size of the output): the virtual hosts are
+    /// copied from the per-object cache in key order, the other parts read
+    /// from their sorted maps.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut route_configuration = Vec::new();
+        envoy::encode_route_configuration_head(&self.config.route_configuration_name, &mut route_configuration);
+        for key in &self.included {
+            if let Some(Entry::Valid(valid)) = self.objects.get(key) {
+                envoy::encode_virtual_host(&valid.name, &valid.domains, &valid.routes, &mut route_configuration);
+            }
+        }
+        let dependencies = Dependency::group(self.dependencies.keys());
+        let mut conflicts = Vec::new();
+        for host in &self.contested {
+            let Some(claimants) = self.claims.get(host) else {
+                continue;
+            };
+            let mut ranked = claimants.iter();
+            let Some(winner) = ranked.next() else { continue };
+            conflicts.extend(ranked.map(|loser| HostConflict {
+                host: host.clone(),
+                winner: winner.key.clone(),
+                loser: loser.key.clone(),
+            }));
+        }
+        let mut left_out: Vec<LeftOut> = self
+            .invalid
+            .iter()
+            .filter_map(|key| match self.objects.get(key) {
+                Some(Entry::Invalid(problems)) => Some(LeftOut {
+                    object: key.clone(),
+                    reason: LeftOutReason::Invalid {
+                        problems: problems.clone(),
+                    },
+                }),
+                _ => None,
+            })
+            .chain(self.hostless.iter().map(|key| LeftOut {
+                object: key.clone(),
+                reason: LeftOutReason::NoHostsLeft,
+            }))
+            .collect();
+        left_out.sort_by(|a, b| a.object.cmp(&b.object));
+        Snapshot {
+            route_configuration,
+            dependencies,
+            tls_secrets: self.secrets.keys().cloned().collect(),
+            report: Report { conflicts, left_out },
+        }
+    }
+
+    /// Validates the object and, if valid, builds its cached parts.
+    fn entry(&self, object: &VirtualHostObject) -> Entry {
+        let problems = validation::problems(object);
+        if !problems.is_empty() {
+            return Entry::Invalid(problems);
+        }
+        let rank = Arc::new(Rank::of(object));
+        let backends: BTreeSet<(String, u32)> = object
+            .spec
+            .routes
+            .iter()
+            .filter_map(|route| route.backend.as_ref())
+            .map(|backend| (backend.service.clone(), backend.port))
+            .collect();
+        let secret = TlsSecret::of(object);
+        Entry::Valid(Valid {
+            routes: envoy::encoded_routes(&object.spec, self.retry.as_ref()),
+            domains: Vec::new(),
+            name: rank.key.to_string(),
+            hosts: object.spec.hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
+            rank,
+            backends: backends.into_iter().collect(),
+            secret,
+            included: false,
+        })
+    }
+
+    /// Re-derives the object's domains from the host index, and moves it in
+    /// or out of the output. O(its hosts).
+    fn refresh(&mut self, key: &ObjectKey) {
+        let Some(Entry::Valid(valid)) = self.objects.get_mut(key) else {
+            return;
+        };
+        let claims = &self.claims;
+        valid.domains = valid
+            .hosts
+            .iter()
+            .filter(|host| claims.get(*host).and_then(|claimants| claimants.first()) == Some(&valid.rank))
+            .cloned()
+            .collect();
+        let include = !valid.domains.is_empty();
+        if include != valid.included {
+            valid.included = include;
+            if include {
+                for backend in &valid.backends {
+                    *self.dependencies.entry(backend.clone()).or_default() += 1;
+                }
+                if let Some(secret) = &valid.secret {
+                    *self.secrets.entry(secret.clone()).or_default() += 1;
+                }
+            } else {
+                release(&mut self.dependencies, &mut self.secrets, valid);
+            }
+        }
+        if include {
+            self.included.insert(key.clone());
+            self.hostless.remove(key);
+        } else {
+            self.included.remove(key);
+            self.hostless.insert(key.clone());
+        }
+    }
+}
+
+/// Drops an object's share of the dependency and secret sets.
+fn release(dependencies: &mut BTreeMap<(String, u32), usize>, secrets: &mut BTreeMap<TlsSecret, usize>, valid: &Valid) {
+    for backend in &valid.backends {
+        decrement(dependencies, backend);
+    }
+    if let Some(secret) = &valid.secret {
+        decrement(secrets, secret);
+    }
+}
+
+fn decrement<K: Ord>(counts: &mut BTreeMap<K, usize>, key: &K) {
+    if let Some(count) = counts.get_mut(key) {
+        *count -= 1;
+        if *count == 0 {
+            counts.remove(key);
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The projection's output: Envoy's route configuration and what the edge
+//! needs besides it.
+
+use aether_api::config::v1::SecretProvider;
+use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+use prost::Message;
+use serde::Serialize;
+
+use crate::input::{ObjectKey, VirtualHostObject};
+use crate::validation::Problem;
+
+/// Everything projected from one set of VirtualHost objects.
+///
+/// Every list is sorted, so equal inputs give equal snapshots whatever their
+/// order. Render it with [`Snapshot::to_json`], [`Snapshot::to_yaml`] or
+/// [`Snapshot::route_configuration_binary`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The encoded `RouteConfiguration`: one Envoy virtual host per projected
+    /// object, sorted by namespace, then name. Kept encoded because that is
+    /// about twenty times smaller than envoy-types' structs (see
+    /// [`Snapshot::route_configuration`] for those).
+    pub(crate) route_configuration: Vec<u8>,
+    /// Every backend service the route configuration sends to, with its
+    /// ports, sorted by service.
+    pub dependencies: Vec<Dependency>,
+    /// Every TLS secret the projected objects terminate with, sorted.
+    pub tls_secrets: Vec<TlsSecret>,
+    /// Conflicts and objects left out.
+    pub report: Report,
+}
+
+impl Snapshot {
+    /// The route configuration as envoy-types' `RouteConfiguration`: one
+    /// virtual host per projected object, named `namespace/name`, sorted by
+    /// namespace, then name. Decoded on each call, so keep the result.
+    pub fn route_configuration(&self) -> Result<RouteConfiguration, prost::DecodeError> {
+        RouteConfiguration::decode(self.route_configuration.as_slice())
+    }
+
+    /// The route configuration as binary protobuf, what an xDS server sends.
+    pub fn route_configuration_binary(&self) -> &[u8] {
+        &self.route_configuration
+    }
+}
+
+/// A backend service the edge sends to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Dependency {
+    /// The mesh service's name.
+    pub service: String,
+    /// Its ports in use, ascending; `0` is the service's default port (a
+    /// backend without `port`). Each `(service, port)` is one cluster, named
+    /// by [`cluster_name`](crate::cluster_name).
+    pub ports: Vec<u32>,
+}
+
+impl Dependency {
+    /// Groups sorted `(service, port)` pairs by service.
+    pub(crate) fn group<'a>(pairs: impl IntoIterator<Item = &'a (String, u32)>) -> Vec<Dependency> {
+        let mut dependencies: Vec<Dependency> = Vec::new();
+        for (service, port) in pairs {
+            match dependencies.last_mut() {
+                Some(last) if last.service == *service => last.ports.push(*port),
+                _ => dependencies.push(Dependency {
+                    service: service.clone(),
+                    ports: vec![*port],
+                }),
+            }
+        }
+        dependencies
+    }
+}
+
+/// A TLS secret the edge must load.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsSecret {
+    /// Where the secret is stored.
+    pub provider: SecretProvider,
+    /// The namespace a `KUBERNETES` secret is read from (the VirtualHost's);
+    /// absent for providers outside the cluster, whose names are global.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The secret's name.
+    pub secret_name: String,
+}
+
+impl TlsSecret {
+    /// The secret a (valid) object terminates TLS with, if any.
+    pub(crate) fn of(object: &VirtualHostObject) -> Option<Self> {
+        object.spec.tls.as_ref().map(|tls| {
+            // Validation lets only defined providers through.
+            let provider = SecretProvider::try_from(tls.provider).unwrap_or(SecretProvider::Unspecified);
+            TlsSecret {
+                provider,
+                namespace: (provider == SecretProvider::Kubernetes).then(|| object.namespace.clone()),
+                secret_name: tls.secret_name.clone(),
+            }
+        })
+    }
+}
+
+/// What was not projected as written, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// One entry per host an object lost, sorted by host, then loser rank.
+    pub conflicts: Vec<HostConflict>,
+    /// Objects with no virtual host in the output, sorted by `namespace/name`.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A host claimed by several valid objects: `winner` keeps it, `loser` is
+/// projected without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostConflict {
+    /// The contested host.
+    pub host: String,
+    /// The oldest claimant (see [`VirtualHostObject::creation_timestamp`](crate::VirtualHostObject)).
+    pub winner: ObjectKey,
+    /// A younger claimant, which loses the host.
+    pub loser: ObjectKey,
+}
+
+/// An object with no virtual host in the output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftOut {
+    /// Which object.
+    pub object: ObjectKey,
+    /// Why.
+    #[serde(flatten)]
+    pub reason: LeftOutReason,
+}
+
+/// Why an object was left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum LeftOutReason {
+    /// It breaks rules of the API; never projected, even in part.
+    Invalid {
+        /// Every broken rule.
+        problems: Vec<Problem>,
+    },
+    /// Valid, but every one of its hosts went to an older object (each is
+    /// also in [`Report::conflicts`]).
+    NoHostsLeft,
+}
