@@ -57,6 +57,10 @@ pub const TARGETS: &[Target] = &[
         name: "validate_structured",
         check: validate_structured,
     },
+    Target {
+        name: "projection",
+        check: projection,
+    },
 ];
 
 /// Binary protobuf: whatever decodes as a spec (or a status) re-encodes to
@@ -164,6 +168,66 @@ pub fn validate_structured(data: &[u8]) -> Outcome {
     // The round trips are the decoding targets' business; here the run time
     // goes to validation.
     validate_is_consistent(&spec.build());
+    Outcome::Decoded
+}
+
+/// The Envoy projection of a set of objects built by
+/// [`structured::ArbitraryObjects`]: few namespaces, names and hosts, so that
+/// keys and hosts collide often.
+pub fn projection(data: &[u8]) -> Outcome {
+    use aether_projection::{ProjectError, ProjectionConfig, Projector, project};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    let mut input = arbitrary::Unstructured::new(data);
+    let Ok(objects) = input.arbitrary::<structured::ArbitraryObjects>() else {
+        return Outcome::Rejected;
+    };
+    let objects = objects.build();
+    let config = ProjectionConfig::default();
+    let mut by_key = BTreeMap::new();
+    for object in &objects {
+        by_key.insert(object.key(), object);
+    }
+    let snapshot = match project(&objects, &config) {
+        Err(ProjectError::DuplicateObject(key)) => {
+            assert!(by_key.len() < objects.len(), "{key} is not duplicated");
+            return Outcome::Rejected;
+        }
+        Ok(snapshot) => snapshot,
+    };
+    assert_eq!(by_key.len(), objects.len(), "a duplicated key was projected");
+
+    let routes = snapshot.route_configuration().expect("the route configuration decodes");
+    let mut domains = BTreeSet::new();
+    for virtual_host in &routes.virtual_hosts {
+        let object = by_key
+            .values()
+            .find(|o| o.key().to_string() == virtual_host.name)
+            .unwrap_or_else(|| panic!("virtual host {} names no object", virtual_host.name));
+        assert!(object.spec.validate().is_ok(), "{} is invalid yet projected", virtual_host.name);
+        assert_eq!(virtual_host.routes.len(), object.spec.routes.len(), "every route, in order");
+        for domain in &virtual_host.domains {
+            assert!(object.spec.hosts.contains(domain), "{domain} is not a host of {}", virtual_host.name);
+            assert!(domains.insert(domain.clone()), "the projection holds {domain} twice");
+        }
+    }
+    // Every host of a valid object is served, by that object or an older one.
+    let claimed: BTreeSet<String> = by_key
+        .values()
+        .filter(|o| o.spec.validate().is_ok() && structured::valid_metadata(o))
+        .flat_map(|o| o.spec.hosts.iter().cloned())
+        .collect();
+    assert_eq!(domains, claimed, "the served hosts are the valid objects' hosts");
+
+    // Neither the input order nor building incrementally changes the result.
+    let reversed = project(objects.iter().rev(), &config).expect("the same set projects");
+    assert_eq!(reversed, snapshot, "the input order changed the snapshot");
+    let mut projector = Projector::new(config);
+    for object in &objects {
+        projector.upsert(object.clone());
+    }
+    assert_eq!(projector.snapshot(), snapshot, "the incremental projector differs");
+    snapshot.to_json().expect("a snapshot renders as JSON");
     Outcome::Decoded
 }
 

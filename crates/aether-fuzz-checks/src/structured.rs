@@ -168,3 +168,46 @@ fn build_route(route: &ArbitraryRoute) -> HttpRoute {
         }),
     }
 }
+
+/// Namespaces and names: valid ones, and one invalid of each, which the
+/// projection leaves out.
+const NAMESPACES: &[&str] = &["default", "team-a", "Team_B"];
+const NAMES: &[&str] = &["api", "web", "a.b", "-bad"];
+
+/// Whether an object built here has metadata the projection accepts.
+pub fn valid_metadata(object: &aether_projection::VirtualHostObject) -> bool {
+    object.namespace != "Team_B" && object.name != "-bad"
+}
+
+/// A set of VirtualHost objects for the projection target.
+#[derive(Debug, Arbitrary)]
+pub struct ArbitraryObjects(pub Vec<ArbitraryObject>);
+
+#[derive(Debug, Arbitrary)]
+pub struct ArbitraryObject {
+    pub namespace: u8,
+    pub name: u8,
+    /// Days after 2026-01-01, or no creation time: equal days tie, as
+    /// objects created in the same second do.
+    pub created_day: Option<u8>,
+    pub spec: ArbitrarySpec,
+}
+
+impl ArbitraryObjects {
+    /// The objects this describes.
+    pub fn build(&self) -> Vec<aether_projection::VirtualHostObject> {
+        const JAN_1_2026: i64 = 1_767_225_600;
+        self.0
+            .iter()
+            .map(|object| aether_projection::VirtualHostObject {
+                namespace: NAMESPACES[usize::from(object.namespace) % NAMESPACES.len()].to_owned(),
+                name: NAMES[usize::from(object.name) % NAMES.len()].to_owned(),
+                creation_timestamp: object.created_day.map(|day| {
+                    jiff::Timestamp::from_second(JAN_1_2026 + i64::from(day) * 86_400)
+                        .expect("a day of 2026 is a valid timestamp")
+                }),
+                spec: object.spec.build(),
+            })
+            .collect()
+    }
+}
