@@ -13,15 +13,17 @@ pub enum Generator {
     Serde,
     Crd,
     Validate,
+    Deploy,
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 5] = [
+    const ALL: [(&'static str, Generator); 6] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
         ("aether-crd", Generator::Crd),
         ("aether-validate", Generator::Validate),
+        ("aether-deploy", Generator::Deploy),
     ];
 
     fn from_local_name(name: &str) -> Option<Self> {
@@ -116,6 +118,7 @@ mod tests {
         assert!(generators.contains(&Generator::Prost));
         assert!(generators.contains(&Generator::Serde));
         assert!(generators.contains(&Generator::Crd));
+        assert!(generators.contains(&Generator::Deploy));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 pub mod manifests;
 pub mod objects;
+pub mod project;
 pub mod report;
 
 use manifests::Limits;
@@ -57,8 +58,35 @@ enum Command {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Project VirtualHost manifests to the edge's configuration, as the
+    /// controller would: the Envoy RouteConfiguration, the backend services,
+    /// the TLS secrets, and a report of host conflicts and left-out objects.
+    ///
+    /// PATHs are read as for `validate`. Invalid objects and the losers of
+    /// host conflicts do not fail the command: they are in the snapshot's
+    /// report. Exit 0 when the snapshot is printed; 2 when any input could
+    /// not be read (nothing is printed then: a snapshot missing an object
+    /// would look complete).
+    Project {
+        /// `yaml` or `json`: the whole snapshot, the route configuration in
+        /// Envoy's canonical proto3 JSON form.
+        #[arg(long, short, value_enum, default_value_t = ProjectFormat::Yaml)]
+        format: ProjectFormat,
+        /// Manifest files or directories.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Print the VirtualHost CustomResourceDefinition (YAML), for `kubectl apply -f -`.
     Crd,
+}
+
+/// The output format of `project`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProjectFormat {
+    /// YAML.
+    Yaml,
+    /// JSON.
+    Json,
 }
 
 /// The report format of `validate`.
@@ -129,6 +157,7 @@ where
     };
     let result = match cli.command {
         Command::Validate { output, paths } => validate(&paths, output, &Limits::default(), out, err),
+        Command::Project { format, paths } => project::run(&paths, format, &Limits::default(), out, err),
         Command::Crd => out.write_all(aether_api::CRD_YAML.as_bytes()).map(|()| EXIT_VALID),
     };
     // A closed stdout (`aetherctl ... | head`) is not worth a panic.

@@ -56,6 +56,81 @@ pub struct ErrorReport {
     pub message: String,
 }
 
+/// A VirtualHost read from a manifest, with where it was read.
+pub struct LoadedObject {
+    pub file: String,
+    /// 0-based document index in the file.
+    pub document: usize,
+    pub object: VirtualHostObject,
+}
+
+/// Everything read from some paths: the objects, and every error met.
+pub struct Loaded {
+    pub objects: Vec<LoadedObject>,
+    pub errors: Vec<ErrorReport>,
+}
+
+/// Reads every manifest under `paths` within `limits`, decoding each
+/// document into a VirtualHost. One bad file or document does not stop the
+/// others; each becomes an [`ErrorReport`].
+pub fn load(paths: &[PathBuf], limits: &Limits) -> Loaded {
+    let (files, path_errors) = manifests::files(paths);
+    let mut errors: Vec<ErrorReport> = path_errors
+        .into_iter()
+        .map(|e| ErrorReport {
+            file: display(&e.file),
+            document: None,
+            path: None,
+            message: e.message,
+        })
+        .collect();
+    let mut objects = Vec::new();
+    for file in &files {
+        let documents = match manifests::read(file, limits) {
+            Ok(documents) => documents,
+            Err(e) => {
+                errors.push(ErrorReport {
+                    file: display(&e.file),
+                    document: None,
+                    path: None,
+                    message: e.message,
+                });
+                continue;
+            }
+        };
+        for document in &documents {
+            match VirtualHostObject::decode(document) {
+                Ok(object) => objects.push(LoadedObject {
+                    file: display(file),
+                    document: document.index,
+                    object,
+                }),
+                Err(e) => errors.push(ErrorReport {
+                    file: display(file),
+                    document: Some(document.index),
+                    path: (!e.path.is_empty()).then_some(e.path),
+                    message: e.message,
+                }),
+            }
+        }
+    }
+    Loaded { objects, errors }
+}
+
+/// `FILE[: document N][: PATH]: MESSAGE`
+impl std::fmt::Display for ErrorReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(document) = self.document {
+            write!(f, ": document {document}")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, ": {path}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
 fn display(path: &Path) -> String {
     path.display().to_string()
 }
@@ -63,61 +138,33 @@ fn display(path: &Path) -> String {
 impl Report {
     /// Reads and checks every manifest under `paths`.
     pub fn check(paths: &[PathBuf], limits: &Limits) -> Self {
-        let (files, path_errors) = manifests::files(paths);
-        let mut errors: Vec<ErrorReport> = path_errors
+        let Loaded {
+            objects: loaded,
+            errors,
+        } = load(paths, limits);
+        let objects: Vec<ObjectReport> = loaded
             .into_iter()
-            .map(|e| ErrorReport {
-                file: display(&e.file),
-                document: None,
-                path: None,
-                message: e.message,
+            .map(|LoadedObject { file, document, object }| {
+                let status = object.status.as_ref().map_or(Ok(()), Validate::validate);
+                let violations = [object.spec.validate(), status]
+                    .into_iter()
+                    .filter_map(Result::err)
+                    .flatten()
+                    .map(|v| ViolationReport {
+                        path: v.field_path,
+                        rule: v.rule_id.to_owned(),
+                        message: v.message.to_owned(),
+                    })
+                    .collect();
+                ObjectReport {
+                    file,
+                    document,
+                    namespace: object.namespace,
+                    name: object.name,
+                    violations,
+                }
             })
             .collect();
-        let mut objects = Vec::new();
-        for file in &files {
-            let documents = match manifests::read(file, limits) {
-                Ok(documents) => documents,
-                Err(e) => {
-                    errors.push(ErrorReport {
-                        file: display(&e.file),
-                        document: None,
-                        path: None,
-                        message: e.message,
-                    });
-                    continue;
-                }
-            };
-            for document in &documents {
-                match VirtualHostObject::decode(document) {
-                    Ok(object) => {
-                        let status = object.status.as_ref().map_or(Ok(()), Validate::validate);
-                        let violations = [object.spec.validate(), status]
-                            .into_iter()
-                            .filter_map(Result::err)
-                            .flatten()
-                            .map(|v| ViolationReport {
-                                path: v.field_path,
-                                rule: v.rule_id.to_owned(),
-                                message: v.message.to_owned(),
-                            })
-                            .collect();
-                        objects.push(ObjectReport {
-                            file: display(file),
-                            document: document.index,
-                            namespace: object.namespace,
-                            name: object.name,
-                            violations,
-                        });
-                    }
-                    Err(e) => errors.push(ErrorReport {
-                        file: display(file),
-                        document: Some(document.index),
-                        path: (!e.path.is_empty()).then_some(e.path),
-                        message: e.message,
-                    }),
-                }
-            }
-        }
         let valid = errors.is_empty() && objects.iter().all(|o| o.violations.is_empty());
         Self { valid, objects, errors }
     }
@@ -144,14 +191,7 @@ impl Report {
     /// ```
     pub fn write_text(&self, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
         for error in &self.errors {
-            write!(err, "error: {}", error.file)?;
-            if let Some(document) = error.document {
-                write!(err, ": document {document}")?;
-            }
-            if let Some(path) = &error.path {
-                write!(err, ": {path}")?;
-            }
-            writeln!(err, ": {}", error.message)?;
+            writeln!(err, "error: {error}")?;
         }
         for object in &self.objects {
             let at = format!(

@@ -510,3 +510,73 @@ fn the_shared_fixtures_judge_as_they_say() {
         assert_eq!(found, expected, "{file}");
     }
 }
+
+fn project_json(paths: &[&Path]) -> (Run, Value) {
+    let mut args: Vec<OsString> = vec!["project".into(), "--format".into(), "json".into()];
+    args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    let run = aetherctl(&args);
+    let snapshot = if run.code == 0 {
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+    } else {
+        Value::Null
+    };
+    (run, snapshot)
+}
+
+#[test]
+fn project_prints_the_snapshot_of_the_examples_with_their_conflicts() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let (run, snapshot) = project_json(&[&examples]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let hosts: Vec<&str> = snapshot["routeConfiguration"]["virtualHosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|vh| vh["domains"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()))
+        .collect();
+    let mut unique = hosts.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), hosts.len(), "a domain served twice: {hosts:?}");
+    assert!(hosts.contains(&"api.example.com"));
+    let conflicts = snapshot["report"]["conflicts"].as_array().unwrap();
+    assert!(
+        conflicts
+            .iter()
+            .any(|c| c["host"] == "api.example.com" && c["winner"] == "default/api"),
+        "{conflicts:?}"
+    );
+    let left_out = snapshot["report"]["leftOut"].as_array().unwrap();
+    assert!(left_out.iter().any(|o| o["reason"] == "invalid"), "{left_out:?}");
+
+    // YAML carries the same snapshot.
+    let yaml = aetherctl(&["project".into(), examples.as_os_str().to_owned()]);
+    assert_eq!(yaml.code, 0);
+    let from_yaml: Value = serde_saphyr::from_str(&yaml.stdout).unwrap();
+    assert_eq!(from_yaml, snapshot);
+}
+
+#[test]
+fn project_prints_nothing_and_exits_2_when_an_input_is_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.yaml", proposal());
+    let stamped = proposal().replace(
+        "  namespace: default\n",
+        "  namespace: default\n  creationTimestamp: yesterday\n",
+    );
+    let bad_time = write(dir.path(), "bad-time.yaml", stamped);
+    let (run, _) = project_json(&[&good, &bad_time]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .contains("bad-time.yaml: document 0: metadata.creationTimestamp: not an RFC 3339"),
+        "{}",
+        run.stderr
+    );
+
+    let twice = write(dir.path(), "twice.yaml", format!("{}---\n{}", proposal(), proposal()));
+    let (run, _) = project_json(&[&twice]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("default/api"), "{}", run.stderr);
+}

@@ -1,6 +1,7 @@
 //! The generators `buf.gen.yaml` can name, each from descriptors to files.
 
 pub mod crd;
+pub mod deploy;
 mod descriptor_set;
 mod prost;
 mod serde;
@@ -31,6 +32,7 @@ pub fn run(step: &Step, descriptors: &Descriptors) -> Result<Vec<Output>> {
         Generator::Serde => serde::generate(&ApiFiles::new(descriptors)?, &descriptors.proto3),
         Generator::Crd => crd::generate(descriptors),
         Generator::Validate => validate::generate(descriptors),
+        Generator::Deploy => deploy::generate(),
     }
     .with_context(|| format!("generator {:?}", step.generator))?;
     Ok(files

@@ -1,0 +1,232 @@
+//! One AdmissionReview in, one out: the shared validator, then the host index.
+
+use aether_api::config::v1::VirtualHostSpec;
+use aether_api::validate::Validate;
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+
+use crate::index::{HostIndex, ObjectKey};
+
+/// The only AdmissionReview version served (the webhook configuration asks for it).
+pub const REVIEW_API_VERSION: &str = "admission.k8s.io/v1";
+pub const REVIEW_KIND: &str = "AdmissionReview";
+pub const GROUP: &str = "config.aether.io";
+pub const KIND: &str = "VirtualHost";
+
+/// Deepest JSON nesting accepted in a request body. A VirtualHost is about 6
+/// levels deep inside the review; 64 leaves room for annotations and managed
+/// fields while rejecting nesting bombs before any parser recurses.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// Why a body is not a review we can answer: the HTTP 400 message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRequest(pub String);
+
+/// How a review was decided, for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Allowed,
+    AllowedWithWarnings,
+    DeniedUndecodable,
+    DeniedInvalid,
+    DeniedConflict,
+}
+
+impl Decision {
+    pub fn label(self) -> &'static str {
+        match self {
+            Decision::Allowed => "allowed",
+            Decision::AllowedWithWarnings => "allowed_with_warnings",
+            Decision::DeniedUndecodable => "denied_undecodable",
+            Decision::DeniedInvalid => "denied_invalid",
+            Decision::DeniedConflict => "denied_conflict",
+        }
+    }
+}
+
+/// Checks that `body` nests no deeper than `max`, in one pass over the bytes,
+/// skipping string contents. Malformed JSON passes here and fails in the parser.
+pub fn check_depth(body: &[u8], max: usize) -> Result<(), BadRequest> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in body {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max {
+                    return Err(BadRequest(format!("JSON nested deeper than {max} levels")));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Parses an AdmissionReview request body. Every failure is a [`BadRequest`]
+/// saying what was wrong; nothing here panics on any input.
+pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {
+    check_depth(body, MAX_JSON_DEPTH)?;
+    let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).map_err(|e| {
+        use serde_json::error::Category;
+        BadRequest(match e.classify() {
+            Category::Syntax | Category::Eof | Category::Io => format!("malformed JSON: {e}"),
+            Category::Data => format!("not an {REVIEW_API_VERSION} {REVIEW_KIND}: {e}"),
+        })
+    })?;
+    if review.types.api_version != REVIEW_API_VERSION || review.types.kind != REVIEW_KIND {
+        return Err(BadRequest(format!(
+            "expected apiVersion {REVIEW_API_VERSION:?} and kind {REVIEW_KIND:?}, found {:?} and {:?}",
+            review.types.api_version, review.types.kind
+        )));
+    }
+    review
+        .try_into()
+        .map_err(|_| BadRequest(format!("the {REVIEW_KIND} has no `request`")))
+}
+
+/// Reads `spec` strictly (unknown fields are errors), naming the failing path.
+fn decode_spec(object: &DynamicObject) -> Result<VirtualHostSpec, String> {
+    let spec = object.data.get("spec").ok_or_else(|| "spec: required".to_owned())?;
+    serde_path_to_error::deserialize::<_, VirtualHostSpec>(spec).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner();
+        if path == "." {
+            format!("spec: {message}")
+        } else {
+            format!("spec.{path}: {message}")
+        }
+    })
+}
+
+/// Decides one request against the shared validator and `index`.
+pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (AdmissionResponse, Decision) {
+    let response = AdmissionResponse::from(request);
+    match request.operation {
+        Operation::Create | Operation::Update => {}
+        // Deleting frees hosts; connecting carries no spec.
+        Operation::Delete | Operation::Connect => return (response, Decision::Allowed),
+    }
+    // A subresource (status) write cannot change spec.hosts.
+    if request.sub_resource.is_some() {
+        return (response, Decision::Allowed);
+    }
+    if request.kind.group != GROUP || request.kind.kind != KIND {
+        let message = format!(
+            "this webhook judges {GROUP} {KIND} objects only, not {}/{} {}",
+            request.kind.group, request.kind.version, request.kind.kind
+        );
+        return (response.deny(message), Decision::DeniedUndecodable);
+    }
+    let Some(object) = &request.object else {
+        return (
+            response.deny("the request carries no object"),
+            Decision::DeniedUndecodable,
+        );
+    };
+    let spec = match decode_spec(object) {
+        Ok(spec) => spec,
+        Err(message) => {
+            return (
+                response.deny(format!("VirtualHost cannot be read: {message}")),
+                Decision::DeniedUndecodable,
+            );
+        }
+    };
+    if let Err(violations) = spec.validate() {
+        return (
+            response.deny(format!("VirtualHost is invalid: {violations}")),
+            Decision::DeniedInvalid,
+        );
+    }
+    // The object's identity: ignored in the index, so an update is not judged
+    // against its own previous hosts (nor a create against a stale entry of
+    // an object of the same name the source has not yet seen deleted).
+    let namespace = request
+        .namespace
+        .as_deref()
+        .or(object.metadata.namespace.as_deref())
+        .unwrap_or("default");
+    let name = object.metadata.name.as_deref().unwrap_or(&request.name);
+    let key = ObjectKey::new(namespace, name);
+    let findings = index.check(&key, &spec.hosts);
+    if !findings.conflicts.is_empty() {
+        let list: Vec<String> = findings
+            .conflicts
+            .iter()
+            .map(|c| format!("host {:?} is already claimed by VirtualHost {}", c.host, c.owner))
+            .collect();
+        return (
+            response.deny(format!("VirtualHost {key} conflicts: {}", list.join("; "))),
+            Decision::DeniedConflict,
+        );
+    }
+    if findings.overlaps.is_empty() {
+        return (response, Decision::Allowed);
+    }
+    let mut response = response;
+    response.warnings = Some(
+        findings
+            .overlaps
+            .iter()
+            .map(|o| {
+                format!(
+                    "wildcard overlap: host {:?} overlaps {:?} of VirtualHost {}",
+                    o.host, o.other_host, o.owner
+                )
+            })
+            .collect(),
+    );
+    (response, Decision::AllowedWithWarnings)
+}
+
+/// The JSON answer to a request body: the review to send back, or why the
+/// body is a bad request.
+pub fn review(body: &[u8], index: &HostIndex) -> Result<(Vec<u8>, Decision), BadRequest> {
+    let request = parse(body)?;
+    let (response, decision) = decide(&request, index);
+    let json = serde_json::to_vec(&response.into_review())
+        .map_err(|e| BadRequest(format!("could not encode the response: {e}")))?;
+    Ok((json, decision))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_only() {
+        assert!(check_depth(br#"{"a":[[1]]}"#, 3).is_ok());
+        assert!(check_depth(br#"{"a":[[[1]]]}"#, 3).is_err());
+        assert!(check_depth(br#"{"a":"[[[[[[\"[[[["}"#, 1).is_ok());
+        let deep = "[".repeat(100_000);
+        let err = check_depth(deep.as_bytes(), MAX_JSON_DEPTH).unwrap_err();
+        assert!(err.0.contains("nested deeper than 64"), "{err:?}");
+    }
+
+    #[test]
+    fn non_reviews_are_bad_requests_with_a_reason() {
+        for (body, expected) in [
+            (&b"{"[..], "malformed JSON"),
+            (b"[]", "not an admission.k8s.io/v1 AdmissionReview"),
+            (br#"{"apiVersion":"v1","kind":"Pod"}"#, "expected apiVersion"),
+            (
+                br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#,
+                "has no `request`",
+            ),
+        ] {
+            let err = parse(body).unwrap_err();
+            assert!(err.0.contains(expected), "{expected}: {err:?}");
+        }
+    }
+}

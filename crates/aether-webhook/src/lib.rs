@@ -1,0 +1,13 @@
+//! The VirtualHost validating admission webhook.
+//!
+//! `POST /validate-virtualhost` answers an `admission.k8s.io/v1`
+//! AdmissionReview: the shared validator (`aether_api::validate`), then the
+//! host index ([`index::HostIndex`]), which a kube-runtime reflector (cluster
+//! mode) or a polled manifest directory (local mode) keeps current.
+
+pub mod admission;
+pub mod index;
+pub mod metrics;
+pub mod server;
+pub mod sources;
+pub mod tls;

@@ -1,0 +1,121 @@
+//! `aether-webhook`: the VirtualHost validating admission webhook.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use aether_webhook::index::HostIndex;
+use aether_webhook::metrics::Metrics;
+use aether_webhook::server::{self, App, Limits, Reviewer};
+use aether_webhook::sources;
+use aether_webhook::tls::ReloadingTls;
+use anyhow::{Context, Result};
+use clap::Parser;
+
+/// Validating admission webhook for config.aether.io/v1 VirtualHost.
+///
+/// Cluster mode (the default) watches every VirtualHost through the API
+/// server; with `--manifests DIR` the host index is read from a directory of
+/// manifests instead, re-read when its files change, and no cluster is used.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Address to serve HTTPS on.
+    #[arg(long, default_value = "0.0.0.0:8443")]
+    listen: SocketAddr,
+    /// PEM certificate chain; reloaded when the file changes.
+    #[arg(long)]
+    tls_cert: PathBuf,
+    /// PEM private key; reloaded when the file changes.
+    #[arg(long)]
+    tls_key: PathBuf,
+    /// Local mode: index the VirtualHosts of this directory, not the cluster's.
+    #[arg(long)]
+    manifests: Option<PathBuf>,
+    /// Local mode: how often the directory is checked for changes.
+    #[arg(long, default_value_t = sources::DEFAULT_POLL_INTERVAL.as_millis() as u64)]
+    poll_interval_ms: u64,
+    /// Largest request body, in bytes (larger gets 413).
+    #[arg(long, default_value_t = Limits::default().max_body_bytes)]
+    max_body_bytes: usize,
+    /// Most open connections.
+    #[arg(long, default_value_t = Limits::default().max_connections)]
+    max_connections: usize,
+    /// Handshake, header and body read timeout, each, in milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    read_timeout_ms: u64,
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .init();
+    let args = Args::parse();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?
+        .block_on(run(args))
+}
+
+async fn run(args: Args) -> Result<()> {
+    let metrics = Arc::new(Metrics::new());
+    let tls = Arc::new(ReloadingTls::new(args.tls_cert, args.tls_key, metrics.clone())?);
+    let index = Arc::new(HostIndex::new());
+    let ready = Arc::new(AtomicBool::new(false));
+    match args.manifests {
+        Some(dir) => {
+            anyhow::ensure!(dir.is_dir(), "--manifests {}: not a directory", dir.display());
+            let interval = Duration::from_millis(args.poll_interval_ms.max(1));
+            tokio::spawn(sources::watch_directory(dir, interval, index.clone(), ready.clone()));
+        }
+        None => {
+            let client = kube::Client::try_default()
+                .await
+                .context("connecting to the cluster (use --manifests DIR for local mode)")?;
+            tokio::spawn(sources::watch_cluster(client, index.clone(), ready.clone()));
+        }
+    }
+    let timeout = Duration::from_millis(args.read_timeout_ms);
+    let limits = Limits {
+        max_body_bytes: args.max_body_bytes,
+        max_connections: args.max_connections.max(1),
+        handshake_timeout: timeout,
+        header_timeout: timeout,
+        body_timeout: timeout,
+        ..Limits::default()
+    };
+    let app = Arc::new(App {
+        admit: Arc::new(Reviewer(index.clone())),
+        metrics,
+        ready,
+        index: Some(index),
+        limits,
+    });
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    tracing::info!(listen = %args.listen, "serving");
+    server::serve(listener, tls, app, shutdown_signal()).await?;
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// SIGTERM (what the kubelet sends) or Ctrl-C.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(e) => {
+            tracing::warn!("no SIGTERM handler ({e}); stopping on Ctrl-C only");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The HTTPS server: TLS, HTTP/1.1, limits, routes.
+//!
+//! HTTP/1.1 only (ALPN offers `http/1.1` alone and hyper is built without
+//! HTTP/2), so HTTP/2 rapid reset does not apply; each connection carries
+//! one request at a time, and connections are bounded by a semaphore, which
+//! bounds concurrency. Bounds, each answered rather than waited out:
+//! handshake, header and body read timeouts; a body size limit (413); a
+//! header buffer limit; JSON nesting depth (400). No YAML is parsed.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::admission::{self, BadRequest, Decision};
+use crate::index::HostIndex;
+use crate::metrics::{HttpLabels, Metrics};
+use crate::tls::ReloadingTls;
+
+pub const VALIDATE_PATH: &str = "/validate-virtualhost";
+pub const HEALTHZ_PATH: &str = "/healthz";
+pub const READYZ_PATH: &str = "/readyz";
+pub const METRICS_PATH: &str = "/metrics";
+
+/// Server bounds. The defaults suit an API server caller: it times out
+/// after the webhook's `timeoutSeconds` (5) anyway.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest request body; larger gets 413. An object is at most ~1.5 MiB
+    /// (etcd's limit) and an UPDATE review carries it twice.
+    pub max_body_bytes: usize,
+    /// Most open connections; further clients wait in the listen backlog.
+    pub max_connections: usize,
+    pub handshake_timeout: Duration,
+    /// Time for a request's headers to arrive.
+    pub header_timeout: Duration,
+    /// Time for a request's body to arrive, once its headers have.
+    pub body_timeout: Duration,
+    /// Time in-flight requests get to finish on shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 3 * 1024 * 1024 + 512 * 1024,
+            max_connections: 512,
+            handshake_timeout: Duration::from_secs(5),
+            header_timeout: Duration::from_secs(5),
+            body_timeout: Duration::from_secs(5),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What answers `POST /validate-virtualhost` bodies. The webhook's is
+/// [`Reviewer`]; the benchmark's floor answers a constant.
+pub trait Admit: Send + Sync + 'static {
+    fn review(&self, body: &[u8]) -> Result<(Vec<u8>, Decision), BadRequest>;
+}
+
+/// The webhook's handler: [`admission::review`] against a host index.
+pub struct Reviewer(pub Arc<HostIndex>);
+
+impl Admit for Reviewer {
+    fn review(&self, body: &[u8]) -> Result<(Vec<u8>, Decision), BadRequest> {
+        admission::review(body, &self.0)
+    }
+}
+
+/// Shared state of the request handlers.
+pub struct App {
+    pub admit: Arc<dyn Admit>,
+    pub metrics: Arc<Metrics>,
+    /// Set once the host index has its first full list: until then a review
+    /// could miss a conflict, so `/readyz` says 503.
+    pub ready: Arc<AtomicBool>,
+    pub index: Option<Arc<HostIndex>>,
+    pub limits: Limits,
+}
+
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body.into()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
+
+fn is_json(request: &Request<Incoming>) -> bool {
+    request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+impl App {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+        let path = request.uri().path();
+        let (route, response) = match (request.method(), path) {
+            (&Method::GET, HEALTHZ_PATH) => (HEALTHZ_PATH, text(StatusCode::OK, "ok\n")),
+            (&Method::GET, READYZ_PATH) => (
+                READYZ_PATH,
+                if self.ready.load(Ordering::Acquire) {
+                    text(StatusCode::OK, "ready\n")
+                } else {
+                    text(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the host index has not been listed yet\n",
+                    )
+                },
+            ),
+            (&Method::GET, METRICS_PATH) => {
+                if let Some(index) = &self.index {
+                    let (objects, hosts) = index.len();
+                    self.metrics.index_objects.set(objects as i64);
+                    self.metrics.index_hosts.set(hosts as i64);
+                }
+                let mut response = text(StatusCode::OK, self.metrics.encode());
+                response.headers_mut().insert(
+                    CONTENT_TYPE,
+                    HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+                );
+                (METRICS_PATH, response)
+            }
+            (&Method::POST, VALIDATE_PATH) => (VALIDATE_PATH, self.validate(request).await),
+            (_, VALIDATE_PATH | HEALTHZ_PATH | READYZ_PATH | METRICS_PATH) => {
+                ("other", text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n"))
+            }
+            _ => ("other", text(StatusCode::NOT_FOUND, "not found\n")),
+        };
+        self.metrics
+            .http_responses
+            .get_or_create(&HttpLabels {
+                route,
+                code: response.status().as_u16(),
+            })
+            .inc();
+        response
+    }
+
+    async fn validate(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+        if !is_json(&request) {
+            return text(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)\n",
+            );
+        }
+        let limit = self.limits.max_body_bytes;
+        let declared = request
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return too_large(limit);
+        }
+        let body = Limited::new(request.into_body(), limit);
+        let bytes = match tokio::time::timeout(self.limits.body_timeout, body.collect()).await {
+            Err(_) => return text(StatusCode::REQUEST_TIMEOUT, "the request body did not arrive in time\n"),
+            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(limit),
+            Ok(Err(e)) => {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    format!("could not read the request body: {e}\n"),
+                );
+            }
+            Ok(Ok(collected)) => collected.to_bytes(),
+        };
+        let started = Instant::now();
+        let outcome = self.admit.review(&bytes);
+        self.metrics.review_seconds.observe(started.elapsed().as_secs_f64());
+        match outcome {
+            Ok((json, decision)) => {
+                self.metrics
+                    .decisions
+                    .get_or_create(&[("decision", decision.label())])
+                    .inc();
+                let mut response = Response::new(Full::new(Bytes::from(json)));
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                response
+            }
+            Err(BadRequest(message)) => {
+                self.metrics
+                    .decisions
+                    .get_or_create(&[("decision", "bad_request")])
+                    .inc();
+                text(StatusCode::BAD_REQUEST, format!("{message}\n"))
+            }
+        }
+    }
+}
+
+fn too_large(limit: usize) -> Response<Full<Bytes>> {
+    text(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the request body is larger than the {limit}-byte limit\n"),
+    )
+}
+
+/// Serves `app` over TLS on `listener` until `shutdown` resolves, then stops
+/// accepting and lets open requests finish (up to `limits.shutdown_grace`).
+pub async fn serve(
+    listener: TcpListener,
+    tls: Arc<ReloadingTls>,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let limits = app.limits;
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+        };
+        let (tcp, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: pause, do not spin.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = tls.acceptor();
+        let app = app.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let stream = match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(e)) => return handshake_failed(&app, peer, &e.to_string()),
+                Err(_) => return handshake_failed(&app, peer, "timed out"),
+            };
+            let service = service_fn(move |request| {
+                let app = app.clone();
+                async move { Ok::<_, Infallible>(app.handle(request).await) }
+            });
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout)
+                // Headers larger than this are refused (431) by hyper.
+                .max_buf_size(64 * 1024)
+                .keep_alive(true);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            if let Err(e) = watcher.watch(connection).await {
+                tracing::debug!(%peer, "connection ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("shutdown grace period over; dropping open connections");
+    }
+    Ok(())
+}
+
+fn handshake_failed(app: &App, peer: SocketAddr, reason: &str) {
+    app.metrics.handshake_failures.inc();
+    tracing::debug!(%peer, "TLS handshake failed: {reason}");
+}

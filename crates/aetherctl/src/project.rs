@@ -1,0 +1,80 @@
+//! `aetherctl project`: manifests to the edge's snapshot, through
+//! aether-projection, exactly as the controller projects objects it watches.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use aether_projection::{Format, ProjectionConfig, VirtualHostObject};
+
+use crate::manifests::Limits;
+use crate::report::{ErrorReport, Loaded, LoadedObject, load};
+use crate::{EXIT_ERROR, EXIT_VALID, ProjectFormat};
+
+/// Reads every manifest under `paths`, projects the objects and writes the
+/// snapshot to `out`; errors go to `err`. Returns the exit code.
+pub fn run(
+    paths: &[PathBuf],
+    format: ProjectFormat,
+    limits: &Limits,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<u8> {
+    let Loaded { objects, mut errors } = load(paths, limits);
+    let inputs: Vec<VirtualHostObject> = objects.into_iter().filter_map(|o| input(o, &mut errors)).collect();
+    let snapshot = match aether_projection::project(&inputs, &ProjectionConfig::default()) {
+        Ok(snapshot) if errors.is_empty() => snapshot,
+        Ok(_) => return report(&errors, err),
+        Err(e) => {
+            // Two documents naming the same namespace/name.
+            errors.push(ErrorReport {
+                file: "(all inputs)".into(),
+                document: None,
+                path: None,
+                message: e.to_string(),
+            });
+            return report(&errors, err);
+        }
+    };
+    let format = match format {
+        ProjectFormat::Yaml => Format::Yaml,
+        ProjectFormat::Json => Format::Json,
+    };
+    match snapshot.render(format) {
+        Ok(bytes) => out.write_all(&bytes).map(|()| EXIT_VALID),
+        Err(e) => {
+            writeln!(err, "error: rendering the snapshot: {e}")?;
+            Ok(EXIT_ERROR)
+        }
+    }
+}
+
+/// The projection's view of a loaded object; a malformed
+/// `metadata.creationTimestamp` is an error, since it decides host conflicts.
+fn input(loaded: LoadedObject, errors: &mut Vec<ErrorReport>) -> Option<VirtualHostObject> {
+    let LoadedObject { file, document, object } = loaded;
+    let creation_timestamp = match object.creation_timestamp.as_deref().map(str::parse).transpose() {
+        Ok(timestamp) => timestamp,
+        Err(e) => {
+            errors.push(ErrorReport {
+                file,
+                document: Some(document),
+                path: Some("metadata.creationTimestamp".into()),
+                message: format!("not an RFC 3339 timestamp: {e}"),
+            });
+            return None;
+        }
+    };
+    Some(VirtualHostObject {
+        namespace: object.namespace,
+        name: object.name,
+        creation_timestamp,
+        spec: object.spec,
+    })
+}
+
+fn report(errors: &[ErrorReport], err: &mut dyn Write) -> io::Result<u8> {
+    for error in errors {
+        writeln!(err, "error: {error}")?;
+    }
+    Ok(EXIT_ERROR)
+}
