@@ -61,6 +61,10 @@ pub const TARGETS: &[Target] = &[
         name: "projection",
         check: projection,
     },
+    Target {
+        name: "admission_review",
+        check: admission_review,
+    },
 ];
 
 /// Binary protobuf: whatever decodes as a spec (or a status) re-encodes to
@@ -204,10 +208,22 @@ pub fn projection(data: &[u8]) -> Outcome {
             .values()
             .find(|o| o.key().to_string() == virtual_host.name)
             .unwrap_or_else(|| panic!("virtual host {} names no object", virtual_host.name));
-        assert!(object.spec.validate().is_ok(), "{} is invalid yet projected", virtual_host.name);
-        assert_eq!(virtual_host.routes.len(), object.spec.routes.len(), "every route, in order");
+        assert!(
+            object.spec.validate().is_ok(),
+            "{} is invalid yet projected",
+            virtual_host.name
+        );
+        assert_eq!(
+            virtual_host.routes.len(),
+            object.spec.routes.len(),
+            "every route, in order"
+        );
         for domain in &virtual_host.domains {
-            assert!(object.spec.hosts.contains(domain), "{domain} is not a host of {}", virtual_host.name);
+            assert!(
+                object.spec.hosts.contains(domain),
+                "{domain} is not a host of {}",
+                virtual_host.name
+            );
             assert!(domains.insert(domain.clone()), "the projection holds {domain} twice");
         }
     }
@@ -228,6 +244,73 @@ pub fn projection(data: &[u8]) -> Outcome {
     }
     assert_eq!(projector.snapshot(), snapshot, "the incremental projector differs");
     snapshot.to_json().expect("a snapshot renders as JSON");
+    Outcome::Decoded
+}
+
+/// The hosts already owned when the admission target runs, by
+/// `default/owner`: one exact host and one wildcard, so that conflicts and
+/// overlaps are reachable.
+pub const OWNED_HOSTS: &[&str] = &["api.example.com", "*.example.com"];
+
+/// The webhook's handler from HTTP request body to response body, as the
+/// server calls it for `POST /validate-virtualhost` (no network): either a
+/// well-formed AdmissionReview answering the request's uid, or a clean 400.
+pub fn admission_review(data: &[u8]) -> Outcome {
+    use aether_webhook::admission::{Decision, REVIEW_API_VERSION, REVIEW_KIND, review};
+    use aether_webhook::index::{HostIndex, ObjectKey};
+    use std::sync::LazyLock;
+
+    static INDEX: LazyLock<HostIndex> = LazyLock::new(|| {
+        let index = HostIndex::new();
+        index.upsert(
+            ObjectKey::new("default", "owner"),
+            OWNED_HOSTS.iter().map(|h| (*h).to_owned()).collect(),
+        );
+        index
+    });
+    let (json, decision) = match review(data, &INDEX) {
+        Ok(answer) => answer,
+        Err(bad) => {
+            assert!(!bad.0.is_empty(), "a 400 says why");
+            return Outcome::Rejected;
+        }
+    };
+    let request: serde_json::Value = serde_json::from_slice(data).expect("an answered body is JSON");
+    let answer: serde_json::Value = serde_json::from_slice(&json).expect("the answer is JSON");
+    assert_eq!(answer["apiVersion"], REVIEW_API_VERSION, "{answer}");
+    assert_eq!(answer["kind"], REVIEW_KIND, "{answer}");
+    let response = &answer["response"];
+    assert_eq!(
+        response["uid"], request["request"]["uid"],
+        "the answer names the request"
+    );
+    let allowed = response["allowed"].as_bool().expect("allowed is a boolean");
+    assert_eq!(
+        allowed,
+        matches!(decision, Decision::Allowed | Decision::AllowedWithWarnings),
+        "{decision:?} but {answer}"
+    );
+    if !allowed {
+        let message = response["status"]["message"].as_str().unwrap_or_default();
+        assert!(!message.is_empty(), "a denial says why: {answer}");
+    }
+    let spec = request["request"]["object"]["spec"].clone();
+    let spec: Option<VirtualHostSpec> = serde_json::from_value(spec).ok();
+    match decision {
+        Decision::DeniedInvalid => {
+            let spec = spec.expect("a spec judged invalid was read");
+            assert!(spec.validate().is_err(), "denied as invalid, yet valid: {answer}");
+        }
+        Decision::DeniedConflict => {
+            let spec = spec.expect("a spec judged in conflict was read");
+            assert!(spec.validate().is_ok(), "a conflict is judged after validation");
+            assert!(
+                spec.hosts.iter().any(|h| OWNED_HOSTS.contains(&h.as_str())),
+                "a conflict without an owned host: {answer}"
+            );
+        }
+        _ => {}
+    }
     Outcome::Decoded
 }
 
@@ -407,6 +490,11 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
             })?;
             let spec = &object.spec;
             seeds.push(Seed {
+                target: "admission_review",
+                name: format!("{name}.json"),
+                bytes: serde_json::to_vec(&admission_review_of(&document.value)).expect("JSON writes"),
+            });
+            seeds.push(Seed {
                 target: "binary_spec",
                 name: format!("{name}.binpb"),
                 bytes: spec.encode_to_vec(),
@@ -429,4 +517,23 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
         bytes: all,
     });
     Ok(seeds)
+}
+
+/// A CREATE AdmissionReview carrying `object`, as the API server sends it.
+fn admission_review_of(object: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+            "kind": {"group": "config.aether.io", "version": "v1", "kind": "VirtualHost"},
+            "resource": {"group": "config.aether.io", "version": "v1", "resource": "virtualhosts"},
+            "name": object["metadata"]["name"],
+            "namespace": object["metadata"]["namespace"],
+            "operation": "CREATE",
+            "userInfo": {"username": "fuzz"},
+            "object": object,
+            "dryRun": false,
+        }
+    })
 }
