@@ -154,13 +154,22 @@ pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
         .take(limits.max_file_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| error(file, format!("cannot read: {e}")))?;
+    parse(file, &bytes, limits)
+}
+
+/// Reads the documents of a file's contents, `bytes`, within `limits`: what
+/// [`read`] does once it has the bytes. `file` names the input in errors, and
+/// its extension picks the format (JSON for `.json`, YAML otherwise); it is
+/// not opened. Separate so that the parsing can be driven from memory (the
+/// fuzz targets do).
+pub fn parse(file: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<Document>, ReadError> {
     if bytes.len() as u64 > limits.max_file_bytes {
         return Err(error(
             file,
             format!("larger than the {} byte limit", limits.max_file_bytes),
         ));
     }
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
         error(
             file,
             format!(
