@@ -82,6 +82,9 @@ mod custom_resource;
 #[cfg(feature = "validate")]
 pub mod validate;
 
+mod object_key;
+pub use object_key::ObjectKey;
+
 /// The VirtualHost CustomResourceDefinition (YAML), generated from the proto:
 /// what `kubectl apply -f` installs. Needs no feature.
 pub const CRD_YAML: &str = include_str!("../generated/crds/virtualhosts.config.aether.io.yaml");

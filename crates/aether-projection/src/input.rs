@@ -1,7 +1,6 @@
 //! The input: VirtualHost objects as the projection sees them.
 
-use std::fmt;
-
+use aether_api::ObjectKey;
 use aether_api::config::v1::VirtualHostSpec;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -44,39 +43,6 @@ impl VirtualHostObject {
     /// The object's identity, `namespace/name`.
     pub fn key(&self) -> ObjectKey {
         ObjectKey::new(&self.namespace, &self.name)
-    }
-}
-
-/// An object's identity: namespace and name. Orders by namespace, then name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey {
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
-}
-
-impl ObjectKey {
-    /// The key of `namespace/name`.
-    pub fn new(namespace: &str, name: &str) -> Self {
-        Self {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-        }
-    }
-}
-
-/// `namespace/name`, as in the Envoy virtual host's name and in reports.
-impl fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
-
-/// Serialized as `namespace/name`.
-impl Serialize for ObjectKey {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
     }
 }
 

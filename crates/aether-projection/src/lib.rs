@@ -46,10 +46,11 @@ mod projector;
 mod snapshot;
 mod validation;
 
+pub use aether_api::ObjectKey;
 pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
 pub use envoy::cluster_name;
-pub use input::{ObjectKey, VirtualHostObject};
+pub use input::VirtualHostObject;
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
 pub use output::{Format, RenderError};
 pub use projector::{ProjectError, Projector};

@@ -17,9 +17,10 @@ use envoy_types::pb::envoy::config::route::v3 as route;
 
 use crate::config::ProjectionConfig;
 use crate::envoy;
-use crate::input::{ObjectKey, Rank, VirtualHostObject};
+use crate::input::{Rank, VirtualHostObject};
 use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
 use crate::validation::{self, Problem};
+use aether_api::ObjectKey;
 
 /// Bad input to a full build.
 #[derive(Debug, Clone, PartialEq, Eq)]

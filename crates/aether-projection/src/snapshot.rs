@@ -6,8 +6,9 @@ use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use prost::Message;
 use serde::Serialize;
 
-use crate::input::{ObjectKey, VirtualHostObject};
+use crate::input::VirtualHostObject;
 use crate::validation::Problem;
+use aether_api::ObjectKey;
 
 /// Everything projected from one set of VirtualHost objects.
 ///

@@ -7,30 +7,10 @@
 //! and labels, never with the number of indexed objects.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt;
+
 use std::sync::{PoisonError, RwLock};
 
-/// `namespace/name` of a VirtualHost.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey {
-    pub namespace: String,
-    pub name: String,
-}
-
-impl ObjectKey {
-    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            namespace: namespace.into(),
-            name: name.into(),
-        }
-    }
-}
-
-impl fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
+pub use aether_api::ObjectKey;
 
 /// A host of the reviewed object that another object already claims.
 #[derive(Debug, Clone, PartialEq, Eq)]
