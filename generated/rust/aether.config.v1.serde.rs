@@ -330,7 +330,11 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
                     match k {
                         GeneratedField::Prefix => {
                             if path__.is_some() {
-                                return Err(serde::de::Error::duplicate_field("prefix"));
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `prefix`, `exact` may be set (oneof `path`)",
+                                    ),
+                                );
                             }
                             path__ = map_
                                 .next_value::<::std::option::Option<_>>()?
@@ -338,7 +342,11 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
                         }
                         GeneratedField::Exact => {
                             if path__.is_some() {
-                                return Err(serde::de::Error::duplicate_field("exact"));
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `prefix`, `exact` may be set (oneof `path`)",
+                                    ),
+                                );
                             }
                             path__ = map_
                                 .next_value::<::std::option::Option<_>>()?

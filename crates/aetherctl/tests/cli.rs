@@ -299,6 +299,18 @@ fn a_spec_field_of_the_wrong_type_names_its_path() {
 }
 
 #[test]
+fn a_match_with_both_prefix_and_exact_names_the_oneof() {
+    let dir = tempfile::tempdir().unwrap();
+    let both = proposal().replace("exact: /healthz", "exact: /healthz\n        prefix: /health");
+    assert_ne!(both, proposal());
+    let file = write(dir.path(), "both.yaml", both);
+    assert_error(
+        &file,
+        "document 0: spec.routes[1].match: only one of `prefix`, `exact` may be set (oneof `path`)",
+    );
+}
+
+#[test]
 fn a_wrong_api_version_or_kind_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let version = write(

@@ -10,7 +10,10 @@
 //! - 64-bit integers as JSON numbers (`observedGeneration: 3`), where proto3
 //!   JSON writes strings: messages with such fields get `serde` derives
 //!   (through prost-build attributes, see [`kubernetes_derived_messages`])
-//!   instead of pbjson impls.
+//!   instead of pbjson impls;
+//! - a plain error for a second member of a oneof: pbjson calls it a
+//!   "duplicate field" named after that member, which reads as if the key
+//!   were written twice ([`reword_oneof_duplicates`]).
 
 use std::fmt::Write as _;
 
@@ -103,7 +106,8 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
                 code.push_str(&enum_impls(name, rust_path, enumeration)?);
             }
         }
-        let parsed = syn::parse_file(&code).context("parsing pbjson's output")?;
+        let mut parsed = syn::parse_file(&code).context("parsing pbjson's output")?;
+        reword_oneof_duplicates(&mut parsed, api, &package)?;
         let formatted = prettyplease::unparse(&parsed);
         files.push((
             format!("{package}.serde.rs"),
@@ -112,6 +116,118 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
     }
     files.sort();
     Ok(files)
+}
+
+/// Rewords pbjson's error for a second member of a oneof, in the
+/// Deserialize impls of `package`'s messages: `duplicate field `exact``
+/// becomes "only one of `prefix`, `exact` may be set (oneof `path`)".
+/// The rewrite works on pbjson's syntax tree, so it fails codegen, naming
+/// the member, if pbjson ever stops writing the call it replaces.
+fn reword_oneof_duplicates(code: &mut syn::File, api: &ApiFiles, package: &str) -> Result<()> {
+    use heck::ToSnakeCase;
+    use syn::visit_mut::VisitMut;
+
+    /// Replaces `serde::de::Error::duplicate_field("<member>")` calls.
+    struct Reword<'a> {
+        /// JSON name of a member → its error message, and whether it was used.
+        members: &'a mut Vec<(String, String, bool)>,
+    }
+    impl VisitMut for Reword<'_> {
+        fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+            syn::visit_mut::visit_expr_mut(self, expr);
+            let syn::Expr::Call(call) = expr else { return };
+            let syn::Expr::Path(function) = call.func.as_ref() else {
+                return;
+            };
+            let is_duplicate_field = function
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "duplicate_field");
+            let [
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(member),
+                    ..
+                }),
+            ] = call.args.iter().collect::<Vec<_>>()[..]
+            else {
+                return;
+            };
+            if !is_duplicate_field {
+                return;
+            }
+            if let Some((_, message, used)) = self.members.iter_mut().find(|(json, ..)| *json == member.value()) {
+                *used = true;
+                *expr = syn::parse_quote!(serde::de::Error::custom(#message));
+            }
+        }
+    }
+
+    let scope = format!(".{package}.");
+    for (name, message) in api.messages() {
+        let Some(relative) = name.strip_prefix(&scope) else {
+            continue;
+        };
+        // `.pkg.Outer.Inner` is written `outer::Inner` in the package's module.
+        let mut parts: Vec<String> = relative.split('.').map(str::to_owned).collect();
+        let last = parts.len() - 1;
+        for part in &mut parts[..last] {
+            *part = part.to_snake_case();
+        }
+        let rust_path = parts.join("::");
+
+        let mut members = Vec::new();
+        for (index, oneof) in message.oneof_decl.iter().enumerate() {
+            let fields: Vec<_> = message
+                .field
+                .iter()
+                .filter(|f| f.oneof_index == Some(index as i32) && !f.proto3_optional())
+                .collect();
+            if fields.is_empty() {
+                continue; // the synthetic oneof of a proto3 `optional` field
+            }
+            let listed = fields
+                .iter()
+                .map(|f| format!("`{}`", f.json_name()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            for field in &fields {
+                let text = format!("only one of {listed} may be set (oneof `{}`)", oneof.name());
+                members.push((field.json_name().to_owned(), text, false));
+            }
+        }
+        if members.is_empty() {
+            continue;
+        }
+        for item in &mut code.items {
+            let syn::Item::Impl(item) = item else { continue };
+            let implements_deserialize = item
+                .trait_
+                .as_ref()
+                .and_then(|(_, path, _)| path.segments.last())
+                .is_some_and(|s| s.ident == "Deserialize");
+            let syn::Type::Path(self_type) = item.self_ty.as_ref() else {
+                continue;
+            };
+            let self_path = self_type
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            if implements_deserialize && self_path == rust_path {
+                Reword { members: &mut members }.visit_item_impl_mut(item);
+            }
+        }
+        if let Some((json, ..)) = members.iter().find(|(.., used)| !used) {
+            bail!(
+                "{name}: pbjson no longer writes `duplicate_field(\"{json}\")` for this oneof member; \
+                 update reword_oneof_duplicates in xtask/src/generators/serde.rs"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Serialize and Deserialize for one enum, in the Kubernetes form.
