@@ -79,7 +79,9 @@ impl ClusterState {
     /// A state watching `scopes`, writing into `out` (which must exist).
     /// Files already in `out` are read so that identical ones are not rewritten.
     pub fn new(scopes: Vec<Scope>, out: PathBuf, projection: ProjectionConfig) -> Self {
-        let written = outputs::read_existing(&out, &[ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE]);
+        let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE];
+        outputs::remove_stray_temporaries(&out, &files);
+        let written = outputs::read_existing(&out, &files);
         Self {
             out,
             scopes,

@@ -86,10 +86,9 @@ impl Local {
             "the output directory {} does not exist",
             options.out.display()
         );
-        let written = outputs::read_existing(
-            &options.out,
-            &[ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, STATUS_FILE],
-        );
+        let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, STATUS_FILE];
+        outputs::remove_stray_temporaries(&options.out, &files);
+        let written = outputs::read_existing(&options.out, &files);
         let statuses = match written.get(STATUS_FILE) {
             None => BTreeMap::new(),
             Some(bytes) => match serde_json::from_slice::<BTreeMap<String, VirtualHostStatus>>(bytes) {

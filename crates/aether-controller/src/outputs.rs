@@ -57,7 +57,8 @@ pub fn pretty<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Render
 
 /// The temporary file `write_atomic` writes `name` through. One fixed name
 /// per target: a writer killed mid-write leaves at most one stray file,
-/// which the next write truncates. One controller per output directory.
+/// which the next controller removes on start
+/// ([`remove_stray_temporaries`]). One controller per output directory.
 pub fn temporary_name(name: &str) -> String {
     format!(".{name}.tmp")
 }
@@ -86,6 +87,16 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temporary);
     }
     result
+}
+
+/// Removes the temporary files of `names` that a controller killed inside
+/// [`write_atomic`] left behind. Called on start, before anything is
+/// written; a file that cannot be removed is left (the next write of its
+/// target truncates it anyway).
+pub fn remove_stray_temporaries(dir: &Path, names: &[&'static str]) {
+    for name in names {
+        let _ = fs::remove_file(dir.join(temporary_name(name)));
+    }
 }
 
 /// What is on disk now of the files in `names`, so that a restarted

@@ -129,4 +129,14 @@ fn sigkill_during_writes_leaves_the_old_or_the_new_configuration() {
         "after {KILLS} kills: configuration a {seen_a} times, b {seen_b} times; {mid_write} kills inside a write"
     );
     assert!(seen_a + seen_b > 0, "the controller never wrote in {KILLS} runs");
+
+    // The next start removes whatever temporary file the last kill left.
+    let (code, stderr) = common::run_once(input.path(), out.path());
+    assert_eq!(code, 0, "{stderr}");
+    let strays: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(strays.is_empty(), "left behind: {strays:?}");
 }

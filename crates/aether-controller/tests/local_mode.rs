@@ -3,25 +3,14 @@
 
 mod common;
 
-use std::process::Command;
+use common::run_once;
+
 use std::time::Duration;
 
 use aether_controller::local::{Local, Options};
-use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
 use aether_projection::ProjectionConfig;
 use serde_json::Value;
-
-fn run_once(manifests: &std::path::Path, out: &std::path::Path) -> (i32, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-        .arg("--once")
-        .arg("--manifests")
-        .arg(manifests)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
-    (output.status.code().unwrap(), String::from_utf8(output.stderr).unwrap())
-}
 
 #[test]
 fn the_binary_on_the_examples_writes_every_file_then_nothing_on_a_rerun() {
@@ -123,4 +112,29 @@ fn a_file_that_turns_bad_keeps_its_last_objects_and_a_duplicate_keeps_the_first(
         routes.contains("other.example.com") && !routes.contains("api.example.com"),
         "{routes}"
     );
+}
+
+#[test]
+fn a_start_removes_the_temporary_files_a_killed_run_left() {
+    let input = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(input.path().join("a.yaml"), GOOD).unwrap();
+    let names = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, STATUS_FILE];
+    for name in names {
+        std::fs::write(out.path().join(outputs::temporary_name(name)), b"half a wri").unwrap();
+    }
+    // Someone else's file of a similar name is not ours to remove.
+    std::fs::write(out.path().join(".notes.tmp"), b"mine").unwrap();
+
+    let (code, stderr) = run_once(input.path(), out.path());
+    assert_eq!(code, 0, "{stderr}");
+    let mut left: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut expected = names.map(str::to_owned).to_vec();
+    expected.push(".notes.tmp".to_owned());
+    expected.sort();
+    assert_eq!(left, expected);
 }

@@ -44,3 +44,16 @@ pub fn object(
     }))
     .unwrap()
 }
+
+/// Runs the real binary once in local mode: its exit code and stderr.
+pub fn run_once(manifests: &std::path::Path, out: &std::path::Path) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+        .arg("--once")
+        .arg("--manifests")
+        .arg(manifests)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    (output.status.code().unwrap(), String::from_utf8(output.stderr).unwrap())
+}
