@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
-use aether_controller::cluster::ClusterState;
+use aether_controller::cluster::{ClusterState, Summary};
 use aether_controller::metrics::Metrics;
 use aether_projection::ProjectionConfig;
 use http::{Method, Request, Response};
@@ -101,12 +101,25 @@ fn serve(mut handle: Handle, failures: usize) -> JoinHandle<Vec<Sent>> {
     })
 }
 
-async fn finish(client: kube::Client, server: JoinHandle<Vec<Sent>>) -> Vec<Sent> {
+/// One reconcile pass against a mock API server that fails the first
+/// `failures` requests: the pass's summary and every request it sent.
+async fn reconcile_with_mock(
+    state: &mut ClusterState,
+    metrics: &Metrics,
+    now: &str,
+    failures: usize,
+) -> (Summary, Vec<Sent>) {
+    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(service, "default");
+    let server = serve(handle, failures);
+    let summary = state.reconcile(&client, metrics, now.parse().unwrap()).await.unwrap();
+    // The server's loop ends when the last client handle is gone.
     drop(client);
-    tokio::time::timeout(Duration::from_secs(10), server)
+    let sent = tokio::time::timeout(Duration::from_secs(10), server)
         .await
         .unwrap()
-        .unwrap()
+        .unwrap();
+    (summary, sent)
 }
 
 fn listed(state: &mut ClusterState, objects: Vec<VirtualHost>) {
@@ -150,39 +163,24 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
     listed(&mut state, vec![main_object(Value::Null), canary_object(Value::Null)]);
     assert!(state.ready());
 
-    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let client = kube::Client::new(service, "default");
-    let server = serve(handle, 0);
-    let summary = state.reconcile(&client, &metrics, NOW.parse().unwrap()).await.unwrap();
+    let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
     assert_eq!(summary.patched, 2);
     assert_eq!(summary.written.len(), 3);
     assert!(out.path().join("routes.json").is_file());
-    assert_eq!(finish(client, server).await, expected_patches());
+    assert_eq!(sent, expected_patches());
 
     // A pass before the watch echoes the writes: the patch responses are known, so nothing is sent.
-    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let client = kube::Client::new(service, "default");
-    let server = serve(handle, 0);
-    let summary = state
-        .reconcile(&client, &metrics, "2030-01-01T00:00:00Z".parse().unwrap())
-        .await
-        .unwrap();
+    let (summary, sent) = reconcile_with_mock(&mut state, &metrics, "2030-01-01T00:00:00Z", 0).await;
     assert_eq!((summary.patched, summary.written.len()), (0, 0));
-    assert_eq!(finish(client, server).await, []);
+    assert_eq!(sent, []);
 
     // The watch echoes the writes (new resourceVersion, same generation): still nothing to send.
     let echoed = expected_patches();
     state.apply(&None, Event::Apply(canary_object(echoed[0].body["status"].clone())));
     state.apply(&None, Event::Apply(main_object(echoed[1].body["status"].clone())));
-    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let client = kube::Client::new(service, "default");
-    let server = serve(handle, 0);
-    let summary = state
-        .reconcile(&client, &metrics, "2030-01-01T00:00:00Z".parse().unwrap())
-        .await
-        .unwrap();
+    let (summary, sent) = reconcile_with_mock(&mut state, &metrics, "2030-01-01T00:00:00Z", 0).await;
     assert_eq!((summary.patched, summary.written.len()), (0, 0));
-    assert_eq!(finish(client, server).await, []);
+    assert_eq!(sent, []);
     assert_eq!(metrics.status_patches.get(), 2);
     assert_eq!(metrics.reconciles.get(), 3);
 }
@@ -199,15 +197,9 @@ async fn a_stored_status_that_is_already_right_sends_nothing_even_at_startup() {
             canary_object(stored[0].body["status"].clone()),
         ],
     );
-    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let client = kube::Client::new(service, "default");
-    let server = serve(handle, 0);
-    let summary = state
-        .reconcile(&client, &Metrics::new(), "2031-01-01T00:00:00Z".parse().unwrap())
-        .await
-        .unwrap();
+    let (summary, sent) = reconcile_with_mock(&mut state, &Metrics::new(), "2031-01-01T00:00:00Z", 0).await;
     assert_eq!(summary.patched, 0);
-    assert_eq!(finish(client, server).await, []);
+    assert_eq!(sent, []);
 }
 
 #[tokio::test]
@@ -217,20 +209,14 @@ async fn a_failed_patch_is_counted_and_sent_again_on_the_next_pass() {
     let mut state = ClusterState::new(vec![None], out.path().to_owned(), ProjectionConfig::default());
     listed(&mut state, vec![main_object(Value::Null), canary_object(Value::Null)]);
 
-    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let client = kube::Client::new(service, "default");
-    let server = serve(handle, 1);
-    let summary = state.reconcile(&client, &metrics, NOW.parse().unwrap()).await.unwrap();
+    let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 1).await;
     assert_eq!((summary.patched, summary.failed_patches), (1, 1));
-    assert_eq!(finish(client, server).await, expected_patches());
+    assert_eq!(sent, expected_patches());
     assert_eq!(metrics.reconcile_errors.get(), 1);
 
-    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-    let client = kube::Client::new(service, "default");
-    let server = serve(handle, 0);
-    let summary = state.reconcile(&client, &metrics, NOW.parse().unwrap()).await.unwrap();
+    let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
     assert_eq!((summary.patched, summary.failed_patches), (1, 0));
-    assert_eq!(finish(client, server).await, expected_patches()[..1]);
+    assert_eq!(sent, expected_patches()[..1]);
 }
 
 #[tokio::test]
