@@ -27,7 +27,7 @@ pub fn generate(root: &Path) -> Result<Vec<Output>> {
     let compiled = descriptors::compile(root, &plan.input_dirs, &[deps])?;
     let mut files = Vec::new();
     for step in &plan.steps {
-        files.extend(generators::run(step, &compiled)?);
+        files.extend(generators::run(root, step, &compiled)?);
     }
     files.push(readme(&files));
     files.sort_by(|a, b| a.path.cmp(&b.path));

@@ -14,16 +14,18 @@ pub enum Generator {
     Crd,
     Validate,
     Deploy,
+    EnvoyRoute,
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 6] = [
+    const ALL: [(&'static str, Generator); 7] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
         ("aether-crd", Generator::Crd),
         ("aether-validate", Generator::Validate),
         ("aether-deploy", Generator::Deploy),
+        ("aether-envoy-route", Generator::EnvoyRoute),
     ];
 
     fn from_local_name(name: &str) -> Option<Self> {

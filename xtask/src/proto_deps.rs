@@ -17,21 +17,8 @@ const FILE: &str = "buf/validate/validate.proto";
 
 /// Copies the dependency protos into [`DIR`] and returns that directory.
 pub fn materialize(root: &Path) -> Result<PathBuf> {
-    let metadata = cargo_metadata::MetadataCommand::new()
-        .manifest_path(root.join("Cargo.toml"))
-        .exec()
-        .context("running `cargo metadata` to find the pinned buf.validate protos")?;
-    let package = metadata
-        .packages
-        .iter()
-        .find(|p| p.name.as_str() == PACKAGE)
-        .ok_or_else(|| anyhow!("{PACKAGE} is not in the dependency graph"))?;
-    let crate_dir = package
-        .manifest_path
-        .parent()
-        .ok_or_else(|| anyhow!("{PACKAGE} has no manifest directory"))?;
-    let source = crate_dir.join("proto").join(FILE);
-    let text = std::fs::read(&source).with_context(|| format!("reading {source}"))?;
+    let source = pinned_crate_dir(root, PACKAGE)?.join("proto").join(FILE);
+    let text = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
 
     let dir = root.join(DIR);
     let target = dir.join(FILE);
@@ -41,4 +28,23 @@ pub fn materialize(root: &Path) -> Result<PathBuf> {
         std::fs::write(&target, text).with_context(|| format!("writing {}", target.display()))?;
     }
     Ok(dir)
+}
+
+/// The source directory of `package` as Cargo.lock pins it (in the cargo
+/// registry), found through `cargo metadata`.
+pub fn pinned_crate_dir(root: &Path, package: &str) -> Result<PathBuf> {
+    let metadata = cargo_metadata::MetadataCommand::new()
+        .manifest_path(root.join("Cargo.toml"))
+        .exec()
+        .with_context(|| format!("running `cargo metadata` to find the pinned {package}"))?;
+    let found = metadata
+        .packages
+        .iter()
+        .find(|p| p.name.as_str() == package)
+        .ok_or_else(|| anyhow!("{package} is not in the dependency graph"))?;
+    let dir = found
+        .manifest_path
+        .parent()
+        .ok_or_else(|| anyhow!("{package} has no manifest directory"))?;
+    Ok(dir.as_std_path().to_owned())
 }

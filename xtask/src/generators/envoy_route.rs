@@ -1,0 +1,110 @@
+//! `aether-envoy-route`: Envoy's own descriptors for its route configuration,
+//! so that aether-projection writes and reads `RouteConfiguration` in
+//! Envoy's canonical proto3 JSON without protoc or Envoy's protos.
+//!
+//! envoy-types compiles its types from Envoy's protos and keeps the
+//! descriptor set it used (`src/generated/types.bin` in its crate), but has
+//! no API for it. The input here is that file, from the envoy-types source
+//! Cargo.lock pins (the version aether-projection builds against); the
+//! output is the part of it that `envoy.config.route.v3.RouteConfiguration`
+//! needs, dependencies first, without source info (only comments and spans,
+//! and most of the size). It does not depend on `api/`.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow};
+use prost::Message;
+use prost_reflect::{DescriptorPool, FileDescriptor};
+
+use crate::proto_deps;
+
+/// The message the subset is made for.
+pub const ROUTE_CONFIGURATION: &str = "envoy.config.route.v3.RouteConfiguration";
+/// The output's file name.
+pub const FILE: &str = "envoy_route_v3.binpb";
+
+pub fn generate(root: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let source = proto_deps::pinned_crate_dir(root, "envoy-types")?.join("src/generated/types.bin");
+    let full = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
+    let subset = route_configuration_subset(&full).with_context(|| format!("in {}", source.display()))?;
+    Ok(vec![(FILE.to_owned(), subset)])
+}
+
+/// From a full `FileDescriptorSet`, the files that define
+/// [`ROUTE_CONFIGURATION`] and all they import, dependencies first (as
+/// `DescriptorPool::decode` wants them), source info stripped.
+pub fn route_configuration_subset(full_set: &[u8]) -> Result<Vec<u8>> {
+    let pool = DescriptorPool::decode(full_set).context("decoding the descriptor set")?;
+    let message = pool
+        .get_message_by_name(ROUTE_CONFIGURATION)
+        .ok_or_else(|| anyhow!("the descriptor set has no {ROUTE_CONFIGURATION}"))?;
+    let mut seen = HashSet::new();
+    let mut files = Vec::new();
+    add_with_dependencies(message.parent_file(), &mut seen, &mut files);
+    let file = files
+        .into_iter()
+        .map(|file| {
+            let mut proto = file.file_descriptor_proto().clone();
+            proto.source_code_info = None;
+            proto
+        })
+        .collect();
+    Ok(prost_types::FileDescriptorSet { file }.encode_to_vec())
+}
+
+/// Depth-first, dependencies before the files that import them.
+fn add_with_dependencies(file: FileDescriptor, seen: &mut HashSet<String>, out: &mut Vec<FileDescriptor>) {
+    if !seen.insert(file.name().to_owned()) {
+        return;
+    }
+    for dependency in file.dependencies() {
+        add_with_dependencies(dependency, seen, out);
+    }
+    out.push(file);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subset_holds_route_configuration_with_every_import_and_no_source_info() {
+        let files = generate(&crate::workspace_root()).unwrap();
+        let [(name, bytes)] = &files[..] else {
+            panic!("{} files", files.len())
+        };
+        assert_eq!(name, FILE);
+        // Decoding checks that every import precedes its importer.
+        let pool = DescriptorPool::decode(bytes.as_slice()).unwrap();
+        let route = pool.get_message_by_name(ROUTE_CONFIGURATION).unwrap();
+        assert!(route.get_field_by_name("virtual_hosts").is_some());
+        assert!(
+            pool.files()
+                .all(|f| f.file_descriptor_proto().source_code_info.is_none())
+        );
+        // Only what the route configuration needs: far from all of Envoy.
+        let full = DescriptorPool::decode(
+            std::fs::read(
+                proto_deps::pinned_crate_dir(&crate::workspace_root(), "envoy-types")
+                    .unwrap()
+                    .join("src/generated/types.bin"),
+            )
+            .unwrap()
+            .as_slice(),
+        )
+        .unwrap();
+        assert!(
+            pool.files().len() < full.files().len() / 2,
+            "{} of {}",
+            pool.files().len(),
+            full.files().len()
+        );
+    }
+
+    #[test]
+    fn a_set_without_route_configuration_is_refused_by_name() {
+        let err = route_configuration_subset(&prost_types::FileDescriptorSet::default().encode_to_vec()).unwrap_err();
+        assert!(err.to_string().contains(ROUTE_CONFIGURATION), "{err}");
+    }
+}
