@@ -22,8 +22,7 @@ use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
-use aetherctl::manifests::{self, Limits};
-use aetherctl::objects;
+use aether_manifests::{self as manifests, Limits, objects};
 use anyhow::Context;
 use jiff::Timestamp;
 use tracing::{error, info, warn};

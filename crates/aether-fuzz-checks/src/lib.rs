@@ -121,11 +121,11 @@ pub fn proto_json(data: &[u8]) -> Outcome {
     }
 }
 
-/// aetherctl's manifest reader on one YAML file of any number of documents,
+/// The manifest reader (aether-manifests, as aetherctl uses it) on one YAML file of any number of documents,
 /// then its VirtualHost decoding and validation, as `aetherctl validate` does.
 pub fn manifest_yaml(data: &[u8]) -> Outcome {
-    use aetherctl::manifests::{Limits, parse};
-    use aetherctl::objects::VirtualHostObject;
+    use aether_manifests::objects::VirtualHostObject;
+    use aether_manifests::{Limits, parse};
 
     let limits = Limits::default();
     let file = std::path::Path::new("fuzz.yaml");
@@ -447,8 +447,8 @@ pub struct Seed {
 /// Kubernetes JSON and in proto3 JSON. The structured validate target takes
 /// no seeds: its inputs are not in any of these forms.
 pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
-    use aetherctl::manifests::{Limits, parse};
-    use aetherctl::objects::VirtualHostObject;
+    use aether_manifests::objects::VirtualHostObject;
+    use aether_manifests::{Limits, parse};
 
     let mut files = Vec::new();
     for dir in [

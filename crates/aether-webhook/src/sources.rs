@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
-use aetherctl::manifests::{self, Limits};
-use aetherctl::objects::VirtualHostObject;
+use aether_manifests::objects::VirtualHostObject;
+use aether_manifests::{self as manifests, Limits};
 use futures_util::StreamExt;
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::watcher::{self, Event, watcher};

@@ -10,12 +10,10 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-pub mod manifests;
-pub mod objects;
 pub mod project;
 pub mod report;
 
-use manifests::Limits;
+use aether_manifests::Limits;
 
 /// Every object is valid (or `crd` printed the CRD, or `--help`).
 pub const EXIT_VALID: u8 = 0;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use aether_projection::{Format, ProjectionConfig, VirtualHostObject};
 
-use crate::manifests::Limits;
+use aether_manifests::Limits;
 use crate::report::{ErrorReport, Loaded, LoadedObject, load};
 use crate::{EXIT_ERROR, EXIT_VALID, ProjectFormat};
 

@@ -1,4 +1,17 @@
-//! Reading manifest files: untrusted input, read within fixed limits.
+//! Reading VirtualHost manifest files: untrusted input, read within fixed
+//! limits. Shared by `aetherctl`, and by the local (`--manifests DIR`) modes
+//! of `aether-webhook` and `aether-controller`, so that every tool reads a
+//! directory of manifests the same way.
+//!
+//! ```
+//! use aether_manifests::{Limits, objects::VirtualHostObject};
+//!
+//! let text = b"apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api}\n\
+//!              spec: {hosts: [api.example.com], routes: [{match: {prefix: /}, backend: {service: web}}]}\n";
+//! let documents = aether_manifests::parse("api.yaml".as_ref(), text, &Limits::default()).unwrap();
+//! let object = VirtualHostObject::decode(&documents[0]).unwrap();
+//! assert_eq!(object.key(), "default/api");
+//! ```
 //!
 //! A path is a file or a directory (walked recursively for `*.yaml`, `*.yml`
 //! and `*.json`, in name order). A file holds one or more YAML documents
@@ -14,6 +27,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+pub mod objects;
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit

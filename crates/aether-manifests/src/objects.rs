@@ -5,7 +5,7 @@ use std::fmt;
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
 use serde_json::Value;
 
-use crate::manifests::Document;
+use crate::Document;
 
 pub const API_VERSION: &str = "config.aether.io/v1";
 pub const KIND: &str = "VirtualHost";
