@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
-use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
 use aether_manifests::{self as manifests, Limits, objects};
+use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
 use anyhow::Context;
 use jiff::Timestamp;
 use tracing::{error, info, warn};

@@ -200,6 +200,30 @@ pub fn review(body: &[u8], index: &HostIndex) -> Result<(Vec<u8>, Decision), Bad
     Ok((json, decision))
 }
 
+/// The AdmissionReview the API server sends this webhook when `object` (a
+/// VirtualHost, as JSON) is written: a CREATE, or an UPDATE of `old`. For
+/// running the webhook's judgement offline (`aetherctl admit`); pass it to
+/// [`review`] as bytes, as the HTTP handler does.
+pub fn review_for(uid: &str, object: &serde_json::Value, old: Option<&serde_json::Value>) -> serde_json::Value {
+    let metadata = &object["metadata"];
+    serde_json::json!({
+        "apiVersion": REVIEW_API_VERSION,
+        "kind": REVIEW_KIND,
+        "request": {
+            "uid": uid,
+            "kind": {"group": GROUP, "version": "v1", "kind": KIND},
+            "resource": {"group": GROUP, "version": "v1", "resource": "virtualhosts"},
+            "name": metadata["name"],
+            "namespace": metadata["namespace"],
+            "operation": if old.is_some() { "UPDATE" } else { "CREATE" },
+            "userInfo": {},
+            "object": object,
+            "oldObject": old,
+            "dryRun": false
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,5 +252,29 @@ mod tests {
             let err = parse(body).unwrap_err();
             assert!(err.0.contains(expected), "{expected}: {err:?}");
         }
+    }
+
+    #[test]
+    fn review_for_builds_what_the_api_server_sends() {
+        let object = serde_json::json!({
+            "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
+            "metadata": {"name": "api", "namespace": "shop"},
+            "spec": {"hosts": ["api.example.com"], "routes": [{"match": {"prefix": "/"}, "backend": {"service": "web"}}]}
+        });
+        let create = parse(&serde_json::to_vec(&review_for("u1", &object, None)).unwrap()).unwrap();
+        assert_eq!(create.operation, Operation::Create);
+        assert_eq!(
+            (create.name.as_str(), create.namespace.as_deref()),
+            ("api", Some("shop"))
+        );
+        assert!(create.old_object.is_none());
+        let update = parse(&serde_json::to_vec(&review_for("u2", &object, Some(&object))).unwrap()).unwrap();
+        assert_eq!(update.operation, Operation::Update);
+        assert_eq!(update.old_object.unwrap().metadata.name.as_deref(), Some("api"));
+
+        let index = HostIndex::new();
+        index.upsert(ObjectKey::new("other", "web"), vec!["api.example.com".to_owned()]);
+        assert_eq!(decide(&create, &index).1, Decision::DeniedConflict);
+        assert_eq!(decide(&create, &HostIndex::new()).1, Decision::Allowed);
     }
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub mod admit;
 pub mod project;
 pub mod report;
 
@@ -71,6 +72,35 @@ enum Command {
         #[arg(long, short, value_enum, default_value_t = ProjectFormat::Yaml)]
         format: ProjectFormat,
         /// Manifest files or directories.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// Run the admission webhook's checks offline: would the API server,
+    /// with aether-webhook installed, admit these VirtualHosts?
+    ///
+    /// Each object under PATH, in file and document order, is sent to the
+    /// webhook's own handler as the AdmissionReview the API server would
+    /// send (CREATE, or UPDATE when an object of that namespace/name is
+    /// stored), against the hosts of the objects under --stored. An admitted
+    /// object is stored before the next is reviewed, as when manifests are
+    /// applied one by one; so two new objects claiming one host: the second
+    /// is denied. Denials name the rule broken or the host's owner; wildcard
+    /// overlaps are warnings.
+    ///
+    /// Exit 0 when every object is admitted, 1 when some is denied, 2 when
+    /// any input cannot be read (nothing is reviewed then: an incomplete
+    /// stored set could admit what the cluster would deny).
+    Admit {
+        /// Objects already in the cluster (files or directories, read as
+        /// for `validate`); repeatable. Without it, nothing is stored.
+        #[arg(long, value_name = "PATH")]
+        stored: Vec<PathBuf>,
+        /// `text`, or `json`: {"admitted", "reviews": [{"file", "document",
+        /// "namespace", "name", "operation", "allowed", "message",
+        /// "warnings"}], "errors"}.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+        /// The manifests to review.
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
@@ -156,6 +186,7 @@ where
     let result = match cli.command {
         Command::Validate { output, paths } => validate(&paths, output, &Limits::default(), out, err),
         Command::Project { format, paths } => project::run(&paths, format, &Limits::default(), out, err),
+        Command::Admit { stored, output, paths } => admit::run(&stored, &paths, output, &Limits::default(), out, err),
         Command::Crd => out.write_all(aether_api::CRD_YAML.as_bytes()).map(|()| EXIT_VALID),
     };
     // A closed stdout (`aetherctl ... | head`) is not worth a panic.

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use aether_projection::{Format, ProjectionConfig, VirtualHostObject};
 
-use aether_manifests::Limits;
 use crate::report::{ErrorReport, Loaded, LoadedObject, load};
 use crate::{EXIT_ERROR, EXIT_VALID, ProjectFormat};
+use aether_manifests::Limits;
 
 /// Reads every manifest under `paths`, projects the objects and writes the
 /// snapshot to `out`; errors go to `err`. Returns the exit code.

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use aether_api::validate::Validate;
 use serde::Serialize;
 
+use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID};
 use aether_manifests::objects::VirtualHostObject;
 use aether_manifests::{self as manifests, Limits};
-use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID};
 
 /// Everything found: the JSON output of `validate --output json`, field for
 /// field. The shape is stable: every key is always present (`null` when it

@@ -537,7 +537,7 @@ fn project_json(paths: &[&Path]) -> (Run, Value) {
 
 #[test]
 fn project_prints_the_snapshot_of_the_examples_with_their_conflicts() {
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let examples = examples_dir();
     let (run, snapshot) = project_json(&[&examples]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let hosts: Vec<&str> = snapshot["routeConfiguration"]["virtualHosts"]
@@ -591,4 +591,167 @@ fn project_prints_nothing_and_exits_2_when_an_input_is_unreadable() {
     let (run, _) = project_json(&[&twice]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("default/api"), "{}", run.stderr);
+}
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+#[test]
+fn admit_on_the_examples_admits_denies_and_warns_as_the_webhook_would() {
+    let examples = examples_dir();
+    let stored = examples.join("proposal.yaml");
+    let run = aetherctl(&[
+        "admit".into(),
+        "--stored".into(),
+        stored.clone().into_os_string(),
+        examples.clone().into_os_string(),
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr, "");
+    let at = |file: &str, document: usize, key: &str| {
+        format!("{}: document {document}: {key}", examples.join(file).display())
+    };
+    for expected in [
+        // The stored object itself: an update that keeps its own hosts.
+        format!("{}: UPDATE admitted\n", at("proposal.yaml", 0, "default/api")),
+        format!("{}: CREATE admitted\n", at("storefront.yaml", 0, "shop/storefront")),
+        // Admitted objects are stored before the next is reviewed.
+        format!(
+            "{}: CREATE denied: VirtualHost shop/storefront-canary conflicts: host \"shop.example.com\" is already claimed by VirtualHost shop/storefront\n",
+            at("storefront.yaml", 1, "shop/storefront-canary")
+        ),
+        format!(
+            "{}: CREATE admitted with a warning: wildcard overlap: host \"*.example.com\" overlaps \"api.example.com\" of VirtualHost default/api\n",
+            at("tenants.yaml", 0, "platform/tenants")
+        ),
+        format!(
+            "{}: CREATE denied: VirtualHost legacy/legacy-api conflicts: host \"api.example.com\" is already claimed by VirtualHost default/api\n",
+            at("tenants.yaml", 1, "legacy/legacy-api")
+        ),
+        format!(
+            "{}: CREATE denied: VirtualHost is invalid: 2 validation errors:\n",
+            at("invalid.yaml", 0, "sandbox/broken")
+        ),
+        "  - spec.routes[0].match.prefix: must not contain an empty path segment (//) [path.no_empty_segment]\n"
+            .to_owned(),
+    ] {
+        assert!(run.stdout.contains(&expected), "no {expected:?} in:\n{}", run.stdout);
+    }
+    assert!(
+        run.stdout.ends_with("6 object(s): 3 admitted, 3 denied\n"),
+        "{}",
+        run.stdout
+    );
+
+    // Without the stored object, the legacy claim on api.example.com comes
+    // after the proposal's own CREATE in file order: still denied, now as
+    // the second claim of this run.
+    let run = aetherctl(&["admit".into(), examples.clone().into_os_string()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains(&format!("{}: CREATE admitted\n", at("proposal.yaml", 0, "default/api"))),
+        "{}",
+        run.stdout
+    );
+    let legacy = format!(
+        "{}: CREATE denied: VirtualHost legacy/legacy-api conflicts: host \"api.example.com\" is already claimed by VirtualHost default/api\n",
+        at("tenants.yaml", 1, "legacy/legacy-api")
+    );
+    assert!(run.stdout.contains(&legacy), "{}", run.stdout);
+}
+
+#[test]
+fn admit_exits_0_when_everything_is_admitted_and_reports_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "api.yaml", proposal());
+    let run = aetherctl(&["admit".into(), file.clone().into_os_string()]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}: document 0: default/api: CREATE admitted\n1 object(s): 1 admitted, 0 denied\n",
+            file.display()
+        )
+    );
+
+    // A second object claiming the same host in another namespace, and an
+    // update of the stored one that takes a host the other holds.
+    let rival = proposal().replace("namespace: default", "namespace: rival");
+    let rival_file = write(dir.path(), "rival.yaml", &rival);
+    let stored = write(
+        dir.path(),
+        "stored.yaml",
+        proposal().replace("api.example.com", "web.example.com"),
+    );
+    let run = aetherctl(&[
+        "admit".into(),
+        "--output".into(),
+        "json".into(),
+        "--stored".into(),
+        stored.into_os_string(),
+        file.clone().into_os_string(),
+        rival_file.clone().into_os_string(),
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["admitted"], false);
+    assert_eq!(report["errors"], serde_json::json!([]));
+    let reviews = report["reviews"].as_array().unwrap();
+    assert_eq!(reviews.len(), 2);
+    assert_eq!(reviews[0]["operation"], "UPDATE");
+    assert_eq!(reviews[0]["allowed"], true);
+    assert_eq!(reviews[0]["message"], Value::Null);
+    assert_eq!(reviews[0]["warnings"], serde_json::json!([]));
+    assert_eq!(reviews[1]["file"], rival_file.display().to_string());
+    assert_eq!(
+        (reviews[1]["namespace"].as_str(), reviews[1]["name"].as_str()),
+        (Some("rival"), Some("api"))
+    );
+    assert_eq!(reviews[1]["operation"], "CREATE");
+    assert_eq!(reviews[1]["allowed"], false);
+    assert_eq!(
+        reviews[1]["message"],
+        "VirtualHost rival/api conflicts: host \"api.example.com\" is already claimed by VirtualHost default/api"
+    );
+}
+
+#[test]
+fn admit_reviews_nothing_and_exits_2_when_an_input_is_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.yaml", proposal());
+    let broken = write(dir.path(), "broken.yaml", "spec: [");
+    for args in [
+        vec![
+            "admit".into(),
+            "--stored".into(),
+            broken.clone().into_os_string(),
+            good.clone().into_os_string(),
+        ],
+        vec![
+            "admit".into(),
+            good.clone().into_os_string(),
+            broken.clone().into_os_string(),
+        ],
+    ] {
+        let run = aetherctl(&args);
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert_eq!(run.stdout, "");
+        assert!(
+            run.stderr.starts_with(&format!("error: {}", broken.display())),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = aetherctl(&[
+        "admit".into(),
+        "-o".into(),
+        "json".into(),
+        broken.clone().into_os_string(),
+    ]);
+    assert_eq!(run.code, 2);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["reviews"], serde_json::json!([]));
+    assert_eq!(report["errors"][0]["file"], broken.display().to_string());
 }
