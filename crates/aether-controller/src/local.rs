@@ -303,24 +303,9 @@ fn read_file(file: &Path, limits: &Limits) -> Result<Vec<VirtualHostObject>, Vec
     let mut objects = Vec::new();
     let mut problems = Vec::new();
     for document in &documents {
-        match objects::VirtualHostObject::decode(document)
-            .map_err(|err| err.to_string())
-            .and_then(|object| {
-                let creation_timestamp = object
-                    .creation_timestamp
-                    .as_deref()
-                    .map(str::parse::<Timestamp>)
-                    .transpose()
-                    .map_err(|err| format!("metadata.creationTimestamp: {err}"))?;
-                Ok(VirtualHostObject {
-                    namespace: object.namespace,
-                    name: object.name,
-                    creation_timestamp,
-                    spec: object.spec,
-                })
-            }) {
-            Ok(object) => objects.push(object),
-            Err(message) => problems.push(format!("document {}: {message}", document.index)),
+        match objects::VirtualHostObject::decode(document) {
+            Ok(object) => objects.push(object.into()),
+            Err(err) => problems.push(format!("document {}: {err}", document.index)),
         }
     }
     if problems.is_empty() {

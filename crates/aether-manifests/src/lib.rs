@@ -10,7 +10,7 @@
 //!              spec: {hosts: [api.example.com], routes: [{match: {prefix: /}, backend: {service: web}}]}\n";
 //! let documents = aether_manifests::parse("api.yaml".as_ref(), text, &Limits::default()).unwrap();
 //! let object = VirtualHostObject::decode(&documents[0]).unwrap();
-//! assert_eq!(object.key(), "default/api");
+//! assert_eq!(object.key().to_string(), "default/api");
 //! ```
 //!
 //! A path is a file or a directory (walked recursively for `*.yaml`, `*.yml`

@@ -2,21 +2,28 @@
 
 use std::fmt;
 
+use aether_api::ObjectKey;
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
+use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::Document;
 
 pub const API_VERSION: &str = "config.aether.io/v1";
 pub const KIND: &str = "VirtualHost";
+/// The namespace of a manifest that names none, as `kubectl apply` uses
+/// without a context namespace.
+pub const DEFAULT_NAMESPACE: &str = "default";
 
 /// A VirtualHost read from a manifest.
 #[derive(Debug, Clone)]
 pub struct VirtualHostObject {
     pub namespace: String,
     pub name: String,
-    /// `metadata.creationTimestamp`, when the manifest has one (RFC 3339).
-    pub creation_timestamp: Option<String>,
+    /// `metadata.creationTimestamp`, when the manifest has one (as
+    /// `kubectl get -o yaml` writes it). It decides who wins a contested
+    /// host, so a malformed one is an error, as it is for the API server.
+    pub creation_timestamp: Option<Timestamp>,
     pub spec: VirtualHostSpec,
     /// The status, when the manifest carries one (as `kubectl get -o yaml` writes it).
     pub status: Option<VirtualHostStatus>,
@@ -100,7 +107,20 @@ impl VirtualHostObject {
         let name = meta("name")
             .filter(|n| !n.is_empty())
             .ok_or_else(|| fail("metadata.name", "required".into()))?;
-        let namespace = meta("namespace").filter(|n| !n.is_empty()).unwrap_or("default");
+        let namespace = meta("namespace").filter(|n| !n.is_empty()).unwrap_or(DEFAULT_NAMESPACE);
+        let creation_timestamp = match metadata.and_then(|m| m.get("creationTimestamp")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(
+                text.parse::<Timestamp>()
+                    .map_err(|e| fail("metadata.creationTimestamp", format!("not an RFC 3339 timestamp: {e}")))?,
+            ),
+            Some(other) => {
+                return Err(fail(
+                    "metadata.creationTimestamp",
+                    format!("expected an RFC 3339 timestamp, found {}", kind_of(other)),
+                ));
+            }
+        };
         let spec_value = object.get("spec").ok_or_else(|| fail("spec", "required".into()))?;
         let spec = decode_at::<VirtualHostSpec>(spec_value, "spec")?;
         let status = object
@@ -110,15 +130,15 @@ impl VirtualHostObject {
         Ok(Self {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
-            creation_timestamp: meta("creationTimestamp").map(str::to_owned),
+            creation_timestamp,
             spec,
             status,
         })
     }
 
-    /// `namespace/name`.
-    pub fn key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
+    /// The object's identity; displays as `namespace/name`.
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(&self.namespace, &self.name)
     }
 }
 
@@ -156,17 +176,35 @@ mod tests {
     #[test]
     fn a_virtual_host_decodes_with_its_metadata() {
         let object = decode(host(spec())).unwrap();
-        assert_eq!(object.key(), "edge/api");
-        assert_eq!(object.creation_timestamp.as_deref(), Some("2025-01-01T00:00:00Z"));
+        assert_eq!(object.key().to_string(), "edge/api");
+        assert_eq!(object.creation_timestamp, Some("2025-01-01T00:00:00Z".parse().unwrap()));
         assert_eq!(object.spec.hosts, ["api.example.com"]);
         assert_eq!(object.spec.routes[0].backend.as_ref().unwrap().service, "web");
+    }
+
+    #[test]
+    fn a_malformed_creation_timestamp_is_an_error_naming_it() {
+        for (timestamp, expected) in [
+            (json!("yesterday"), "not an RFC 3339 timestamp"),
+            (json!("2025-13-01T00:00:00Z"), "not an RFC 3339 timestamp"),
+            (json!(1735689600), "expected an RFC 3339 timestamp, found a number"),
+        ] {
+            let mut value = host(spec());
+            value["metadata"]["creationTimestamp"] = timestamp;
+            let (path, message) = error(value);
+            assert_eq!(path, "metadata.creationTimestamp");
+            assert!(message.starts_with(expected), "{message}");
+        }
+        let mut value = host(spec());
+        value["metadata"]["creationTimestamp"] = Value::Null;
+        assert_eq!(decode(value).unwrap().creation_timestamp, None);
     }
 
     #[test]
     fn the_namespace_defaults_to_default() {
         let mut value = host(spec());
         value["metadata"] = json!({"name": "api"});
-        assert_eq!(decode(value).unwrap().key(), "default/api");
+        assert_eq!(decode(value).unwrap().key().to_string(), "default/api");
     }
 
     #[test]

@@ -1,11 +1,11 @@
-//! Reading objects from manifests (YAML or JSON text, several documents
-//! allowed), for callers such as `aetherctl project` that start from files.
+//! Objects from manifests: the conversion from what aether-manifests reads,
+//! and [`parse_manifests`] for callers holding manifest text.
 
 use std::fmt;
+use std::path::Path;
 
-use aether_api::config::v1::VirtualHostSpec;
-use jiff::Timestamp;
-use serde::Deserialize;
+use aether_manifests::Limits;
+pub use aether_manifests::objects::DEFAULT_NAMESPACE;
 
 use crate::input::VirtualHostObject;
 
@@ -15,7 +15,7 @@ pub struct ManifestError {
     /// The document's index in the text, from 0; `None` when the text as a
     /// whole could not be read.
     pub document: Option<usize>,
-    /// What is wrong.
+    /// What is wrong, and where in the document (`spec.routes[0].match: ...`).
     pub message: String,
 }
 
@@ -30,33 +30,24 @@ impl fmt::Display for ManifestError {
 
 impl std::error::Error for ManifestError {}
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Manifest {
-    api_version: String,
-    kind: String,
-    metadata: Metadata,
-    spec: VirtualHostSpec,
+/// The projection's view of a VirtualHost read by aether-manifests: its
+/// identity, age and spec (its status plays no part).
+impl From<aether_manifests::objects::VirtualHostObject> for VirtualHostObject {
+    fn from(object: aether_manifests::objects::VirtualHostObject) -> Self {
+        Self {
+            namespace: object.namespace,
+            name: object.name,
+            creation_timestamp: object.creation_timestamp,
+            spec: object.spec,
+        }
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Metadata {
-    name: String,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    creation_timestamp: Option<Timestamp>,
-}
-
-/// The namespace of a manifest that names none, as `kubectl apply` would use
-/// without a context namespace.
-pub const DEFAULT_NAMESPACE: &str = "default";
-
-/// Parses `VirtualHost` manifests (`apiVersion: config.aether.io/v1`), one
-/// per YAML document (JSON is YAML too). A missing `metadata.namespace` is
-/// [`DEFAULT_NAMESPACE`]. Fields outside `metadata` and `spec` (such as
-/// `status`) are ignored; unknown fields inside `spec` are errors.
+/// Parses `VirtualHost` manifests (`apiVersion: config.aether.io/v1`) from
+/// YAML or JSON text, with the reader (and the limits) `aetherctl` uses:
+/// documents separated by `---`, `kind: List` items one by one, a missing
+/// `metadata.namespace` read as [`DEFAULT_NAMESPACE`], unknown fields in
+/// `spec` errors naming their path.
 ///
 /// Only the form is checked here; the API's rules are checked by the
 /// projection, which reports rule-breaking objects rather than failing.
@@ -69,35 +60,23 @@ pub const DEFAULT_NAMESPACE: &str = "default";
 /// assert_eq!(objects[0].key().to_string(), "default/api");
 /// ```
 pub fn parse_manifests(text: &str) -> Result<Vec<VirtualHostObject>, ManifestError> {
-    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).map_err(|err| ManifestError {
-        document: None,
-        message: err.to_string(),
-    })?;
-    documents
-        .into_iter()
-        .enumerate()
-        .filter(|(_, document)| !document.is_null())
-        .map(|(index, document)| {
-            let error = |message: String| ManifestError {
-                document: Some(index),
-                message,
-            };
-            let manifest: Manifest = serde_json::from_value(document).map_err(|err| error(err.to_string()))?;
-            if manifest.api_version != "config.aether.io/v1" || manifest.kind != "VirtualHost" {
-                return Err(error(format!(
-                    "expected apiVersion config.aether.io/v1 and kind VirtualHost, found {} {}",
-                    manifest.api_version, manifest.kind
-                )));
+    // The name only appears in messages, which this function does not prefix with it.
+    let documents =
+        aether_manifests::parse(Path::new("manifest"), text.as_bytes(), &Limits::default()).map_err(|err| {
+            ManifestError {
+                document: None,
+                message: err.message,
             }
-            Ok(VirtualHostObject {
-                namespace: manifest
-                    .metadata
-                    .namespace
-                    .unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned()),
-                name: manifest.metadata.name,
-                creation_timestamp: manifest.metadata.creation_timestamp,
-                spec: manifest.spec,
-            })
+        })?;
+    documents
+        .iter()
+        .map(|document| {
+            aether_manifests::objects::VirtualHostObject::decode(document)
+                .map(VirtualHostObject::from)
+                .map_err(|err| ManifestError {
+                    document: Some(document.index),
+                    message: err.to_string(),
+                })
         })
         .collect()
 }

@@ -445,9 +445,14 @@ fn manifest_errors_name_the_document() {
     ))
     .unwrap_err();
     assert_eq!(err.document, Some(1));
-    assert!(err.to_string().contains("found v1 Service"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("apiVersion: expected \"config.aether.io/v1\", found \"v1\""),
+        "{err}"
+    );
     let err = parse_manifests(&good.replace("port: 8080", "port: eighty")).unwrap_err();
     assert_eq!(err.document, Some(0));
+    assert!(err.message.starts_with("spec.routes[0].backend.port: "), "{err}");
     assert!(parse_manifests("a: [").unwrap_err().document.is_none());
 }
 

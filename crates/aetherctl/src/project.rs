@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use aether_projection::{Format, ProjectionConfig, VirtualHostObject};
 
-use crate::report::{ErrorReport, Loaded, LoadedObject, load};
+use crate::report::{ErrorReport, Loaded, load};
 use crate::{EXIT_ERROR, EXIT_VALID, ProjectFormat};
 use aether_manifests::Limits;
 
@@ -20,7 +20,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> io::Result<u8> {
     let Loaded { objects, mut errors } = load(paths, limits);
-    let inputs: Vec<VirtualHostObject> = objects.into_iter().filter_map(|o| input(o, &mut errors)).collect();
+    let inputs: Vec<VirtualHostObject> = objects.into_iter().map(|loaded| loaded.object.into()).collect();
     let snapshot = match aether_projection::project(&inputs, &ProjectionConfig::default()) {
         Ok(snapshot) if errors.is_empty() => snapshot,
         Ok(_) => return report(&errors, err),
@@ -46,30 +46,6 @@ pub fn run(
             Ok(EXIT_ERROR)
         }
     }
-}
-
-/// The projection's view of a loaded object; a malformed
-/// `metadata.creationTimestamp` is an error, since it decides host conflicts.
-fn input(loaded: LoadedObject, errors: &mut Vec<ErrorReport>) -> Option<VirtualHostObject> {
-    let LoadedObject { file, document, object } = loaded;
-    let creation_timestamp = match object.creation_timestamp.as_deref().map(str::parse).transpose() {
-        Ok(timestamp) => timestamp,
-        Err(e) => {
-            errors.push(ErrorReport {
-                file,
-                document: Some(document),
-                path: Some("metadata.creationTimestamp".into()),
-                message: format!("not an RFC 3339 timestamp: {e}"),
-            });
-            return None;
-        }
-    };
-    Some(VirtualHostObject {
-        namespace: object.namespace,
-        name: object.name,
-        creation_timestamp,
-        spec: object.spec,
-    })
 }
 
 fn report(errors: &[ErrorReport], err: &mut dyn Write) -> io::Result<u8> {
