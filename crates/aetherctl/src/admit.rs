@@ -16,8 +16,7 @@ use aether_webhook::index::HostIndex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::report::{ErrorReport, Loaded, LoadedObject, load};
-use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
+use crate::report::{CommandReport, ErrorReport, Loaded, LoadedObject, load};
 
 /// What `admit` found: the JSON output of `admit --output json`. Every key is
 /// always present; new keys may be added, none removed or renamed.
@@ -133,31 +132,24 @@ fn as_stored(object: &VirtualHostObject) -> Value {
     })
 }
 
-impl AdmitReport {
-    /// 2 if any input could not be read, else 1 if any object was denied, else 0.
-    pub fn exit_code(&self) -> u8 {
-        if !self.errors.is_empty() {
-            EXIT_ERROR
-        } else if !self.admitted {
-            EXIT_INVALID
-        } else {
-            EXIT_VALID
-        }
+impl CommandReport for AdmitReport {
+    fn errors(&self) -> &[ErrorReport] {
+        &self.errors
     }
 
-    /// One line per review (and per warning) on `out`, then a summary; one
-    /// line per error on `err`:
+    fn passed(&self) -> bool {
+        self.reviews.iter().all(|r| r.allowed)
+    }
+
+    /// One line per review (and per warning), then a summary; nothing when
+    /// inputs could not be read (nothing was reviewed):
     ///
     /// ```text
     /// FILE: document N: NAMESPACE/NAME: CREATE admitted
     /// FILE: document N: NAMESPACE/NAME: CREATE admitted with a warning: WARNING
     /// FILE: document N: NAMESPACE/NAME: UPDATE denied: MESSAGE
-    /// error: FILE[: document N][: PATH]: MESSAGE
     /// ```
-    pub fn write_text(&self, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
-        for error in &self.errors {
-            writeln!(err, "error: {error}")?;
-        }
+    fn write_findings(&self, out: &mut dyn Write) -> io::Result<()> {
         if !self.errors.is_empty() {
             return Ok(());
         }
@@ -185,24 +177,4 @@ impl AdmitReport {
             denied
         )
     }
-}
-
-/// `aetherctl admit`: reviews, reports in `output` form, returns the exit code.
-pub fn run(
-    stored: &[PathBuf],
-    paths: &[PathBuf],
-    output: Output,
-    limits: &Limits,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> io::Result<u8> {
-    let report = check(stored, paths, limits);
-    match output {
-        Output::Text => report.write_text(out, err)?,
-        Output::Json => {
-            serde_json::to_writer_pretty(&mut *out, &report)?;
-            writeln!(out)?;
-        }
-    }
-    Ok(report.exit_code())
 }

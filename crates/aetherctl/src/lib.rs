@@ -5,7 +5,7 @@
 //! so that everything but the process itself is testable in-process.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -15,6 +15,7 @@ pub mod project;
 pub mod report;
 
 use aether_manifests::Limits;
+use report::{CommandReport, Report};
 
 /// Every object is valid (or `crd` printed the CRD, or `--help`).
 pub const EXIT_VALID: u8 = 0;
@@ -183,31 +184,15 @@ where
             return written.unwrap_or(EXIT_ERROR);
         }
     };
+    let limits = Limits::default();
     let result = match cli.command {
-        Command::Validate { output, paths } => validate(&paths, output, &Limits::default(), out, err),
-        Command::Project { format, paths } => project::run(&paths, format, &Limits::default(), out, err),
-        Command::Admit { stored, output, paths } => admit::run(&stored, &paths, output, &Limits::default(), out, err),
+        Command::Validate { output, paths } => Report::check(&paths, &limits).emit(output, out, err),
+        Command::Project { format, paths } => project::run(&paths, format, &limits, out, err),
+        Command::Admit { stored, output, paths } => admit::check(&stored, &paths, &limits).emit(output, out, err),
         Command::Crd => out.write_all(aether_api::CRD_YAML.as_bytes()).map(|()| EXIT_VALID),
     };
     // A closed stdout (`aetherctl ... | head`) is not worth a panic.
     result.unwrap_or(EXIT_ERROR)
-}
-
-/// `aetherctl validate`: checks every manifest under `paths` within `limits`,
-/// reports in `output` form and returns the exit code.
-pub fn validate(
-    paths: &[PathBuf],
-    output: Output,
-    limits: &Limits,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> io::Result<u8> {
-    let report = report::Report::check(paths, limits);
-    match output {
-        Output::Text => report.write_text(out, err)?,
-        Output::Json => report.write_json(out)?,
-    }
-    Ok(report.exit_code())
 }
 
 #[cfg(test)]

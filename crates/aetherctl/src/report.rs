@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use aether_api::validate::Validate;
 use serde::Serialize;
 
-use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID};
+use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
 use aether_manifests::objects::VirtualHostObject;
 use aether_manifests::{self as manifests, Limits};
 
@@ -42,6 +42,48 @@ pub struct ViolationReport {
     /// The protovalidate rule id: `string.pattern`, `path.no_dot_segment`.
     pub rule: String,
     pub message: String,
+}
+
+/// What a command found (`validate`, `admit`): its exit code and its two
+/// output forms, the same for every command.
+pub trait CommandReport: Serialize {
+    /// Inputs that could not be read or decoded.
+    fn errors(&self) -> &[ErrorReport];
+    /// Whether every object read passed (valid, admitted).
+    fn passed(&self) -> bool;
+    /// The text form's findings on stdout, summary line last.
+    fn write_findings(&self, out: &mut dyn Write) -> io::Result<()>;
+
+    /// 2 if any input could not be read (errors win), else 1 if some object
+    /// did not pass, else 0.
+    fn exit_code(&self) -> u8 {
+        if !self.errors().is_empty() {
+            EXIT_ERROR
+        } else if !self.passed() {
+            EXIT_INVALID
+        } else {
+            EXIT_VALID
+        }
+    }
+
+    /// Writes the report in `output` form (text: findings on `out`, one
+    /// `error: FILE[: document N][: PATH]: MESSAGE` line per error on `err`;
+    /// JSON: one pretty-printed document on `out`) and returns the exit code.
+    fn emit(&self, output: Output, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
+        match output {
+            Output::Text => {
+                for error in self.errors() {
+                    writeln!(err, "error: {error}")?;
+                }
+                self.write_findings(out)?;
+            }
+            Output::Json => {
+                serde_json::to_writer_pretty(&mut *out, self)?;
+                writeln!(out)?;
+            }
+        }
+        Ok(self.exit_code())
+    }
 }
 
 /// Input that could not be checked.
@@ -168,31 +210,24 @@ impl Report {
         let valid = errors.is_empty() && objects.iter().all(|o| o.violations.is_empty());
         Self { valid, objects, errors }
     }
+}
 
-    /// 2 if anything could not be checked (errors win over violations), else
-    /// 1 if any object is invalid, else 0.
-    pub fn exit_code(&self) -> u8 {
-        if !self.errors.is_empty() {
-            EXIT_ERROR
-        } else if !self.valid {
-            EXIT_INVALID
-        } else {
-            EXIT_VALID
-        }
+impl CommandReport for Report {
+    fn errors(&self) -> &[ErrorReport] {
+        &self.errors
     }
 
-    /// One line per valid object and per violation on `out`, then a summary;
-    /// one line per error on `err`:
+    fn passed(&self) -> bool {
+        self.objects.iter().all(|o| o.violations.is_empty())
+    }
+
+    /// One line per valid object and per violation, then a summary:
     ///
     /// ```text
     /// FILE: document N: NAMESPACE/NAME: valid
     /// FILE: document N: NAMESPACE/NAME: PATH: MESSAGE [RULE]
-    /// error: FILE[: document N][: PATH]: MESSAGE
     /// ```
-    pub fn write_text(&self, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
-        for error in &self.errors {
-            writeln!(err, "error: {error}")?;
-        }
+    fn write_findings(&self, out: &mut dyn Write) -> io::Result<()> {
         for object in &self.objects {
             let at = format!(
                 "{}: document {}: {}/{}",
@@ -216,11 +251,5 @@ impl Report {
             violations,
             self.errors.len()
         )
-    }
-
-    /// The report as one pretty-printed JSON document on `out`.
-    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, self)?;
-        writeln!(out)
     }
 }
