@@ -77,6 +77,14 @@ pub fn check_depth(body: &[u8], max: usize) -> Result<(), BadRequest> {
 /// saying what was wrong; nothing here panics on any input.
 pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {
     check_depth(body, MAX_JSON_DEPTH)?;
+    // JSON is UTF-8 (RFC 8259). serde_json checks the strings it decodes but
+    // skips the contents of unknown fields, so check the whole body first.
+    std::str::from_utf8(body).map_err(|e| {
+        BadRequest(format!(
+            "malformed JSON: not UTF-8 (invalid byte at offset {})",
+            e.valid_up_to()
+        ))
+    })?;
     let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         BadRequest(match e.classify() {
@@ -243,6 +251,10 @@ mod tests {
         for (body, expected) in [
             (&b"{"[..], "malformed JSON"),
             (b"[]", "not an admission.k8s.io/v1 AdmissionReview"),
+            (
+                b"{\"apiVersion\":\"admission.k8s.io/v1\",\"x\":\"\xff\"}",
+                "not UTF-8 (invalid byte at offset 41)",
+            ),
             (br#"{"apiVersion":"v1","kind":"Pod"}"#, "expected apiVersion"),
             (
                 br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#,

@@ -274,6 +274,20 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         assert!(text.contains(expected), "{expected}: {text}");
     }
 
+    // Invalid UTF-8, even inside a field the handler would otherwise skip.
+    let mut body = serde_json::to_vec(&review("CREATE", "u", "team", "api", spec(&["api.example.com"]))).unwrap();
+    body.splice(1..1, b"\"note\":\"caf\xe9\",".iter().copied());
+    let r = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("not UTF-8 (invalid byte at offset 12)"), "{text}");
+
     // Truncated: Content-Length promises more than is sent before the client closes.
     let (status, text) = raw(
         &server,
@@ -346,7 +360,7 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         .await
         .unwrap();
     assert!(
-        metrics.contains(r#"aether_webhook_admission_decisions_total{decision="bad_request"} 7"#),
+        metrics.contains(r#"aether_webhook_admission_decisions_total{decision="bad_request"} 8"#),
         "{metrics}"
     );
     assert!(
