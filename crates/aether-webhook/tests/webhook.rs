@@ -39,10 +39,7 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
     let client = server.pki.client();
 
     let out = server
-        .review(
-            &client,
-            &review("CREATE", "uid-1", "team-b", "web", spec(&["web.example.com"])),
-        )
+        .ask(&client, "CREATE", "uid-1", "team-b", "web", &["web.example.com"])
         .await;
     let r = response(&out);
     assert_eq!(r["uid"], "uid-1");
@@ -50,15 +47,13 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
     assert!(r.get("warnings").is_none(), "{out}");
 
     let out = server
-        .review(
+        .ask(
             &client,
-            &review(
-                "CREATE",
-                "uid-2",
-                "team-b",
-                "copy",
-                spec(&["new.example.com", "api.example.com"]),
-            ),
+            "CREATE",
+            "uid-2",
+            "team-b",
+            "copy",
+            &["new.example.com", "api.example.com"],
         )
         .await;
     let r = response(&out);
@@ -76,33 +71,25 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
 
     // The owner itself, updating its hosts: its own claim is not a conflict.
     let out = server
-        .review(
+        .ask(
             &client,
-            &review(
-                "UPDATE",
-                "uid-3",
-                "team-a",
-                "api",
-                spec(&["api.example.com", "api2.example.com"]),
-            ),
+            "UPDATE",
+            "uid-3",
+            "team-a",
+            "api",
+            &["api.example.com", "api2.example.com"],
         )
         .await;
     assert_eq!(response(&out)["allowed"], true, "{out}");
     // Another object's update claiming it is.
     let out = server
-        .review(
-            &client,
-            &review("UPDATE", "uid-4", "team-b", "web", spec(&["api.example.com"])),
-        )
+        .ask(&client, "UPDATE", "uid-4", "team-b", "web", &["api.example.com"])
         .await;
     assert_eq!(response(&out)["allowed"], false, "{out}");
 
     // DELETE is allowed, whatever the object.
     let out = server
-        .review(
-            &client,
-            &review("DELETE", "uid-5", "team-a", "api", spec(&["api.example.com"])),
-        )
+        .ask(&client, "DELETE", "uid-5", "team-a", "api", &["api.example.com"])
         .await;
     assert_eq!(response(&out)["allowed"], true, "{out}");
     assert_eq!(response(&out)["uid"], "uid-5");
@@ -122,10 +109,7 @@ async fn warns_on_a_wildcard_overlap_both_ways() {
     let client = server.pki.client();
 
     let out = server
-        .review(
-            &client,
-            &review("CREATE", "u1", "team", "api", spec(&["api.example.com"])),
-        )
+        .ask(&client, "CREATE", "u1", "team", "api", &["api.example.com"])
         .await;
     let r = response(&out);
     assert_eq!(r["allowed"], true, "{out}");
@@ -139,10 +123,7 @@ async fn warns_on_a_wildcard_overlap_both_ways() {
     );
 
     let out = server
-        .review(
-            &client,
-            &review("CREATE", "u2", "team", "wild-org", spec(&["*.example.org"])),
-        )
+        .ask(&client, "CREATE", "u2", "team", "wild-org", &["*.example.org"])
         .await;
     let r = response(&out);
     assert_eq!(r["allowed"], true, "{out}");
@@ -154,18 +135,12 @@ async fn warns_on_a_wildcard_overlap_both_ways() {
 
     // The same wildcard again is an exact-string conflict, not a warning.
     let out = server
-        .review(
-            &client,
-            &review("CREATE", "u3", "team", "wild2", spec(&["*.example.com"])),
-        )
+        .ask(&client, "CREATE", "u3", "team", "wild2", &["*.example.com"])
         .await;
     assert_eq!(response(&out)["allowed"], false, "{out}");
     // An unrelated host has no warning.
     let out = server
-        .review(
-            &client,
-            &review("CREATE", "u4", "team", "other", spec(&["example.com"])),
-        )
+        .ask(&client, "CREATE", "u4", "team", "other", &["example.com"])
         .await;
     assert!(response(&out).get("warnings").is_none(), "{out}");
     server.stop().await;
@@ -343,10 +318,7 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
 
     // Still serving reviews.
     let out = server
-        .review(
-            &client,
-            &review("CREATE", "after", "ns", "ok", spec(&["ok.example.com"])),
-        )
+        .ask(&client, "CREATE", "after", "ns", "ok", &["ok.example.com"])
         .await;
     assert_eq!(response(&out)["allowed"], true);
     assert_eq!(client.get(server.url("/healthz")).send().await.unwrap().status(), 200);

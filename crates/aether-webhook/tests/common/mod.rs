@@ -116,6 +116,21 @@ impl Running {
         assert_eq!(response.status(), 200);
         response.json().await.unwrap()
     }
+
+    /// Reviews a VirtualHost `namespace/name` claiming `hosts` (see
+    /// [`review`] and [`spec`]): the whole answered AdmissionReview.
+    pub async fn ask(
+        &self,
+        client: &reqwest::Client,
+        operation: &str,
+        uid: &str,
+        namespace: &str,
+        name: &str,
+        hosts: &[&str],
+    ) -> Value {
+        self.review(client, &review(operation, uid, namespace, name, spec(hosts)))
+            .await
+    }
 }
 
 pub async fn start(index: Arc<HostIndex>, limits: Limits) -> Running {
