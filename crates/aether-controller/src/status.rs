@@ -206,8 +206,8 @@ pub(crate) fn desired(index: &Index<'_>, key: &ObjectKey, observed: &Observed, n
     }
 }
 
-/// Every status that differs from what is stored, in key order.
-pub fn patches(
+/// The status every object of `observed` should have, in key order.
+pub fn statuses(
     snapshot: &Snapshot,
     observed: &BTreeMap<ObjectKey, Observed>,
     now: Timestamp,
@@ -216,14 +216,22 @@ pub fn patches(
     let now = rfc3339_seconds(now);
     Ok(observed
         .iter()
-        .filter_map(|(key, observed)| {
-            let status = desired(&index, key, observed, &now);
-            (observed.status.as_ref() != Some(&status)).then(|| StatusPatch {
-                key: key.clone(),
-                status,
-            })
+        .map(|(key, observed)| StatusPatch {
+            key: key.clone(),
+            status: desired(&index, key, observed, &now),
         })
         .collect())
+}
+
+/// Every status that differs from what is stored, in key order.
+pub fn patches(
+    snapshot: &Snapshot,
+    observed: &BTreeMap<ObjectKey, Observed>,
+    now: Timestamp,
+) -> Result<Vec<StatusPatch>, prost::DecodeError> {
+    let mut all = statuses(snapshot, observed, now)?;
+    all.retain(|patch| observed[&patch.key].status.as_ref() != Some(&patch.status));
+    Ok(all)
 }
 
 /// `2026-11-29T19:01:31Z`: whole seconds, as Kubernetes stores times, so

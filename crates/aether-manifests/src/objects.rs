@@ -24,6 +24,9 @@ pub struct VirtualHostObject {
     /// `kubectl get -o yaml` writes it). It decides who wins a contested
     /// host, so a malformed one is an error, as it is for the API server.
     pub creation_timestamp: Option<Timestamp>,
+    /// `metadata.generation`, as the API server numbers spec changes; 0 when
+    /// absent (as in hand-written manifests).
+    pub generation: i64,
     pub spec: VirtualHostSpec,
     /// The status, when the manifest carries one (as `kubectl get -o yaml` writes it).
     pub status: Option<VirtualHostStatus>,
@@ -121,6 +124,15 @@ impl VirtualHostObject {
                 ));
             }
         };
+        let generation = match metadata.and_then(|m| m.get("generation")) {
+            None | Some(Value::Null) => 0,
+            Some(value) => value.as_i64().filter(|g| *g >= 0).ok_or_else(|| {
+                fail(
+                    "metadata.generation",
+                    format!("expected a non-negative integer, found {value}"),
+                )
+            })?,
+        };
         let spec_value = object.get("spec").ok_or_else(|| fail("spec", "required".into()))?;
         let spec = decode_at::<VirtualHostSpec>(spec_value, "spec")?;
         let status = object
@@ -131,6 +143,7 @@ impl VirtualHostObject {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             creation_timestamp,
+            generation,
             spec,
             status,
         })
@@ -198,6 +211,20 @@ mod tests {
         let mut value = host(spec());
         value["metadata"]["creationTimestamp"] = Value::Null;
         assert_eq!(decode(value).unwrap().creation_timestamp, None);
+    }
+
+    #[test]
+    fn generation_is_read_and_must_be_a_non_negative_integer() {
+        let mut value = host(spec());
+        assert_eq!(decode(value.clone()).unwrap().generation, 0);
+        value["metadata"]["generation"] = json!(7);
+        assert_eq!(decode(value.clone()).unwrap().generation, 7);
+        for bad in [json!(-1), json!("7"), json!(1.5)] {
+            value["metadata"]["generation"] = bad.clone();
+            let (path, message) = error(value.clone());
+            assert_eq!(path, "metadata.generation");
+            assert_eq!(message, format!("expected a non-negative integer, found {bad}"));
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub mod admit;
 pub mod project;
 pub mod report;
+pub mod status;
 
 use aether_manifests::Limits;
 use report::{CommandReport, Report};
@@ -105,6 +106,27 @@ enum Command {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Compute the status the controller would write for each VirtualHost.
+    ///
+    /// PATHs are read as for `validate` (a `status` in a manifest, as
+    /// `kubectl get -o yaml` writes it, is the stored status), projected as
+    /// by `project`, and each object's status computed by the controller's
+    /// own code: the `Accepted` condition (True/Accepted, True/HostConflict
+    /// when some hosts went to older objects, False/HostConflict when all
+    /// did, False/Invalid listing the broken rules) and `routeCount`.
+    ///
+    /// Exit 0 when every object is fully served (Accepted True, reason
+    /// Accepted), 1 when some is not, 2 when any input cannot be read
+    /// (nothing is computed then).
+    Status {
+        /// `text`, or `json`: {"served", "objects": [{"file", "document",
+        /// "namespace", "name", "status", "wouldPatch"}], "errors"}.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+        /// Manifest files or directories.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Print the VirtualHost CustomResourceDefinition (YAML), for `kubectl apply -f -`.
     Crd,
 }
@@ -189,6 +211,9 @@ where
         Command::Validate { output, paths } => Report::check(&paths, &limits).emit(output, out, err),
         Command::Project { format, paths } => project::run(&paths, format, &limits, out, err),
         Command::Admit { stored, output, paths } => admit::check(&stored, &paths, &limits).emit(output, out, err),
+        Command::Status { output, paths } => {
+            status::check(&paths, &limits, jiff::Timestamp::now()).emit(output, out, err)
+        }
         Command::Crd => out.write_all(aether_api::CRD_YAML.as_bytes()).map(|()| EXIT_VALID),
     };
     // A closed stdout (`aetherctl ... | head`) is not worth a panic.

@@ -4,9 +4,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use aether_projection::{Format, ProjectionConfig, VirtualHostObject};
+use aether_projection::{Format, ProjectionConfig, Snapshot, VirtualHostObject};
 
-use crate::report::{ErrorReport, Loaded, load};
+use crate::report::{ErrorReport, Loaded, LoadedObject, load};
 use crate::{EXIT_ERROR, EXIT_VALID, ProjectFormat};
 use aether_manifests::Limits;
 
@@ -19,21 +19,9 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
-    let Loaded { objects, mut errors } = load(paths, limits);
-    let inputs: Vec<VirtualHostObject> = objects.into_iter().map(|loaded| loaded.object.into()).collect();
-    let snapshot = match aether_projection::project(&inputs, &ProjectionConfig::default()) {
-        Ok(snapshot) if errors.is_empty() => snapshot,
-        Ok(_) => return report(&errors, err),
-        Err(e) => {
-            // Two documents naming the same namespace/name.
-            errors.push(ErrorReport {
-                file: "(all inputs)".into(),
-                document: None,
-                path: None,
-                message: e.to_string(),
-            });
-            return report(&errors, err);
-        }
+    let (snapshot, _) = match load_and_project(paths, limits) {
+        Ok(projected) => projected,
+        Err(errors) => return report(&errors, err),
     };
     let format = match format {
         ProjectFormat::Yaml => Format::Yaml,
@@ -44,6 +32,30 @@ pub fn run(
         Err(e) => {
             writeln!(err, "error: rendering the snapshot: {e}")?;
             Ok(EXIT_ERROR)
+        }
+    }
+}
+
+/// Reads every manifest under `paths` and projects the objects: the
+/// snapshot and the objects as read, or every error met (any error stops
+/// the projection: a snapshot missing an object would look complete).
+pub fn load_and_project(paths: &[PathBuf], limits: &Limits) -> Result<(Snapshot, Vec<LoadedObject>), Vec<ErrorReport>> {
+    let Loaded { objects, mut errors } = load(paths, limits);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let inputs: Vec<VirtualHostObject> = objects.iter().map(|loaded| loaded.object.clone().into()).collect();
+    match aether_projection::project(&inputs, &ProjectionConfig::default()) {
+        Ok(snapshot) => Ok((snapshot, objects)),
+        Err(e) => {
+            // Two documents naming the same namespace/name.
+            errors.push(ErrorReport {
+                file: "(all inputs)".into(),
+                document: None,
+                path: None,
+                message: e.to_string(),
+            });
+            Err(errors)
         }
     }
 }

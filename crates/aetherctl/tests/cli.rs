@@ -755,3 +755,133 @@ fn admit_reviews_nothing_and_exits_2_when_an_input_is_unreadable() {
     assert_eq!(report["reviews"], serde_json::json!([]));
     assert_eq!(report["errors"][0]["file"], broken.display().to_string());
 }
+
+#[test]
+fn status_on_the_examples_says_what_the_controller_would_write() {
+    let examples = examples_dir();
+    let run = aetherctl(&["status".into(), examples.clone().into_os_string()]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr, "");
+    let at = |file: &str, document: usize, key: &str| {
+        format!("{}: document {document}: {key}", examples.join(file).display())
+    };
+    for expected in [
+        format!(
+            "{}: Accepted=True (Accepted), 3 route(s): serving api.example.com [would patch]\n",
+            at("proposal.yaml", 0, "default/api")
+        ),
+        format!(
+            "{}: Accepted=False (HostConflict), 0 route(s): left out: host shop.example.com is served by the older VirtualHost shop/storefront [would patch]\n",
+            at("storefront.yaml", 1, "shop/storefront-canary")
+        ),
+        format!(
+            "{}: Accepted=True (HostConflict), 2 route(s): host api.example.com is served by the older VirtualHost default/api; still serving legacy.example.com [would patch]\n",
+            at("tenants.yaml", 1, "legacy/legacy-api")
+        ),
+        format!(
+            "{}: Accepted=False (Invalid), 0 route(s): left out: spec.hosts[0]: ",
+            at("invalid.yaml", 0, "sandbox/broken")
+        ),
+    ] {
+        assert!(run.stdout.contains(&expected), "no {expected:?} in:\n{}", run.stdout);
+    }
+    assert!(
+        run.stdout.ends_with("6 object(s): 3 fully served, 3 not\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn status_compares_with_the_stored_status_and_keeps_its_transition_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = proposal().replace("  namespace: default\n", "  namespace: default\n  generation: 4\n");
+    assert_ne!(manifest, proposal());
+    let file = write(dir.path(), "api.yaml", &manifest);
+    let run = aetherctl(&[
+        "status".into(),
+        "-o".into(),
+        "json".into(),
+        file.clone().into_os_string(),
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["served"], true);
+    let object = &report["objects"][0];
+    assert_eq!(object["wouldPatch"], true, "the manifest has no status");
+    let status = object["status"].clone();
+    assert_eq!(status["routeCount"], 3);
+    let condition = &status["conditions"][0];
+    assert_eq!(
+        (
+            &condition["type"],
+            &condition["status"],
+            &condition["reason"],
+            &condition["observedGeneration"]
+        ),
+        (
+            &Value::from("Accepted"),
+            &Value::from("True"),
+            &Value::from("Accepted"),
+            &Value::from(4)
+        )
+    );
+
+    // Stored as computed, an hour earlier: nothing to patch, and the stored
+    // transition time stays.
+    let mut stored = status.clone();
+    stored["conditions"][0]["lastTransitionTime"] = "2020-01-01T00:00:00Z".into();
+    let with_status = format!("{manifest}status: {stored}\n");
+    let file = write(dir.path(), "api.yaml", &with_status);
+    let run = aetherctl(&[
+        "status".into(),
+        "-o".into(),
+        "json".into(),
+        file.clone().into_os_string(),
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["objects"][0]["wouldPatch"], false, "{report}");
+    assert_eq!(report["objects"][0]["status"], stored);
+    let text = aetherctl(&["status".into(), file.clone().into_os_string()]);
+    assert_eq!(
+        text.stdout,
+        format!(
+            "{}: document 0: default/api: Accepted=True (Accepted), 3 route(s): serving api.example.com\n1 object(s): 1 fully served, 0 not\n",
+            file.display()
+        )
+    );
+
+    // A stale stored status (an older generation) is patched.
+    let file = write(
+        dir.path(),
+        "api.yaml",
+        with_status.replace("generation: 4", "generation: 5"),
+    );
+    let run = aetherctl(&["status".into(), "-o".into(), "json".into(), file.into_os_string()]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["objects"][0]["wouldPatch"], true);
+    assert_eq!(report["objects"][0]["status"]["conditions"][0]["observedGeneration"], 5);
+    assert_eq!(
+        report["objects"][0]["status"]["conditions"][0]["lastTransitionTime"], "2020-01-01T00:00:00Z",
+        "Accepted did not flip"
+    );
+}
+
+#[test]
+fn status_computes_nothing_and_exits_2_when_an_input_is_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.yaml", proposal());
+    let broken = write(dir.path(), "broken.yaml", proposal().replace("port: 8080", "port: -1"));
+    let run = aetherctl(&["status".into(), good.into_os_string(), broken.clone().into_os_string()]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.starts_with(&format!(
+            "error: {}: document 0: spec.routes[0].backend.port: ",
+            broken.display()
+        )),
+        "{}",
+        run.stderr
+    );
+}
