@@ -597,6 +597,11 @@ fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
+/// How a report line starts for document `document` of `examples/file`.
+fn at(file: &str, document: usize, key: &str) -> String {
+    format!("{}: document {document}: {key}", examples_dir().join(file).display())
+}
+
 #[test]
 fn admit_on_the_examples_admits_denies_and_warns_as_the_webhook_would() {
     let examples = examples_dir();
@@ -609,9 +614,6 @@ fn admit_on_the_examples_admits_denies_and_warns_as_the_webhook_would() {
     ]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.stderr, "");
-    let at = |file: &str, document: usize, key: &str| {
-        format!("{}: document {document}: {key}", examples.join(file).display())
-    };
     for expected in [
         // The stored object itself: an update that keeps its own hosts.
         format!("{}: UPDATE admitted\n", at("proposal.yaml", 0, "default/api")),
@@ -762,9 +764,6 @@ fn status_on_the_examples_says_what_the_controller_would_write() {
     let run = aetherctl(&["status".into(), examples.clone().into_os_string()]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.stderr, "");
-    let at = |file: &str, document: usize, key: &str| {
-        format!("{}: document {document}: {key}", examples.join(file).display())
-    };
     for expected in [
         format!(
             "{}: Accepted=True (Accepted), 3 route(s): serving api.example.com [would patch]\n",
