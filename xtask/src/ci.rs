@@ -41,6 +41,12 @@ pub fn run(root: &Path) -> Result<()> {
         "-D",
         "warnings",
     ]))?;
+    step("cargo doc (broken doc links are errors)");
+    exec(
+        cargo(root)
+            .args(["doc", "--workspace", "--all-features", "--no-deps"])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
     step("the crate packages on its own (no protoc, no files from outside it)");
     exec(cargo(root).args(["package", "--package", "aether-api", "--allow-dirty", "--quiet"]))?;
     step("tests");

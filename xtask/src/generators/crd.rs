@@ -2,7 +2,7 @@
 //! schema, mapped from the rules model ([`crate::rules`]).
 //!
 //! One mapping turns each buf.validate rule into its structural-schema form
-//! (see [`Mapper`]); a rule it cannot express fails codegen, naming the rule
+//! (see `Mapper`); a rule it cannot express fails codegen, naming the rule
 //! and the field, so the CRD never enforces less than the proto says without
 //! anyone noticing. The same constants ([`GROUP`], [`KIND`], ...) feed the
 //! kube-derive attributes that `aether-prost` puts on `VirtualHostSpec`
