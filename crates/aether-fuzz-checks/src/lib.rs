@@ -121,8 +121,9 @@ pub fn proto_json(data: &[u8]) -> Outcome {
     }
 }
 
-/// The manifest reader (aether-manifests, as aetherctl uses it) on one YAML file of any number of documents,
-/// then its VirtualHost decoding and validation, as `aetherctl validate` does.
+/// The manifest reader (aether-manifests, as aetherctl and the local modes
+/// use it) on one YAML file of any number of documents, then its VirtualHost
+/// decoding and validation, as `aetherctl validate` does.
 pub fn manifest_yaml(data: &[u8]) -> Outcome {
     use aether_manifests::objects::VirtualHostObject;
     use aether_manifests::{Limits, parse};
