@@ -74,13 +74,13 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
     // The stored objects as the API server would hand them over as oldObject.
     let mut objects: HashMap<ObjectKey, Value> = HashMap::new();
     for LoadedObject { object, .. } in stored_objects {
-        let key = ObjectKey::new(&object.namespace, &object.name);
+        let key = object.key();
         index.upsert(key.clone(), object.spec.hosts.clone());
         objects.insert(key, as_stored(&object));
     }
     let mut reviews = Vec::new();
     for (number, LoadedObject { file, document, object }) in candidates.into_iter().enumerate() {
-        let key = ObjectKey::new(&object.namespace, &object.name);
+        let key = object.key();
         let json = as_stored(&object);
         let old = objects.get(&key);
         let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
