@@ -32,8 +32,10 @@ pub struct VirtualHostObject {
     pub status: Option<VirtualHostStatus>,
 }
 
-/// Decodes `value` strictly, naming the failing path under `root`.
-fn decode_at<T: serde::de::DeserializeOwned>(value: &Value, root: &str) -> Result<T, DecodeError> {
+/// Decodes `value` strictly, naming the failing path under `root`
+/// (`spec.routes[0].match: ...`; `root` itself when the value as a whole is
+/// wrong). Also what the admission webhook decodes a reviewed spec with.
+pub fn decode_at<T: serde::de::DeserializeOwned>(value: &Value, root: &str) -> Result<T, DecodeError> {
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." {

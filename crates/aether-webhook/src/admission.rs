@@ -106,15 +106,7 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
 /// Reads `spec` strictly (unknown fields are errors), naming the failing path.
 fn decode_spec(object: &DynamicObject) -> Result<VirtualHostSpec, String> {
     let spec = object.data.get("spec").ok_or_else(|| "spec: required".to_owned())?;
-    serde_path_to_error::deserialize::<_, VirtualHostSpec>(spec).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.into_inner();
-        if path == "." {
-            format!("spec: {message}")
-        } else {
-            format!("spec.{path}: {message}")
-        }
-    })
+    aether_manifests::objects::decode_at::<VirtualHostSpec>(spec, "spec").map_err(|e| e.to_string())
 }
 
 /// Decides one request against the shared validator and `index`.

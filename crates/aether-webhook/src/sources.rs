@@ -108,7 +108,7 @@ pub fn load_directory(dir: &Path, index: &HostIndex) -> (usize, Vec<String>) {
                 for document in documents {
                     match VirtualHostObject::decode(&document) {
                         Ok(object) => {
-                            objects.insert(ObjectKey::new(object.namespace, object.name), object.spec.hosts);
+                            objects.insert(object.key(), object.spec.hosts);
                         }
                         Err(e) => problems.push(format!("{}[{}]: {e}", file.display(), document.index)),
                     }
