@@ -14,7 +14,7 @@ use crate::{proto_deps, pyenv};
 
 pub fn run(root: &Path, against: &str) -> Result<()> {
     let bin = pyenv::ensure(root)?;
-    proto_deps::materialize(root)?;
+    proto_deps::materialize(root, &proto_deps::PinnedCrates::load(root)?)?;
 
     let resolved = Command::new("git")
         .current_dir(root)

@@ -23,11 +23,12 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
 /// Every file under generated/, in memory, in a stable order.
 pub fn generate(root: &Path) -> Result<Vec<Output>> {
     let plan = Plan::load(root)?;
-    let deps = proto_deps::materialize(root)?;
+    let pinned = proto_deps::PinnedCrates::load(root)?;
+    let deps = proto_deps::materialize(root, &pinned)?;
     let compiled = descriptors::compile(root, &plan.input_dirs, &[deps])?;
     let mut files = Vec::new();
     for step in &plan.steps {
-        files.extend(generators::run(root, step, &compiled)?);
+        files.extend(generators::run(&pinned, step, &compiled)?);
     }
     files.push(readme(&files));
     files.sort_by(|a, b| a.path.cmp(&b.path));

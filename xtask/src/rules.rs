@@ -453,7 +453,8 @@ mod tests {
     fn api() -> Api {
         let root = crate::workspace_root();
         let plan = crate::plan::Plan::load(&root).unwrap();
-        let deps = crate::proto_deps::materialize(&root).unwrap();
+        let deps =
+            crate::proto_deps::materialize(&root, &crate::proto_deps::PinnedCrates::load(&root).unwrap()).unwrap();
         let compiled = crate::descriptors::compile(&root, &plan.input_dirs, &[deps]).unwrap();
         Api::load(&compiled.proto3_with_docs, &compiled.own_files).unwrap()
     }

@@ -893,7 +893,9 @@ mod tests {
     use super::*;
 
     fn compiled(root: &Path, input: &str) -> Descriptors {
-        let deps = crate::proto_deps::materialize(&crate::workspace_root()).unwrap();
+        let workspace = crate::workspace_root();
+        let pinned = crate::proto_deps::PinnedCrates::load(&workspace).unwrap();
+        let deps = crate::proto_deps::materialize(&workspace, &pinned).unwrap();
         crate::descriptors::compile(root, &[PathBuf::from(input)], &[deps]).unwrap()
     }
 

@@ -11,21 +11,20 @@
 //! and most of the size). It does not depend on `api/`.
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use anyhow::{Context, Result, anyhow};
 use prost::Message;
 use prost_reflect::{DescriptorPool, FileDescriptor};
 
-use crate::proto_deps;
+use crate::proto_deps::PinnedCrates;
 
 /// The message the subset is made for.
 pub const ROUTE_CONFIGURATION: &str = "envoy.config.route.v3.RouteConfiguration";
 /// The output's file name.
 pub const FILE: &str = "envoy_route_v3.binpb";
 
-pub fn generate(root: &Path) -> Result<Vec<(String, Vec<u8>)>> {
-    let source = proto_deps::pinned_crate_dir(root, "envoy-types")?.join("src/generated/types.bin");
+pub fn generate(pinned: &PinnedCrates) -> Result<Vec<(String, Vec<u8>)>> {
+    let source = pinned.dir("envoy-types")?.join("src/generated/types.bin");
     let full = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
     let subset = route_configuration_subset(&full).with_context(|| format!("in {}", source.display()))?;
     Ok(vec![(FILE.to_owned(), subset)])
@@ -70,7 +69,8 @@ mod tests {
 
     #[test]
     fn the_subset_holds_route_configuration_with_every_import_and_no_source_info() {
-        let files = generate(&crate::workspace_root()).unwrap();
+        let pinned = PinnedCrates::load(&crate::workspace_root()).unwrap();
+        let files = generate(&pinned).unwrap();
         let [(name, bytes)] = &files[..] else {
             panic!("{} files", files.len())
         };
@@ -85,13 +85,9 @@ mod tests {
         );
         // Only what the route configuration needs: far from all of Envoy.
         let full = DescriptorPool::decode(
-            std::fs::read(
-                proto_deps::pinned_crate_dir(&crate::workspace_root(), "envoy-types")
-                    .unwrap()
-                    .join("src/generated/types.bin"),
-            )
-            .unwrap()
-            .as_slice(),
+            std::fs::read(pinned.dir("envoy-types").unwrap().join("src/generated/types.bin"))
+                .unwrap()
+                .as_slice(),
         )
         .unwrap();
         assert!(

@@ -659,7 +659,8 @@ mod tests {
     fn cel_errors_name_the_rule_and_field() {
         let root = crate::workspace_root();
         let plan = crate::plan::Plan::load(&root).unwrap();
-        let deps = crate::proto_deps::materialize(&root).unwrap();
+        let deps =
+            crate::proto_deps::materialize(&root, &crate::proto_deps::PinnedCrates::load(&root).unwrap()).unwrap();
         let compiled = crate::descriptors::compile(&root, &plan.input_dirs, &[deps]).unwrap();
         let api = Api::load(&compiled.proto3_with_docs, &compiled.own_files).unwrap();
         let route_match = api.message("aether.config.v1.RouteMatch").unwrap();
