@@ -11,18 +11,28 @@
 //! Nothing is written until every watched scope (all namespaces, or each
 //! configured namespace) has been listed once: a pass over a partial list
 //! would drop the hosts of the objects not yet seen.
+//!
+//! Several replicas may run (one beside each edge Envoy): every replica
+//! writes its own files, but only the one holding the controller's Lease
+//! ([`Role::Leader`]) patches statuses, so one status flip gets one
+//! transition time. [`run`] is the whole loop; the binary wires it to
+//! kube-runtime watchers and a kube-lease-manager Lease.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+use futures_util::{Stream, StreamExt};
 use jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::watcher::Event;
-use tracing::{debug, info, warn};
+use kube::runtime::watcher::{self, Event};
+use tokio::sync::watch;
+use tracing::{debug, error, info, warn};
+
+use crate::debounce::Debouncer;
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, TLS_SECRETS_FILE};
@@ -30,6 +40,26 @@ use crate::status::Observed;
 
 /// What is watched: one namespace, or all (`None`).
 pub type Scope = Option<String>;
+
+/// The Lease the binary elects its status writer with, unless told another
+/// (`generated/deploy/controller/lease-role.yaml` grants this one).
+pub const DEFAULT_LEASE_NAME: &str = "aether-controller";
+
+/// Whether this replica writes statuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Holds the Lease (or runs alone): patches statuses.
+    Leader,
+    /// Another replica holds the Lease: writes its files, sends no patch.
+    Follower,
+}
+
+impl Role {
+    /// The role for "holds the Lease".
+    pub fn from_leading(leading: bool) -> Self {
+        if leading { Self::Leader } else { Self::Follower }
+    }
+}
 
 /// What one pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +70,8 @@ pub struct Summary {
     pub patched: usize,
     /// Status patches that failed (retried on the next pass).
     pub failed_patches: usize,
+    /// Status patches a follower left to the leader.
+    pub left_to_leader: usize,
 }
 
 struct Known {
@@ -164,15 +196,21 @@ impl ClusterState {
         }
     }
 
-    /// One pass: project, write the changed files, patch the changed
-    /// statuses. A failed file write leaves the previous file in place and
-    /// returns the error (statuses are then not patched, since they describe
-    /// what the edge serves); a failed patch is logged and counted, and
-    /// retried on the next pass.
-    pub async fn reconcile(&mut self, client: &Client, metrics: &Metrics, now: Timestamp) -> anyhow::Result<Summary> {
+    /// One pass: project, write the changed files, and as [`Role::Leader`]
+    /// patch the changed statuses. A failed file write leaves the previous
+    /// file in place and returns the error (statuses are then not patched,
+    /// since they describe what the edge serves); a failed patch is logged
+    /// and counted, and retried on the next pass.
+    pub async fn reconcile(
+        &mut self,
+        client: &Client,
+        metrics: &Metrics,
+        now: Timestamp,
+        role: Role,
+    ) -> anyhow::Result<Summary> {
         let started = Instant::now();
         metrics.reconciles.inc();
-        let result = self.reconcile_inner(client, metrics, now).await;
+        let result = self.reconcile_inner(client, metrics, now, role).await;
         metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
         if !matches!(&result, Ok(summary) if summary.failed_patches == 0) {
             metrics.reconcile_errors.inc();
@@ -180,7 +218,13 @@ impl ClusterState {
         result
     }
 
-    async fn reconcile_inner(&mut self, client: &Client, metrics: &Metrics, now: Timestamp) -> anyhow::Result<Summary> {
+    async fn reconcile_inner(
+        &mut self,
+        client: &Client,
+        metrics: &Metrics,
+        now: Timestamp,
+        role: Role,
+    ) -> anyhow::Result<Summary> {
         let snapshot = self.projector.snapshot();
         let observed: BTreeMap<ObjectKey, Observed> = self
             .known
@@ -203,6 +247,11 @@ impl ClusterState {
             written,
             ..Summary::default()
         };
+        if role == Role::Follower {
+            summary.left_to_leader = plan.patches.len();
+            metrics.status_patches_pending.set(summary.left_to_leader as i64);
+            return Ok(summary);
+        }
         for patch in plan.patches {
             let key = &patch.key;
             let api: Api<VirtualHost> = Api::namespaced(client.clone(), &key.namespace);
@@ -232,6 +281,7 @@ impl ClusterState {
                 }
             }
         }
+        metrics.status_patches_pending.set(summary.failed_patches as i64);
         Ok(summary)
     }
 
@@ -248,5 +298,76 @@ impl ClusterState {
     /// The state's view of one object's stored status.
     pub fn observed(&self, key: &ObjectKey) -> Option<&Observed> {
         self.known.get(key).map(|known| &known.observed)
+    }
+}
+
+/// How long a failed pass (file write or status patch) waits before it is retried.
+pub const RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// The controller loop, until `shutdown` completes.
+///
+/// Takes each watch event of `events` into `state`, and runs a pass
+/// ([`ClusterState::reconcile`]) when `debouncer` says so, once every scope
+/// has been listed. `leading` says whether this replica holds the Lease: a
+/// pass runs as [`Role::Leader`] only while it does, and one runs as soon as
+/// it is won, to write the statuses followers leave unsent. A failed pass
+/// is retried after [`RETRY_DELAY`]. Fails when the event stream or the
+/// leadership channel ends.
+pub async fn run<E>(
+    client: &Client,
+    state: &mut ClusterState,
+    mut events: E,
+    mut leading: watch::Receiver<bool>,
+    metrics: &Metrics,
+    mut debouncer: Debouncer,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()>
+where
+    E: Stream<Item = (Scope, Result<Event<VirtualHost>, watcher::Error>)> + Unpin,
+{
+    tokio::pin!(shutdown);
+    metrics.leader.set(i64::from(*leading.borrow_and_update()));
+    loop {
+        let due = debouncer.deadline().filter(|_| state.ready());
+        let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(
+            due.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600)),
+        ));
+        tokio::select! {
+            event = events.next() => match event {
+                Some((scope, Ok(event))) => {
+                    state.apply(&scope, event);
+                    debouncer.change(Instant::now());
+                }
+                // The watcher retries by itself, with backoff.
+                Some((scope, Err(err))) => warn!(scope = scope.as_deref().unwrap_or("*"), error = %err, "watch failed"),
+                None => anyhow::bail!("the watch ended"),
+            },
+            changed = leading.changed() => {
+                anyhow::ensure!(changed.is_ok(), "the leader election stopped");
+                let leader = *leading.borrow_and_update();
+                metrics.leader.set(i64::from(leader));
+                info!(leader, "leadership changed");
+                if leader {
+                    debouncer.change(Instant::now());
+                }
+            }
+            () = sleep, if due.is_some() => {
+                if debouncer.take_due(Instant::now()) {
+                    let role = Role::from_leading(*leading.borrow());
+                    match state.reconcile(client, metrics, Timestamp::now(), role).await {
+                        Ok(summary) if summary.failed_patches == 0 => {}
+                        Ok(summary) => {
+                            warn!(failed = summary.failed_patches, "some status patches failed; retrying later");
+                            debouncer.change(Instant::now() + RETRY_DELAY);
+                        }
+                        Err(err) => {
+                            error!(error = %format!("{err:#}"), "reconcile failed; the previous files stay; retrying later");
+                            debouncer.change(Instant::now() + RETRY_DELAY);
+                        }
+                    }
+                }
+            }
+            () = &mut shutdown => return Ok(()),
+        }
     }
 }

@@ -18,6 +18,7 @@ use jiff::Timestamp;
 
 pub mod cluster;
 pub mod debounce;
+pub mod leader;
 pub mod local;
 pub mod metrics;
 pub mod outputs;

@@ -5,11 +5,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
-use aether_controller::cluster::{ClusterState, Scope};
+use aether_controller::cluster::{self, ClusterState, Scope};
 use aether_controller::debounce::{DEFAULT_MAX_DELAY, DEFAULT_QUIET, Debouncer};
+use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
 use aether_projection::ProjectionConfig;
@@ -22,10 +23,8 @@ use hyper::{Request, Response, StatusCode};
 use kube::Client;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
+use tokio::sync::watch;
 use tracing::{error, info, warn};
-
-/// How long a failed pass (file write or status patch) waits before it is retried.
-const RETRY_DELAY: Duration = Duration::from_secs(5);
 
 /// Keeps the edge's Envoy route configuration and every VirtualHost's status
 /// in step with the VirtualHost objects.
@@ -62,6 +61,22 @@ struct Cli {
     /// ... but at most this long after the first change of a burst, in ms.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_MAX_DELAY.as_millis() as u64)]
     max_delay_ms: u64,
+    /// Cluster mode: the Lease whose holder writes statuses (every replica
+    /// writes its own files).
+    #[arg(long, value_name = "NAME", default_value = cluster::DEFAULT_LEASE_NAME)]
+    lease_name: String,
+    /// Cluster mode: the Lease's namespace; default the client's (in a pod,
+    /// its own).
+    #[arg(long, value_name = "NS")]
+    lease_namespace: Option<String>,
+    /// Cluster mode: this replica's name in the Lease (in a pod, set
+    /// POD_NAME from metadata.name); default random.
+    #[arg(long, value_name = "ID", env = "POD_NAME")]
+    identity: Option<String>,
+    /// Cluster mode: no Lease; this replica always writes statuses (run only
+    /// one).
+    #[arg(long, conflicts_with = "manifests")]
+    no_leader_election: bool,
 }
 
 fn main() -> ExitCode {
@@ -136,48 +151,35 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
             .map(move |event| (scope.clone(), event))
             .boxed()
     });
-    let mut events = futures_util::stream::select_all(streams);
+    let events = futures_util::stream::select_all(streams);
     let mut state = ClusterState::new(scopes, cli.out.clone(), ProjectionConfig::default());
-    let mut debouncer = Debouncer::new(
+    let debouncer = Debouncer::new(
         Duration::from_millis(cli.debounce_ms),
         Duration::from_millis(cli.max_delay_ms),
     );
-    loop {
-        let due = debouncer.deadline().filter(|_| state.ready());
-        let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(
-            due.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600)),
-        ));
+    // SIGTERM is how Kubernetes stops a pod; Ctrl-C, a terminal.
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
+    let shutdown = async move {
         tokio::select! {
-            event = events.next() => match event {
-                Some((scope, Ok(event))) => {
-                    state.apply(&scope, event);
-                    debouncer.change(Instant::now());
-                }
-                // The watcher retries by itself, with backoff.
-                Some((scope, Err(err))) => warn!(scope = scope.as_deref().unwrap_or("*"), error = %err, "watch failed"),
-                None => anyhow::bail!("the watch ended"),
-            },
-            () = sleep, if due.is_some() => {
-                if debouncer.take_due(Instant::now()) {
-                    match state.reconcile(&client, &metrics, jiff::Timestamp::now()).await {
-                        Ok(summary) if summary.failed_patches == 0 => {}
-                        Ok(summary) => {
-                            warn!(failed = summary.failed_patches, "some status patches failed; retrying later");
-                            debouncer.change(Instant::now() + RETRY_DELAY);
-                        }
-                        Err(err) => {
-                            error!(error = %format!("{err:#}"), "reconcile failed; the previous files stay; retrying later");
-                            debouncer.change(Instant::now() + RETRY_DELAY);
-                        }
-                    }
-                }
-            }
-            _ = tokio::signal::ctrl_c() => {
-                info!("interrupted");
-                return Ok(());
-            }
+            _ = terminate.recv() => info!("terminated"),
+            _ = tokio::signal::ctrl_c() => info!("interrupted"),
         }
+    };
+    if cli.no_leader_election {
+        info!("leader election off: this replica writes statuses");
+        let (_sender, leading) = watch::channel(true);
+        return cluster::run(&client, &mut state, events, leading, &metrics, debouncer, shutdown).await;
     }
+    let namespace = cli
+        .lease_namespace
+        .clone()
+        .unwrap_or_else(|| client.default_namespace().to_owned());
+    let (leading, lease_task) = leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
+    let result = cluster::run(&client, &mut state, events, leading, &metrics, debouncer, shutdown).await;
+    // `run` dropped the receiver: the task releases the Lease.
+    leader::leave(lease_task, Duration::from_secs(5)).await;
+    result
 }
 
 /// Serves `GET /metrics` in the Prometheus text format.

@@ -27,6 +27,11 @@ pub struct Metrics {
     pub file_writes: Counter,
     /// Status patches sent.
     pub status_patches: Counter,
+    /// Status patches the last pass did not send: left to the leader by a
+    /// follower, or failed (retried).
+    pub status_patches_pending: Gauge,
+    /// 1 while this replica writes statuses (holds the Lease), else 0.
+    pub leader: Gauge,
 }
 
 impl Default for Metrics {
@@ -49,6 +54,8 @@ impl Metrics {
             objects: Gauge::default(),
             file_writes: Counter::default(),
             status_patches: Counter::default(),
+            status_patches_pending: Gauge::default(),
+            leader: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
@@ -75,6 +82,16 @@ impl Metrics {
         registry.register("objects", "VirtualHost objects known", metrics.objects.clone());
         registry.register("file_writes", "Output files written", metrics.file_writes.clone());
         registry.register("status_patches", "Status patches sent", metrics.status_patches.clone());
+        registry.register(
+            "status_patches_pending",
+            "Status patches the last pass did not send (left to the leader, or failed)",
+            metrics.status_patches_pending.clone(),
+        );
+        registry.register(
+            "leader",
+            "1 while this replica holds the Lease and writes statuses",
+            metrics.leader.clone(),
+        );
         Self { registry, ..metrics }
     }
 

@@ -5,13 +5,15 @@
 use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
-use aether_controller::cluster::{ClusterState, Summary};
+use aether_controller::cluster::{self, ClusterState, Role, Summary};
+use aether_controller::debounce::Debouncer;
 use aether_controller::metrics::Metrics;
 use aether_projection::ProjectionConfig;
 use http::{Method, Request, Response};
 use kube::client::Body;
 use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 const NOW: &str = "2026-03-04T05:06:07Z";
@@ -65,7 +67,16 @@ type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;
 /// Answers every request like an API server that stores the status (or with
 /// `fail` for the first `failures` requests) and returns what was sent once
 /// the client is gone.
-fn serve(mut handle: Handle, failures: usize) -> JoinHandle<Vec<Sent>> {
+fn serve(handle: Handle, failures: usize) -> JoinHandle<Vec<Sent>> {
+    serve_reporting(handle, failures, None)
+}
+
+/// [`serve`], also reporting each request on `report` as it arrives.
+fn serve_reporting(
+    mut handle: Handle,
+    failures: usize,
+    report: Option<mpsc::UnboundedSender<Sent>>,
+) -> JoinHandle<Vec<Sent>> {
     tokio::spawn(async move {
         let mut sent = Vec::new();
         while let Some((request, respond)) = handle.next_request().await {
@@ -77,6 +88,9 @@ fn serve(mut handle: Handle, failures: usize) -> JoinHandle<Vec<Sent>> {
                 content_type: parts.headers["content-type"].to_str().unwrap().to_owned(),
                 body: body.clone(),
             });
+            if let Some(report) = &report {
+                let _ = report.send(sent.last().unwrap().clone());
+            }
             if sent.len() <= failures {
                 let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                     "message": "etcd is sad", "reason": "InternalError", "code": 500});
@@ -109,10 +123,24 @@ async fn reconcile_with_mock(
     now: &str,
     failures: usize,
 ) -> (Summary, Vec<Sent>) {
+    reconcile_as(state, metrics, now, failures, Role::Leader).await
+}
+
+/// [`reconcile_with_mock`] in the given role.
+async fn reconcile_as(
+    state: &mut ClusterState,
+    metrics: &Metrics,
+    now: &str,
+    failures: usize,
+    role: Role,
+) -> (Summary, Vec<Sent>) {
     let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, "default");
     let server = serve(handle, failures);
-    let summary = state.reconcile(&client, metrics, now.parse().unwrap()).await.unwrap();
+    let summary = state
+        .reconcile(&client, metrics, now.parse().unwrap(), role)
+        .await
+        .unwrap();
     // The server's loop ends when the last client handle is gone.
     drop(client);
     let sent = tokio::time::timeout(Duration::from_secs(10), server)
@@ -238,4 +266,307 @@ async fn a_relist_drops_deleted_objects_and_waits_for_every_namespace() {
     state.apply(&scopes[0], Event::InitDone);
     let keys: Vec<String> = state.keys().map(ToString::to_string).collect();
     assert_eq!(keys, ["shop/main"]);
+}
+
+#[tokio::test]
+async fn a_follower_writes_its_files_and_leaves_every_status_to_the_leader() {
+    let out = tempfile::tempdir().unwrap();
+    let metrics = Metrics::new();
+    let mut state = ClusterState::new(vec![None], out.path().to_owned(), ProjectionConfig::default());
+    listed(&mut state, vec![main_object(Value::Null), canary_object(Value::Null)]);
+
+    let (summary, sent) = reconcile_as(&mut state, &metrics, NOW, 0, Role::Follower).await;
+    assert_eq!(sent, []);
+    assert_eq!(
+        (summary.written.len(), summary.patched, summary.left_to_leader),
+        (3, 0, 2)
+    );
+    assert!(out.path().join("routes.json").is_file());
+    assert_eq!(metrics.status_patches_pending.get(), 2);
+
+    // The same replica as leader: the files are current, the statuses go out.
+    let (summary, sent) = reconcile_as(&mut state, &metrics, NOW, 0, Role::Leader).await;
+    assert_eq!(sent, expected_patches());
+    assert_eq!(
+        (summary.written.len(), summary.patched, summary.left_to_leader),
+        (0, 2, 0)
+    );
+    assert_eq!(metrics.status_patches_pending.get(), 0);
+}
+
+/// Events for [`cluster::run`], sent by the test.
+type Events = mpsc::UnboundedSender<(
+    cluster::Scope,
+    Result<Event<VirtualHost>, kube::runtime::watcher::Error>,
+)>;
+
+/// [`cluster::run`] against the mock API server, with a 10 ms debounce:
+/// the event sender, the leadership sender, the live request reports, the
+/// shutdown trigger, and the loop's task (which yields the metrics).
+struct Running {
+    events: Events,
+    leading: watch::Sender<bool>,
+    requests: mpsc::UnboundedReceiver<Sent>,
+    shutdown: tokio::sync::oneshot::Sender<()>,
+    task: JoinHandle<(anyhow::Result<()>, Metrics)>,
+    out: tempfile::TempDir,
+}
+
+fn start(leading: bool) -> Running {
+    let out = tempfile::tempdir().unwrap();
+    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(service, "default");
+    let (report, requests) = mpsc::unbounded_channel();
+    serve_reporting(handle, 0, Some(report));
+    let (events, mut event_stream) = mpsc::unbounded_channel();
+    let (leading, leading_rx) = watch::channel(leading);
+    let (shutdown, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+    let dir = out.path().to_owned();
+    let task = tokio::spawn(async move {
+        let metrics = Metrics::new();
+        let mut state = ClusterState::new(vec![None], dir, ProjectionConfig::default());
+        let events = futures_util::stream::poll_fn(move |cx| event_stream.poll_recv(cx));
+        let debouncer = Debouncer::new(Duration::from_millis(10), Duration::from_millis(50));
+        let shutdown = async {
+            let _ = shutdown_rx.await;
+        };
+        let result = cluster::run(&client, &mut state, events, leading_rx, &metrics, debouncer, shutdown).await;
+        (result, metrics)
+    });
+    Running {
+        events,
+        leading,
+        requests,
+        shutdown,
+        task,
+        out,
+    }
+}
+
+/// Waits (up to 10 s) until `routes.json` exists and holds `needle`.
+async fn routes_contain(out: &std::path::Path, needle: &str) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if std::fs::read_to_string(out.join("routes.json")).is_ok_and(|text| text.contains(needle)) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("routes.json never held {needle}"));
+}
+
+async fn next_requests(requests: &mut mpsc::UnboundedReceiver<Sent>, count: usize) -> Vec<Sent> {
+    let mut received = Vec::new();
+    for _ in 0..count {
+        let request = tokio::time::timeout(Duration::from_secs(10), requests.recv()).await;
+        received.push(
+            request
+                .expect("a request within 10 s")
+                .expect("the mock server is running"),
+        );
+    }
+    received
+}
+
+#[tokio::test]
+async fn the_loop_patches_statuses_only_while_it_holds_the_lease() {
+    let mut running = start(false);
+    for event in [
+        Event::Init,
+        Event::InitApply(main_object(Value::Null)),
+        Event::InitApply(canary_object(Value::Null)),
+        Event::InitDone,
+    ] {
+        running.events.send((None, Ok(event))).unwrap();
+    }
+    // A follower's pass: the files appear, no request is sent.
+    routes_contain(running.out.path(), "shop.example.com").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(running.requests.try_recv().is_err(), "a follower sent a request");
+
+    // Winning the Lease runs a pass at once, with no new event: the statuses go out.
+    running.leading.send(true).unwrap();
+    let sent = next_requests(&mut running.requests, 2).await;
+    assert_eq!(
+        sent.iter().map(|sent| &sent.path).collect::<Vec<_>>(),
+        expected_patches().iter().map(|sent| &sent.path).collect::<Vec<_>>()
+    );
+    assert_eq!(sent[0].body["status"]["conditions"][0]["reason"], "HostConflict");
+    assert_eq!(sent[1].body["status"]["conditions"][0]["reason"], "Accepted");
+
+    // Losing it: the main object moves to another host; the files follow, the status does not.
+    running.leading.send(false).unwrap();
+    let moved = virtual_host(
+        "shop",
+        "main",
+        "2026-01-01T00:00:00Z",
+        2,
+        &["moved.example.com"],
+        Value::Null,
+    );
+    running.events.send((None, Ok(Event::Apply(moved)))).unwrap();
+    routes_contain(running.out.path(), "moved.example.com").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        running.requests.try_recv().is_err(),
+        "a replica that lost the Lease sent a request"
+    );
+
+    // Winning it back: both statuses changed (the canary now has its host, main a new generation).
+    running.leading.send(true).unwrap();
+    let sent = next_requests(&mut running.requests, 2).await;
+    assert_eq!(sent[0].body["status"]["conditions"][0]["reason"], "Accepted");
+    assert_eq!(
+        sent[0].body["status"]["conditions"][0]["message"],
+        "serving shop.example.com"
+    );
+    assert_eq!(sent[1].body["status"]["conditions"][0]["observedGeneration"], 2);
+
+    running.shutdown.send(()).unwrap();
+    let (result, metrics) = tokio::time::timeout(Duration::from_secs(10), running.task)
+        .await
+        .unwrap()
+        .unwrap();
+    result.unwrap();
+    assert_eq!(metrics.leader.get(), 1);
+    assert_eq!(metrics.status_patches.get(), 4);
+}
+
+#[tokio::test]
+async fn the_loop_fails_when_the_leader_election_stops() {
+    let running = start(true);
+    drop(running.leading);
+    let (result, _) = tokio::time::timeout(Duration::from_secs(10), running.task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.unwrap_err().to_string(), "the leader election stopped");
+}
+
+/// A fake API server holding one Lease: GET (404 until created), POST, and
+/// PATCH (apply or strategic merge, taken as a JSON merge of `spec`, which
+/// is what those patches amount to on a Lease). Sends each request's method
+/// and path on `report`.
+fn serve_lease(mut handle: Handle, report: mpsc::UnboundedSender<(Method, String)>) {
+    tokio::spawn(async move {
+        let mut lease: Option<Value> = None;
+        let mut version = 0;
+        while let Some((request, respond)) = handle.next_request().await {
+            let (parts, body) = request.into_parts();
+            let body = body.collect_bytes().await.unwrap();
+            let _ = report.send((parts.method.clone(), parts.uri.path().to_owned()));
+            let not_found = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                   "reason": "NotFound", "code": 404, "message": "leases not found"});
+            let (code, answer) = match (parts.method.clone(), &mut lease) {
+                (Method::GET, None) => (404, not_found),
+                (Method::GET, Some(stored)) => (200, stored.clone()),
+                (Method::POST, _) => {
+                    let mut created: Value = serde_json::from_slice(&body).unwrap();
+                    created["metadata"]["namespace"] = json!("aether-system");
+                    created["spec"] = json!({});
+                    lease = Some(created.clone());
+                    (201, created)
+                }
+                (Method::PATCH, Some(stored)) => {
+                    let patch: Value = serde_json::from_slice(&body).unwrap();
+                    for (key, value) in patch["spec"].as_object().into_iter().flatten() {
+                        if value.is_null() {
+                            stored["spec"].as_object_mut().unwrap().remove(key);
+                        } else {
+                            stored["spec"][key] = value.clone();
+                        }
+                    }
+                    (200, stored.clone())
+                }
+                (method, _) => panic!("unexpected {method} {}", parts.uri),
+            };
+            version += 1;
+            let mut answer = answer;
+            if answer["kind"] != "Status" {
+                answer["metadata"]["resourceVersion"] = json!(version.to_string());
+            }
+            let response = Response::builder()
+                .status(code)
+                .body(Body::from(serde_json::to_vec(&answer).unwrap()));
+            respond.send_response(response.unwrap());
+        }
+    });
+}
+
+/// The (verb, resource name) pairs a Role grants, from its checked-in YAML.
+fn granted(role_file: &str) -> Vec<(String, Option<String>)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../generated/deploy/controller")
+        .join(role_file);
+    let role: Value = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut pairs = Vec::new();
+    for rule in role["rules"].as_array().unwrap() {
+        assert_eq!(rule["apiGroups"], json!(["coordination.k8s.io"]));
+        assert_eq!(rule["resources"], json!(["leases"]));
+        let names: Vec<Option<String>> = match rule["resourceNames"].as_array() {
+            Some(names) => names
+                .iter()
+                .map(|name| Some(name.as_str().unwrap().to_owned()))
+                .collect(),
+            None => vec![None],
+        };
+        for verb in rule["verbs"].as_array().unwrap() {
+            for name in &names {
+                pairs.push((verb.as_str().unwrap().to_owned(), name.clone()));
+            }
+        }
+    }
+    pairs
+}
+
+#[tokio::test]
+async fn the_election_takes_the_lease_releases_it_and_needs_only_what_the_generated_role_grants() {
+    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(service, "aether-system");
+    let (report, mut requests) = mpsc::unbounded_channel();
+    serve_lease(handle, report);
+
+    let (mut leading, task) = aether_controller::leader::join(
+        client,
+        "aether-system",
+        cluster::DEFAULT_LEASE_NAME,
+        Some("edge-0".to_owned()),
+    )
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), leading.wait_for(|leading| *leading))
+        .await
+        .expect("the Lease is taken within 20 s")
+        .unwrap();
+    drop(leading);
+    aether_controller::leader::leave(task, Duration::from_secs(10)).await;
+
+    let granted = granted("lease-role.yaml");
+    let collection = "/apis/coordination.k8s.io/v1/namespaces/aether-system/leases";
+    let mut verbs = std::collections::BTreeSet::new();
+    while let Ok((method, path)) = requests.try_recv() {
+        let (verb, name) = match method {
+            Method::POST => ("create", None),
+            Method::GET => ("get", path.strip_prefix(&format!("{collection}/"))),
+            Method::PATCH => ("patch", path.strip_prefix(&format!("{collection}/"))),
+            other => panic!("unexpected {other} {path}"),
+        };
+        if verb == "create" {
+            assert_eq!(path, collection);
+        } else {
+            assert_eq!(name, Some(cluster::DEFAULT_LEASE_NAME), "{method} {path}");
+        }
+        let allowed = granted.iter().any(|(granted_verb, granted_name)| {
+            granted_verb == verb && granted_name.as_deref().is_none_or(|n| Some(n) == name)
+        });
+        assert!(
+            allowed,
+            "{method} {path} is not granted by lease-role.yaml: {granted:?}"
+        );
+        verbs.insert(verb);
+    }
+    // Created (it did not exist), read, taken, and released on leaving.
+    assert_eq!(verbs.into_iter().collect::<Vec<_>>(), ["create", "get", "patch"]);
 }

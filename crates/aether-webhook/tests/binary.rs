@@ -94,7 +94,7 @@ async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {
 
 #[test]
 fn generated_deployment_uses_the_served_paths() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../generated/deploy");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../generated/deploy/webhook");
     let read =
         |file: &str| -> Value { serde_saphyr::from_str(&std::fs::read_to_string(root.join(file)).unwrap()).unwrap() };
     let hook = read("validating-webhook-configuration.yaml");
