@@ -37,6 +37,7 @@ use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, TLS_SECRETS_FILE};
 use crate::status::Observed;
+use crate::xds;
 
 /// What is watched: one namespace, or all (`None`).
 pub type Scope = Option<String>;
@@ -89,6 +90,7 @@ pub struct ClusterState {
     listing: HashMap<Scope, Vec<VirtualHost>>,
     listed: HashSet<Scope>,
     written: Files,
+    xds: Option<xds::Publisher>,
 }
 
 /// The projection's view of a VirtualHost, and its generation; `None` for
@@ -122,7 +124,14 @@ impl ClusterState {
             listing: HashMap::new(),
             listed: HashSet::new(),
             written,
+            xds: None,
         }
+    }
+
+    /// Also publishes each pass's route configuration to an xDS server.
+    pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
+        self.xds = Some(publisher);
+        self
     }
 
     /// Whether every scope has been listed, so a pass sees every object.
@@ -241,6 +250,9 @@ impl ClusterState {
         metrics.file_writes.inc_by(written.len() as u64);
         if !written.is_empty() {
             info!(files = ?written, out = %self.out.display(), "wrote");
+        }
+        if let Some(publisher) = &self.xds {
+            publisher.publish(&snapshot);
         }
 
         let mut summary = Summary {

@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
@@ -31,6 +32,7 @@ use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
 use crate::status::{ACCEPTED, Observed};
+use crate::xds;
 
 /// Settings of local mode.
 #[derive(Debug, Clone)]
@@ -73,8 +75,9 @@ pub struct Local {
     last_good: HashMap<PathBuf, Vec<VirtualHostObject>>,
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
     written: Files,
+    xds: Option<xds::Publisher>,
     /// The metrics (logged, since local mode serves no HTTP).
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
 }
 
 impl Local {
@@ -112,8 +115,16 @@ impl Local {
             last_good: HashMap::new(),
             statuses,
             written,
-            metrics: Metrics::new(),
+            xds: None,
+            metrics: Arc::new(Metrics::new()),
         })
+    }
+
+    /// Also publishes each pass's route configuration to an xDS server
+    /// (whose metrics should be [`Local::metrics`], to be logged with the rest).
+    pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
+        self.xds = Some(publisher);
+        self
     }
 
     /// The manifest files and their sizes and modification times.
@@ -226,6 +237,9 @@ impl Local {
             .with_context(|| format!("in {}", self.options.out.display()))?;
         self.metrics.file_writes.inc_by(written.len() as u64);
         self.metrics.status_patches.inc_by(status_changes as u64);
+        if let Some(publisher) = &self.xds {
+            publisher.publish(&snapshot);
+        }
         Ok(Summary {
             written,
             status_changes,

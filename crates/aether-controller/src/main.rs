@@ -13,6 +13,7 @@ use aether_controller::debounce::{DEFAULT_MAX_DELAY, DEFAULT_QUIET, Debouncer};
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
+use aether_controller::xds;
 use aether_projection::ProjectionConfig;
 use anyhow::Context;
 use clap::Parser;
@@ -52,6 +53,10 @@ struct Cli {
     /// Cluster mode: watch only these namespaces (repeatable); default all.
     #[arg(long = "namespace", value_name = "NS", conflicts_with = "manifests")]
     namespaces: Vec<String>,
+    /// Also serve the route configuration over gRPC, as Envoy's Route
+    /// Discovery Service (state of the world), on this address.
+    #[arg(long, value_name = "ADDR", conflicts_with = "once")]
+    xds_addr: Option<SocketAddr>,
     /// Cluster mode: serve Prometheus metrics on this address at /metrics.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9090")]
     metrics_addr: SocketAddr,
@@ -104,7 +109,7 @@ fn main() -> ExitCode {
 }
 
 fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
-    let mut local = Local::new(Options {
+    let local = Local::new(Options {
         manifests,
         out: cli.out.clone(),
         poll: Duration::from_millis(cli.poll_ms),
@@ -113,6 +118,28 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
         once: cli.once,
         projection: ProjectionConfig::default(),
     })?;
+    let mut local = match cli.xds_addr {
+        None => local,
+        Some(addr) => {
+            // Local mode runs on this thread; the xDS server on a runtime of its own.
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .context("starting the xDS server's runtime")?;
+            let (publisher, service) = xds::channel(
+                &ProjectionConfig::default().route_configuration_name,
+                local.metrics.clone(),
+            );
+            let listener = runtime.block_on(bind_xds(addr))?;
+            std::thread::spawn(move || {
+                if let Err(err) = runtime.block_on(service.serve(listener)) {
+                    error!(error = %err, "xds: the server failed");
+                }
+            });
+            local.with_xds(publisher)
+        }
+    };
     let summary = local.run()?;
     Ok(if summary.input_errors == 0 {
         ExitCode::SUCCESS
@@ -152,7 +179,18 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
             .boxed()
     });
     let events = futures_util::stream::select_all(streams);
-    let mut state = ClusterState::new(scopes, cli.out.clone(), ProjectionConfig::default());
+    let projection = ProjectionConfig::default();
+    let mut state = ClusterState::new(scopes, cli.out.clone(), projection.clone());
+    if let Some(addr) = cli.xds_addr {
+        let (publisher, service) = xds::channel(&projection.route_configuration_name, metrics.clone());
+        let listener = bind_xds(addr).await?;
+        tokio::spawn(async move {
+            if let Err(err) = service.serve(listener).await {
+                error!(error = %err, "xds: the server failed");
+            }
+        });
+        state = state.with_xds(publisher);
+    }
     let debouncer = Debouncer::new(
         Duration::from_millis(cli.debounce_ms),
         Duration::from_millis(cli.max_delay_ms),
@@ -180,6 +218,14 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     // `run` dropped the receiver: the task releases the Lease.
     leader::leave(lease_task, Duration::from_secs(5)).await;
     result
+}
+
+async fn bind_xds(addr: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding the xDS address {addr}"))?;
+    info!(%addr, "serving the route configuration over xDS (RDS)");
+    Ok(listener)
 }
 
 /// Serves `GET /metrics` in the Prometheus text format.

@@ -32,6 +32,10 @@ pub struct Metrics {
     pub status_patches_pending: Gauge,
     /// 1 while this replica writes statuses (holds the Lease), else 0.
     pub leader: Gauge,
+    /// xDS responses sent (route configurations pushed or re-sent).
+    pub xds_responses: Counter,
+    /// xDS responses Envoy rejected (NACKs).
+    pub xds_nacks: Counter,
 }
 
 impl Default for Metrics {
@@ -56,6 +60,8 @@ impl Metrics {
             status_patches: Counter::default(),
             status_patches_pending: Gauge::default(),
             leader: Gauge::default(),
+            xds_responses: Counter::default(),
+            xds_nacks: Counter::default(),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
@@ -92,6 +98,8 @@ impl Metrics {
             "1 while this replica holds the Lease and writes statuses",
             metrics.leader.clone(),
         );
+        registry.register("xds_responses", "xDS responses sent", metrics.xds_responses.clone());
+        registry.register("xds_nacks", "xDS responses Envoy rejected", metrics.xds_nacks.clone());
         Self { registry, ..metrics }
     }
 

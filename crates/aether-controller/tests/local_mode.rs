@@ -10,6 +10,10 @@ use std::time::Duration;
 use aether_controller::local::{Local, Options};
 use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
 use aether_projection::ProjectionConfig;
+use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+use envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest;
+use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
+use prost::Message;
 use serde_json::Value;
 
 #[test]
@@ -137,4 +141,77 @@ fn a_start_removes_the_temporary_files_a_killed_run_left() {
     expected.push(".notes.tmp".to_owned());
     expected.sort();
     assert_eq!(left, expected);
+}
+
+/// Kills the child when dropped, so a failing test leaves no process behind.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
+    let examples = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"));
+    let out = tempfile::tempdir().unwrap();
+    // A free port (a race with another process taking it is possible, and would fail the test loudly).
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let _child = Running(
+        std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+            .arg("--manifests")
+            .arg(examples)
+            .arg("--out")
+            .arg(out.path())
+            .arg(format!("--xds-addr={addr}"))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = std::time::Instant::now();
+    let mut client = loop {
+        match RouteDiscoveryServiceClient::connect(format!("http://{addr}")).await {
+            Ok(client) => break client,
+            Err(err) if started.elapsed() < Duration::from_secs(20) => {
+                let _ = err;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(err) => panic!("the xDS server did not come up: {err}"),
+        }
+    };
+    let (requests, outbound) = tokio::sync::mpsc::channel(1);
+    requests
+        .send(DiscoveryRequest {
+            type_url: outputs::ROUTE_CONFIGURATION_TYPE.into(),
+            resource_names: vec!["aether-edge".into()],
+            ..DiscoveryRequest::default()
+        })
+        .await
+        .unwrap();
+    let mut responses = client
+        .stream_routes(tokio_stream::wrappers::ReceiverStream::new(outbound))
+        .await
+        .unwrap()
+        .into_inner();
+    let response = tokio::time::timeout(Duration::from_secs(20), responses.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.resources.len(), 1);
+    let served = RouteConfiguration::decode(response.resources[0].value.as_slice()).unwrap();
+    // Published after the files are written: routes.json holds the same configuration.
+    let written = common::decode_routes(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap()).unwrap();
+    assert_eq!(served, RouteConfiguration::decode(written.as_slice()).unwrap());
+    assert!(
+        served
+            .virtual_hosts
+            .iter()
+            .any(|host| host.domains == ["api.example.com"])
+    );
 }

@@ -1,0 +1,506 @@
+//! The route configuration over gRPC: Envoy's Route Discovery Service
+//! (`envoy.service.route.v3.RouteDiscoveryService`, state of the world), on
+//! envoy-types' tonic server. An alternative to `routes.json` for Envoys
+//! that do not share the controller's file system.
+//!
+//! Each pass [`Publisher::publish`]es the snapshot's RouteConfiguration; its
+//! version is a digest of its bytes, so every replica gives the same
+//! configuration the same version and an unchanged one is not pushed again.
+//! Per stream (the xDS protocol, SotW):
+//! - the first request gets the current configuration (or waits for the
+//!   first pass); later ones are ACKs or NACKs of what was sent, matched by
+//!   nonce; a request with an older nonce is stale and ignored;
+//! - a NACK is logged with Envoy's message and counted, and the rejected
+//!   version is not sent again; the next change is;
+//! - `resource_names` filters (the configuration's name is the projection's
+//!   `route_configuration_name`, `aether-edge` by default); a request naming
+//!   other resources gets a response without them.
+//!
+//! Delta xDS is not served (`UNIMPLEMENTED`): one resource gains nothing
+//! from it.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use aether_projection::Snapshot;
+use envoy_types::pb::envoy::service::discovery::v3::{DeltaDiscoveryRequest, DeltaDiscoveryResponse};
+use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
+use envoy_types::pb::envoy::service::route::v3::route_discovery_service_server::{
+    RouteDiscoveryService, RouteDiscoveryServiceServer,
+};
+use envoy_types::pb::google::protobuf::Any;
+use futures_util::{Stream, StreamExt};
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{debug, info, warn};
+
+use crate::metrics::Metrics;
+use crate::outputs::ROUTE_CONFIGURATION_TYPE;
+
+/// Responses a stream may have queued before it stops reading new versions.
+const STREAM_BUFFER: usize = 4;
+
+/// One version of the route configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Version {
+    /// Digest of the encoded configuration: 16 hex digits of its SHA-256.
+    pub version: String,
+    /// The encoded `envoy.config.route.v3.RouteConfiguration`.
+    pub route_configuration: Vec<u8>,
+}
+
+impl Version {
+    fn of(route_configuration: &[u8]) -> Self {
+        let digest = ring::digest::digest(&ring::digest::SHA256, route_configuration);
+        let version = digest.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+        Self {
+            version,
+            route_configuration: route_configuration.to_vec(),
+        }
+    }
+}
+
+/// Hands each pass's configuration to the server's streams.
+#[derive(Debug, Clone)]
+pub struct Publisher {
+    current: Arc<watch::Sender<Option<Arc<Version>>>>,
+}
+
+impl Publisher {
+    /// Publishes `snapshot`'s configuration; streams are woken only when its
+    /// version differs from the last one published.
+    pub fn publish(&self, snapshot: &Snapshot) {
+        let next = Version::of(snapshot.route_configuration_binary());
+        self.current.send_if_modified(|current| {
+            if current.as_ref().is_some_and(|current| current.version == next.version) {
+                return false;
+            }
+            info!(version = %next.version, bytes = next.route_configuration.len(), "xds: new route configuration");
+            *current = Some(Arc::new(next));
+            true
+        });
+    }
+
+    /// The version last published, if any.
+    pub fn current(&self) -> Option<Arc<Version>> {
+        self.current.borrow().clone()
+    }
+}
+
+/// The RDS service; see the module documentation.
+#[derive(Debug, Clone)]
+pub struct RouteDiscovery {
+    /// The RouteConfiguration's name (what Envoy's `rds.route_config_name` says).
+    name: Arc<str>,
+    current: watch::Receiver<Option<Arc<Version>>>,
+    metrics: Arc<Metrics>,
+}
+
+/// A publisher and the service that serves what it publishes, the
+/// RouteConfiguration named `name`.
+pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, RouteDiscovery) {
+    let (sender, receiver) = watch::channel(None);
+    let publisher = Publisher {
+        current: Arc::new(sender),
+    };
+    let service = RouteDiscovery {
+        name: name.into(),
+        current: receiver,
+        metrics,
+    };
+    (publisher, service)
+}
+
+impl RouteDiscovery {
+    /// The tonic service, to add to a `tonic::transport::Server`.
+    pub fn into_service(self) -> RouteDiscoveryServiceServer<Self> {
+        RouteDiscoveryServiceServer::new(self)
+    }
+
+    /// Serves RDS (gRPC over plaintext HTTP/2, as Envoy's `envoy_grpc`
+    /// cluster speaks it inside the pod network) on `listener` until the
+    /// listener fails.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), tonic::transport::Error> {
+        tonic::transport::Server::builder()
+            .add_service(self.into_service())
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .await
+    }
+}
+
+/// What one stream has sent, and what its Envoy asked for.
+struct StreamState {
+    name: Arc<str>,
+    /// Resource names of the last request (empty: all).
+    names: Vec<String>,
+    /// Nonce of the last response (a counter per stream).
+    nonce: u64,
+    /// Version of the last response, or the last NACKed one: not sent again.
+    sent: Option<String>,
+}
+
+impl StreamState {
+    fn response(&mut self, version: &Version) -> DiscoveryResponse {
+        self.nonce += 1;
+        self.sent = Some(version.version.clone());
+        let wanted = self.names.is_empty() || self.names.iter().any(|name| **name == *self.name);
+        let resources = if wanted {
+            vec![Any {
+                type_url: ROUTE_CONFIGURATION_TYPE.to_owned(),
+                value: version.route_configuration.clone(),
+            }]
+        } else {
+            Vec::new()
+        };
+        DiscoveryResponse {
+            version_info: version.version.clone(),
+            resources,
+            type_url: ROUTE_CONFIGURATION_TYPE.to_owned(),
+            nonce: self.nonce.to_string(),
+            ..DiscoveryResponse::default()
+        }
+    }
+}
+
+/// Serves one stream until Envoy closes it or the response channel closes.
+async fn serve_stream(
+    name: Arc<str>,
+    mut requests: Streaming<DiscoveryRequest>,
+    mut current: watch::Receiver<Option<Arc<Version>>>,
+    responses: mpsc::Sender<Result<DiscoveryResponse, Status>>,
+    metrics: Arc<Metrics>,
+) {
+    let mut state = StreamState {
+        name,
+        names: Vec::new(),
+        nonce: 0,
+        sent: None,
+    };
+    // Nothing is sent before the first request says what is wanted.
+    let mut asked = false;
+    loop {
+        let version = tokio::select! {
+            request = requests.next() => {
+                let request = match request {
+                    Some(Ok(request)) => request,
+                    Some(Err(status)) => {
+                        debug!(%status, "xds: stream ended by an error");
+                        return;
+                    }
+                    None => return,
+                };
+                if !request.type_url.is_empty() && request.type_url != ROUTE_CONFIGURATION_TYPE {
+                    let message = format!("this server serves only {ROUTE_CONFIGURATION_TYPE}, not {}", request.type_url);
+                    let _ = responses.send(Err(Status::invalid_argument(message))).await;
+                    return;
+                }
+                if !request.response_nonce.is_empty() && request.response_nonce != state.nonce.to_string() {
+                    debug!(nonce = %request.response_nonce, "xds: stale request ignored");
+                    continue;
+                }
+                if let Some(error) = &request.error_detail {
+                    metrics.xds_nacks.inc();
+                    warn!(version = ?state.sent, message = %error.message,
+                        node = ?request.node.as_ref().map(|node| &node.id),
+                        "xds: Envoy rejected the route configuration");
+                } else if !request.response_nonce.is_empty() {
+                    debug!(version = %request.version_info, "xds: acknowledged");
+                }
+                let first = !asked;
+                asked = true;
+                let names_changed = request.resource_names != state.names;
+                state.names = request.resource_names;
+                if !(first || names_changed) {
+                    continue;
+                }
+                // Asked anew: the current version, even if it was sent before.
+                current.borrow_and_update().clone()
+            }
+            changed = current.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let version = current.borrow_and_update().clone();
+                // A version not sent yet (nor NACKed), once Envoy has asked.
+                version.filter(|version| asked && state.sent.as_ref() != Some(&version.version))
+            }
+        };
+        let Some(version) = version else {
+            continue;
+        };
+        metrics.xds_responses.inc();
+        if responses.send(Ok(state.response(&version))).await.is_err() {
+            return;
+        }
+    }
+}
+
+type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl RouteDiscoveryService for RouteDiscovery {
+    type StreamRoutesStream = ResponseStream<DiscoveryResponse>;
+    type DeltaRoutesStream = ResponseStream<DeltaDiscoveryResponse>;
+
+    async fn stream_routes(
+        &self,
+        request: Request<Streaming<DiscoveryRequest>>,
+    ) -> Result<Response<Self::StreamRoutesStream>, Status> {
+        let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
+        let current = self.current.clone();
+        tokio::spawn(serve_stream(
+            self.name.clone(),
+            request.into_inner(),
+            current,
+            sender,
+            self.metrics.clone(),
+        ));
+        Ok(Response::new(Box::pin(ReceiverStream::new(receiver))))
+    }
+
+    async fn delta_routes(
+        &self,
+        _request: Request<Streaming<DeltaDiscoveryRequest>>,
+    ) -> Result<Response<Self::DeltaRoutesStream>, Status> {
+        Err(Status::unimplemented(
+            "delta xDS is not served; use the state-of-the-world StreamRoutes",
+        ))
+    }
+
+    async fn fetch_routes(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
+        let request = request.into_inner();
+        let current = self.current.borrow().clone();
+        let Some(version) = current else {
+            return Err(Status::unavailable("no route configuration yet"));
+        };
+        let mut state = StreamState {
+            name: self.name.clone(),
+            names: request.resource_names,
+            nonce: 0,
+            sent: None,
+        };
+        Ok(Response::new(state.response(&version)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use aether_projection::{ProjectionConfig, parse_manifests, project};
+    use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+    use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
+    use envoy_types::pb::google::rpc::Status as RpcStatus;
+    use prost::Message;
+    use tonic::Code;
+
+    use super::*;
+
+    fn snapshot(hosts: &[&str]) -> Snapshot {
+        let mut text = String::new();
+        for (index, host) in hosts.iter().enumerate() {
+            text.push_str(&format!(
+                "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: vh{index}, namespace: shop}}\n\
+                 spec:\n  hosts: [\"{host}\"]\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: web}}\n"
+            ));
+        }
+        project(parse_manifests(&text).unwrap(), &ProjectionConfig::default()).unwrap()
+    }
+
+    /// A server on 127.0.0.1 and one open stream to it.
+    struct Session {
+        publisher: Publisher,
+        metrics: Arc<Metrics>,
+        addr: std::net::SocketAddr,
+        requests: mpsc::Sender<DiscoveryRequest>,
+        responses: Streaming<DiscoveryResponse>,
+    }
+
+    async fn start() -> Session {
+        let metrics = Arc::new(Metrics::new());
+        let (publisher, service) = channel("aether-edge", metrics.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(service.serve(listener));
+        let (requests, responses) = open(addr).await;
+        Session {
+            publisher,
+            metrics,
+            addr,
+            requests,
+            responses,
+        }
+    }
+
+    async fn open(addr: std::net::SocketAddr) -> (mpsc::Sender<DiscoveryRequest>, Streaming<DiscoveryResponse>) {
+        let mut client = RouteDiscoveryServiceClient::connect(format!("http://{addr}"))
+            .await
+            .unwrap();
+        let (requests, outbound) = mpsc::channel(8);
+        let responses = client
+            .stream_routes(ReceiverStream::new(outbound))
+            .await
+            .unwrap()
+            .into_inner();
+        (requests, responses)
+    }
+
+    fn request(names: &[&str], version: &str, nonce: &str) -> DiscoveryRequest {
+        DiscoveryRequest {
+            type_url: ROUTE_CONFIGURATION_TYPE.to_owned(),
+            resource_names: names.iter().map(|name| (*name).to_owned()).collect(),
+            version_info: version.to_owned(),
+            response_nonce: nonce.to_owned(),
+            ..DiscoveryRequest::default()
+        }
+    }
+
+    async fn next(responses: &mut Streaming<DiscoveryResponse>) -> DiscoveryResponse {
+        tokio::time::timeout(Duration::from_secs(10), responses.message())
+            .await
+            .expect("a response within 10 s")
+            .unwrap()
+            .expect("the stream is open")
+    }
+
+    /// No response comes within 300 ms (what "nothing is sent" can mean on a stream).
+    async fn silent(responses: &mut Streaming<DiscoveryResponse>) {
+        if let Ok(message) = tokio::time::timeout(Duration::from_millis(300), responses.message()).await {
+            panic!("expected no response, got {message:?}");
+        }
+    }
+
+    fn domains(response: &DiscoveryResponse) -> Vec<String> {
+        assert_eq!(response.type_url, ROUTE_CONFIGURATION_TYPE);
+        response
+            .resources
+            .iter()
+            .flat_map(|any| {
+                assert_eq!(any.type_url, ROUTE_CONFIGURATION_TYPE);
+                let config = RouteConfiguration::decode(any.value.as_slice()).unwrap();
+                assert_eq!(config.name, "aether-edge");
+                config.virtual_hosts.into_iter().flat_map(|host| host.domains)
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_stream_gets_the_configuration_then_each_new_version_once() {
+        let mut session = start().await;
+        // Asked before the first pass: the answer waits for it.
+        session.requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+        silent(&mut session.responses).await;
+        session.publisher.publish(&snapshot(&["a.example.com"]));
+        let first = next(&mut session.responses).await;
+        assert_eq!(domains(&first), ["a.example.com"]);
+        assert_eq!(first.version_info.len(), 16);
+        assert_eq!(first.nonce, "1");
+
+        // ACK; publishing the same configuration again sends nothing.
+        session
+            .requests
+            .send(request(&["aether-edge"], &first.version_info, "1"))
+            .await
+            .unwrap();
+        session.publisher.publish(&snapshot(&["a.example.com"]));
+        silent(&mut session.responses).await;
+
+        // A new configuration is pushed without being asked for.
+        session
+            .publisher
+            .publish(&snapshot(&["a.example.com", "b.example.com"]));
+        let second = next(&mut session.responses).await;
+        assert_eq!(domains(&second), ["a.example.com", "b.example.com"]);
+        assert_ne!(second.version_info, first.version_info);
+        assert_eq!(second.nonce, "2");
+        assert_eq!(session.metrics.xds_responses.get(), 2);
+
+        // Another stream starts from the current version; the version is the
+        // configuration's digest, the same on any server.
+        let (requests, mut responses) = open(session.addr).await;
+        requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+        let other = next(&mut responses).await;
+        assert_eq!(other.version_info, second.version_info);
+        assert_eq!(other.resources, second.resources);
+    }
+
+    #[tokio::test]
+    async fn a_nack_is_counted_and_the_rejected_version_is_not_sent_again() {
+        let mut session = start().await;
+        session.publisher.publish(&snapshot(&["a.example.com"]));
+        session.requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+        let first = next(&mut session.responses).await;
+        let mut nack = request(&["aether-edge"], "", &first.nonce);
+        nack.error_detail = Some(RpcStatus {
+            code: 3,
+            message: "route: unknown cluster".into(),
+            details: Vec::new(),
+        });
+        session.requests.send(nack).await.unwrap();
+        silent(&mut session.responses).await;
+        assert_eq!(session.metrics.xds_nacks.get(), 1);
+
+        // A request carrying an old nonce is stale: ignored, not counted.
+        let mut stale = request(&["aether-edge"], "", "0");
+        stale.error_detail = Some(RpcStatus::default());
+        session.requests.send(stale).await.unwrap();
+        silent(&mut session.responses).await;
+        assert_eq!(session.metrics.xds_nacks.get(), 1);
+
+        // The next configuration goes out.
+        session.publisher.publish(&snapshot(&["c.example.com"]));
+        assert_eq!(domains(&next(&mut session.responses).await), ["c.example.com"]);
+    }
+
+    #[tokio::test]
+    async fn names_filter_the_resources_and_a_foreign_type_ends_the_stream() {
+        let mut session = start().await;
+        session.publisher.publish(&snapshot(&["a.example.com"]));
+        session.requests.send(request(&["other-routes"], "", "")).await.unwrap();
+        let response = next(&mut session.responses).await;
+        assert!(response.resources.is_empty(), "{response:?}");
+        // Asking for ours (new names) answers at once.
+        session
+            .requests
+            .send(request(&["aether-edge"], "", &response.nonce))
+            .await
+            .unwrap();
+        assert_eq!(domains(&next(&mut session.responses).await), ["a.example.com"]);
+
+        let mut cluster_request = request(&[], "", "");
+        cluster_request.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster".into();
+        session.requests.send(cluster_request).await.unwrap();
+        let status = tokio::time::timeout(Duration::from_secs(10), session.responses.message())
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert!(
+            status.message().contains("envoy.config.cluster.v3.Cluster"),
+            "{}",
+            status.message()
+        );
+    }
+
+    #[tokio::test]
+    async fn fetch_answers_with_the_current_version_and_delta_is_unimplemented() {
+        let session = start().await;
+        let mut client = RouteDiscoveryServiceClient::connect(format!("http://{}", session.addr))
+            .await
+            .unwrap();
+        let status = client.fetch_routes(request(&[], "", "")).await.unwrap_err();
+        assert_eq!(status.code(), Code::Unavailable);
+        session.publisher.publish(&snapshot(&["a.example.com"]));
+        let fetched = client.fetch_routes(request(&[], "", "")).await.unwrap().into_inner();
+        assert_eq!(domains(&fetched), ["a.example.com"]);
+        assert_eq!(
+            Some(fetched.version_info),
+            session.publisher.current().map(|v| v.version.clone())
+        );
+
+        let (_requests, outbound) = mpsc::channel(1);
+        let status = client.delta_routes(ReceiverStream::new(outbound)).await.unwrap_err();
+        assert_eq!(status.code(), Code::Unimplemented);
+    }
+}
