@@ -11,64 +11,36 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACE, Object, metadata};
+use super::{NAMESPACE, Object, binding, role, service_account};
 use crate::generators::crd::{GROUP, PLURAL};
 
 pub const NAME: &str = "aether-controller";
 /// The controller's default `--lease-name`.
 pub const LEASE: &str = "aether-controller";
 
-fn service_account() -> Value {
-    json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(NAME, Some(NAMESPACE))})
-}
-
 fn cluster_role() -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": metadata(NAME, None),
-        "rules": [
-            {"apiGroups": [GROUP], "resources": [PLURAL], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": [GROUP], "resources": [format!("{PLURAL}/status")], "verbs": ["patch"]}
-        ]
-    })
+    let rules = json!([
+        {"apiGroups": [GROUP], "resources": [PLURAL], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [GROUP], "resources": [format!("{PLURAL}/status")], "verbs": ["patch"]}
+    ]);
+    role(NAME, None, rules)
 }
 
 fn lease_role() -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": metadata(NAME, Some(NAMESPACE)),
-        "rules": [
-            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
-            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [LEASE], "verbs": ["get", "patch"]}
-        ]
-    })
-}
-
-fn binding(kind: &str, role_kind: &str, namespace: Option<&str>) -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": kind,
-        "metadata": metadata(NAME, namespace),
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": NAME},
-        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]
-    })
+    let rules = json!([
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [LEASE], "verbs": ["get", "patch"]}
+    ]);
+    role(NAME, Some(NAMESPACE), rules)
 }
 
 /// The objects, in a fixed order.
 pub fn objects() -> Vec<Object> {
     vec![
-        ("service-account.yaml", service_account()),
+        ("service-account.yaml", service_account(NAME)),
         ("cluster-role.yaml", cluster_role()),
-        (
-            "cluster-role-binding.yaml",
-            binding("ClusterRoleBinding", "ClusterRole", None),
-        ),
+        ("cluster-role-binding.yaml", binding(NAME, None)),
         ("lease-role.yaml", lease_role()),
-        (
-            "lease-role-binding.yaml",
-            binding("RoleBinding", "Role", Some(NAMESPACE)),
-        ),
+        ("lease-role-binding.yaml", binding(NAME, Some(NAMESPACE))),
     ]
 }

@@ -33,6 +33,33 @@ fn metadata(name: &str, namespace: Option<&str>) -> Value {
     meta
 }
 
+/// The ServiceAccount `name` in [`NAMESPACE`].
+fn service_account(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(name, Some(NAMESPACE))})
+}
+
+/// A ClusterRole (no `namespace`) or Role named `name`, with `rules`.
+fn role(name: &str, namespace: Option<&str>, rules: Value) -> Value {
+    let kind = if namespace.is_some() { "Role" } else { "ClusterRole" };
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": metadata(name, namespace), "rules": rules})
+}
+
+/// Binds the role `name` (a ClusterRole without `namespace`, else a Role
+/// there) to the ServiceAccount `name` in [`NAMESPACE`].
+fn binding(name: &str, namespace: Option<&str>) -> Value {
+    let (kind, role_kind) = match namespace {
+        None => ("ClusterRoleBinding", "ClusterRole"),
+        Some(_) => ("RoleBinding", "Role"),
+    };
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": metadata(name, namespace),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
+    })
+}
+
 /// The files, in a fixed order, relative to the plugin's `out`.
 pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
     let folders = [("webhook", webhook::objects()), ("controller", controller::objects())];

@@ -11,7 +11,7 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACE, Object, metadata};
+use super::{NAMESPACE, Object, binding, metadata, role, service_account};
 use crate::generators::crd::{GROUP, PLURAL, VERSION};
 
 pub const NAME: &str = "aether-webhook";
@@ -54,29 +54,6 @@ fn webhook_configuration() -> Value {
             }],
             "matchConditions": [{"name": "hosts-changed", "expression": MATCH_CONDITION}]
         }]
-    })
-}
-
-fn service_account() -> Value {
-    json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(NAME, Some(NAMESPACE))})
-}
-
-fn cluster_role() -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": metadata(NAME, None),
-        "rules": [{"apiGroups": [GROUP], "resources": [PLURAL], "verbs": ["get", "list", "watch"]}]
-    })
-}
-
-fn cluster_role_binding() -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": metadata(NAME, None),
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
-        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]
     })
 }
 
@@ -149,9 +126,16 @@ fn deployment() -> Value {
 pub fn objects() -> Vec<Object> {
     vec![
         ("validating-webhook-configuration.yaml", webhook_configuration()),
-        ("service-account.yaml", service_account()),
-        ("cluster-role.yaml", cluster_role()),
-        ("cluster-role-binding.yaml", cluster_role_binding()),
+        ("service-account.yaml", service_account(NAME)),
+        (
+            "cluster-role.yaml",
+            role(
+                NAME,
+                None,
+                json!([{"apiGroups": [GROUP], "resources": [PLURAL], "verbs": ["get", "list", "watch"]}]),
+            ),
+        ),
+        ("cluster-role-binding.yaml", binding(NAME, None)),
         ("service.yaml", service()),
         ("deployment.yaml", deployment()),
     ]
