@@ -2,9 +2,12 @@
 //! object per file, from constants in these modules (and the CRD's group
 //! and plural, so they cannot drift):
 //!
+//! - `namespace.yaml`: [`NAMESPACE`], where both live;
 //! - `webhook/`: the validating admission webhook (`aether-webhook`);
 //! - `controller/`: the RBAC of the controller (`aether-controller`), which
-//!   runs as a container of the edge's Envoy pods (see its README).
+//!   runs as a container of the edge's Envoy pods (see its README);
+//! - `kustomization.yaml`: all of the above, in that order, so that
+//!   `kubectl apply -k generated/deploy` installs them (after the CRD).
 
 mod controller;
 mod webhook;
@@ -60,18 +63,37 @@ fn binding(name: &str, namespace: Option<&str>) -> Value {
     })
 }
 
+fn namespace() -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": {"app.kubernetes.io/part-of": "aether"}}})
+}
+
 /// The files, in a fixed order, relative to the plugin's `out`.
 pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
-    let folders = [("webhook", webhook::objects()), ("controller", controller::objects())];
-    let mut files = Vec::new();
-    for (folder, objects) in folders {
-        for (file, object) in objects {
-            let path = format!("{folder}/{file}");
-            let yaml = serde_saphyr::to_string(&object).with_context(|| format!("writing {path}"))?;
-            files.push((path, format!("{HEADER}{yaml}").into_bytes()));
+    let folders = [
+        ("", vec![("namespace.yaml", namespace())]),
+        ("webhook/", webhook::objects()),
+        ("controller/", controller::objects()),
+    ];
+    let mut objects = Vec::new();
+    for (folder, folder_objects) in folders {
+        for (file, object) in folder_objects {
+            objects.push((format!("{folder}{file}"), object));
         }
     }
-    Ok(files)
+    let resources: Vec<&String> = objects.iter().map(|(path, _)| path).collect();
+    let kustomization = json!({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": resources
+    });
+    objects.push(("kustomization.yaml".to_owned(), kustomization));
+    objects
+        .into_iter()
+        .map(|(path, object)| {
+            let yaml = serde_saphyr::to_string(&object).with_context(|| format!("writing {path}"))?;
+            Ok((path, format!("{HEADER}{yaml}").into_bytes()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -84,6 +106,33 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
         assert!(text.starts_with("# @generated") && text.lines().next().unwrap().ends_with("DO NOT EDIT."));
         serde_saphyr::from_str(&text).unwrap()
+    }
+
+    /// The kustomization lists every other generated file, namespace first.
+    #[test]
+    fn the_kustomization_lists_every_object_namespace_first() {
+        let files = generate().unwrap();
+        let kustomization = read_checked_in("kustomization.yaml");
+        let listed: Vec<&str> = kustomization["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|path| path.as_str().unwrap())
+            .collect();
+        let others: Vec<&str> = files
+            .iter()
+            .map(|(path, _)| path.as_str())
+            .filter(|path| *path != "kustomization.yaml")
+            .collect();
+        assert_eq!(listed, others);
+        assert_eq!(listed[0], "namespace.yaml");
+        assert_eq!(read_checked_in("namespace.yaml")["metadata"]["name"], NAMESPACE);
+        for path in listed {
+            let object = read_checked_in(path);
+            if let Some(namespace) = object["metadata"]["namespace"].as_str() {
+                assert_eq!(namespace, NAMESPACE, "{path}");
+            }
+        }
     }
 
     #[test]
@@ -107,7 +156,11 @@ mod tests {
         };
         let bindings: Vec<&Value> = objects
             .iter()
-            .filter(|object| object["kind"].as_str().unwrap().ends_with("Binding"))
+            .filter(|object| {
+                object["kind"]
+                    .as_str()
+                    .is_some_and(|kind| kind.ends_with("RoleBinding"))
+            })
             .collect();
         assert_eq!(bindings.len(), 3);
         for binding in bindings {

@@ -3,10 +3,11 @@
 //!
 //! One object per file: the ValidatingWebhookConfiguration, the
 //! ServiceAccount, the ClusterRole the reflector needs (virtualhosts
-//! get/list/watch) and its binding, the Service and the Deployment. The
-//! serving certificate is expected in the Secret [`TLS_SECRET`] and its CA
-//! injected into the webhook configuration by cert-manager's CA injector
-//! (the `cert-manager.io/inject-ca-from` annotation); no key material is
+//! get/list/watch) and its binding, a cert-manager Issuer (self-signed) and
+//! Certificate, the Service and the Deployment. cert-manager (installed
+//! beforehand) writes the serving certificate into the Secret
+//! [`TLS_SECRET`] and injects its CA into the webhook configuration (the
+//! `cert-manager.io/inject-ca-from` annotation); no key material is
 //! generated here.
 
 use serde_json::{Value, json};
@@ -22,6 +23,8 @@ pub const HEALTHZ_PATH: &str = "/healthz";
 pub const READYZ_PATH: &str = "/readyz";
 pub const CONTAINER_PORT: u16 = 8443;
 pub const SERVICE_PORT: u16 = 443;
+/// The serving certificate's Secret, and the cert-manager Certificate that
+/// writes it (one name for both).
 pub const TLS_SECRET: &str = "aether-webhook-tls";
 /// Under the API server's 10 s ceiling, and the webhook answers in
 /// milliseconds: a slow webhook fails the write rather than stalling it.
@@ -54,6 +57,34 @@ fn webhook_configuration() -> Value {
             }],
             "matchConditions": [{"name": "hosts-changed", "expression": MATCH_CONDITION}]
         }]
+    })
+}
+
+/// A self-signed issuer: the certificate is trusted only through the CA
+/// bundle cert-manager injects into the webhook configuration, which is all
+/// the API server needs. Swap `issuerRef` for a cluster CA if one exists.
+fn issuer() -> Value {
+    json!({
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Issuer",
+        "metadata": metadata(NAME, Some(NAMESPACE)),
+        "spec": {"selfSigned": {}}
+    })
+}
+
+/// The serving certificate, for the Service's DNS names. ECDSA P-256 in
+/// PKCS#8, the key form the webhook's tests serve with (rcgen's default).
+fn certificate() -> Value {
+    json!({
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": metadata(TLS_SECRET, Some(NAMESPACE)),
+        "spec": {
+            "secretName": TLS_SECRET,
+            "dnsNames": [format!("{NAME}.{NAMESPACE}.svc"), format!("{NAME}.{NAMESPACE}.svc.cluster.local")],
+            "issuerRef": {"kind": "Issuer", "name": NAME},
+            "privateKey": {"algorithm": "ECDSA", "size": 256, "encoding": "PKCS8", "rotationPolicy": "Always"}
+        }
     })
 }
 
@@ -136,6 +167,8 @@ pub fn objects() -> Vec<Object> {
             ),
         ),
         ("cluster-role-binding.yaml", binding(NAME, None)),
+        ("issuer.yaml", issuer()),
+        ("certificate.yaml", certificate()),
         ("service.yaml", service()),
         ("deployment.yaml", deployment()),
     ]
@@ -175,6 +208,35 @@ mod tests {
 
         let service = read("service.yaml");
         let deployment = read("deployment.yaml");
+        // cert-manager: the annotation names the Certificate, which writes
+        // the Secret the pod mounts, for the name the API server dials.
+        let certificate = read("certificate.yaml");
+        let annotation = &vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"];
+        assert_eq!(
+            *annotation,
+            format!(
+                "{}/{}",
+                certificate["metadata"]["namespace"].as_str().unwrap(),
+                certificate["metadata"]["name"].as_str().unwrap()
+            )
+        );
+        let volumes = &deployment["spec"]["template"]["spec"]["volumes"];
+        assert_eq!(volumes[0]["secret"]["secretName"], certificate["spec"]["secretName"]);
+        let dialed = format!(
+            "{}.{}.svc",
+            service["metadata"]["name"].as_str().unwrap(),
+            service["metadata"]["namespace"].as_str().unwrap()
+        );
+        assert!(
+            certificate["spec"]["dnsNames"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(dialed)),
+            "{dialed}"
+        );
+        let issuer = read("issuer.yaml");
+        assert_eq!(certificate["spec"]["issuerRef"]["name"], issuer["metadata"]["name"]);
+        assert_eq!(certificate["spec"]["issuerRef"]["kind"], issuer["kind"]);
         let pod = &deployment["spec"]["template"];
         assert_eq!(service["metadata"]["name"], hook["clientConfig"]["service"]["name"]);
         assert_eq!(
