@@ -89,7 +89,7 @@ pub struct ClusterState {
     /// Objects of a re-list in progress, per scope.
     listing: HashMap<Scope, Vec<VirtualHost>>,
     listed: HashSet<Scope>,
-    written: Files,
+    written: outputs::Written,
     xds: Option<xds::Publisher>,
 }
 
@@ -115,7 +115,7 @@ impl ClusterState {
     pub fn new(scopes: Vec<Scope>, out: PathBuf, projection: ProjectionConfig) -> Self {
         let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE];
         outputs::remove_stray_temporaries(&out, &files);
-        let written = outputs::read_existing(&out, &files);
+        let written = outputs::Written::read_existing(&out, &files);
         Self {
             out,
             scopes,
@@ -246,7 +246,12 @@ impl ClusterState {
         metrics.objects.set(self.known.len() as i64);
 
         let files: Files = plan.writes.into_iter().collect();
-        let written = outputs::write_changed(&self.out, &files, &mut self.written)?;
+        let written = outputs::write_changed(
+            &self.out,
+            &files,
+            &mut self.written,
+            snapshot.route_configuration_binary(),
+        )?;
         metrics.file_writes.inc_by(written.len() as u64);
         if !written.is_empty() {
             info!(files = ?written, out = %self.out.display(), "wrote");

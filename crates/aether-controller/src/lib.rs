@@ -25,7 +25,7 @@ pub mod outputs;
 pub mod status;
 pub mod xds;
 
-pub use outputs::Files;
+pub use outputs::{Files, Written};
 pub use status::{Observed, StatusPatch};
 
 /// What one reconcile pass should do.
@@ -68,14 +68,10 @@ impl std::error::Error for PlanError {}
 pub fn plan(
     snapshot: &Snapshot,
     observed: &BTreeMap<ObjectKey, Observed>,
-    written: &Files,
+    written: &Written,
     now: Timestamp,
 ) -> Result<Plan, PlanError> {
-    let files = outputs::render(snapshot).map_err(PlanError::Render)?;
-    let writes = outputs::changed(&files, written)
-        .into_iter()
-        .map(|(name, bytes)| (name, bytes.to_vec()))
-        .collect();
+    let writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
     let patches = status::patches(snapshot, observed, now).map_err(PlanError::Decode)?;
     let invalid = snapshot
         .report

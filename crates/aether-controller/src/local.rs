@@ -74,7 +74,7 @@ pub struct Local {
     /// Per file, the objects it last gave when it was read successfully.
     last_good: HashMap<PathBuf, Vec<VirtualHostObject>>,
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
-    written: Files,
+    written: outputs::Written,
     xds: Option<xds::Publisher>,
     /// The metrics (logged, since local mode serves no HTTP).
     pub metrics: Arc<Metrics>,
@@ -90,7 +90,7 @@ impl Local {
         );
         let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, STATUS_FILE];
         outputs::remove_stray_temporaries(&options.out, &files);
-        let written = outputs::read_existing(&options.out, &files);
+        let written = outputs::Written::read_existing(&options.out, &files);
         let statuses = match written.get(STATUS_FILE) {
             None => BTreeMap::new(),
             Some(bytes) => match serde_json::from_slice::<BTreeMap<String, VirtualHostStatus>>(bytes) {
@@ -233,8 +233,13 @@ impl Local {
             .map(|(key, status)| (key.to_string(), status))
             .collect();
         files.insert(STATUS_FILE, outputs::pretty(&report)?);
-        let written = outputs::write_changed(&self.options.out, &files, &mut self.written)
-            .with_context(|| format!("in {}", self.options.out.display()))?;
+        let written = outputs::write_changed(
+            &self.options.out,
+            &files,
+            &mut self.written,
+            snapshot.route_configuration_binary(),
+        )
+        .with_context(|| format!("in {}", self.options.out.display()))?;
         self.metrics.file_writes.inc_by(written.len() as u64);
         self.metrics.status_patches.inc_by(status_changes as u64);
         if let Some(publisher) = &self.xds {

@@ -23,6 +23,7 @@ use std::fmt::Write as _;
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 use aether_projection::{LeftOutReason, ObjectKey, Problem, Snapshot};
 use jiff::Timestamp;
+use prost::Message as _;
 use serde_json::{Value, json};
 
 /// The condition type the controller sets.
@@ -80,6 +81,33 @@ struct Verdict {
     route_count: u32,
 }
 
+/// What the statuses read of Envoy's `RouteConfiguration`: each virtual
+/// host's name, domains and number of routes. prost skips every other field
+/// (and each route's content), so this decodes in a fraction of the time of
+/// envoy-types' whole message, which a pass at 50,000 objects would
+/// otherwise spend most of its status work on. Tags are Envoy's; a test
+/// compares this with the full decode.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct RouteConfigurationOutline {
+    #[prost(message, repeated, tag = "2")]
+    pub virtual_hosts: Vec<VirtualHostOutline>,
+}
+
+/// See [`RouteConfigurationOutline`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct VirtualHostOutline {
+    #[prost(string, tag = "1")]
+    pub name: String,
+    #[prost(string, repeated, tag = "2")]
+    pub domains: Vec<String>,
+    #[prost(message, repeated, tag = "3")]
+    pub routes: Vec<Skipped>,
+}
+
+/// A message whose content is skipped.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Skipped {}
+
 /// The snapshot indexed by object.
 pub(crate) struct Index<'a> {
     invalid: HashMap<&'a ObjectKey, &'a [Problem]>,
@@ -105,8 +133,7 @@ impl<'a> Index<'a> {
         }
         // The route count is read from what the edge is given, not from the
         // spec, so ROUTES shows what is served.
-        let served = snapshot
-            .route_configuration()?
+        let served = RouteConfigurationOutline::decode(snapshot.route_configuration_binary())?
             .virtual_hosts
             .into_iter()
             .map(|host| {
@@ -260,5 +287,36 @@ mod tests {
         assert_eq!(truncate("abc".into(), 3), "abc");
         assert_eq!(truncate("abcd".into(), 3), "ab…");
         assert_eq!(truncate("ééééé".into(), 4).chars().count(), 4);
+    }
+
+    /// The outline reads what envoy-types' full decode reads, on a
+    /// configuration with conflicts, wildcards and several route counts.
+    #[test]
+    fn the_outline_agrees_with_the_full_route_configuration() {
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let mut text = String::new();
+        for entry in std::fs::read_dir(examples).unwrap() {
+            text.push_str("\n---\n");
+            text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+        }
+        let objects = aether_projection::parse_manifests(&text).unwrap();
+        let snapshot = aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap();
+        let full = snapshot.route_configuration().unwrap();
+        let outline = RouteConfigurationOutline::decode(snapshot.route_configuration_binary()).unwrap();
+        let full: Vec<(String, Vec<String>, usize)> = full
+            .virtual_hosts
+            .into_iter()
+            .map(|host| (host.name, host.domains, host.routes.len()))
+            .collect();
+        let outline: Vec<(String, Vec<String>, usize)> = outline
+            .virtual_hosts
+            .into_iter()
+            .map(|host| (host.name, host.domains, host.routes.len()))
+            .collect();
+        assert!(
+            full.len() >= 4 && full.iter().any(|(_, _, routes)| *routes > 1),
+            "{full:?}"
+        );
+        assert_eq!(outline, full);
     }
 }

@@ -1,0 +1,88 @@
+//! One controller pass at scale, among N objects: the projector's snapshot
+//! and [`plan`] (render the files that may have changed, compare them with
+//! what was written, compute every object's status and compare it with the
+//! stored one). The snapshot is incremental; `plan` visits every object.
+//!
+//! - `pass_after_route_change`: one object's routes changed, so
+//!   `routes.json` is rendered again (Envoy's JSON of every route);
+//! - `pass_without_route_change`: the pass a watch event that changes
+//!   nothing at the edge causes (the echo of a status write, a label
+//!   change): `routes.json` is known current and not rendered.
+//!
+//! ```text
+//! cargo bench -p aether-controller --bench pass
+//! ```
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Duration;
+
+use aether_controller::{Files, Observed, Written, outputs, plan};
+use aether_projection::{ObjectKey, ProjectionConfig, Projector};
+use criterion::{Criterion, criterion_group, criterion_main};
+use jiff::Timestamp;
+
+// The projection benchmark's synthetic objects: 2–3 hosts and 10 routes
+// each, one in ten claiming its predecessor's host.
+#[path = "../../aether-projection/benches/fixtures.rs"]
+mod fixtures;
+
+/// A projector over `n` objects and what a steady state has written and
+/// stored for it.
+fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Observed>, Written, tempfile::TempDir) {
+    let projector = Projector::from_objects(fixtures::objects(n), ProjectionConfig::default()).unwrap();
+    let snapshot = projector.snapshot();
+    let mut observed: BTreeMap<ObjectKey, Observed> = fixtures::objects(n)
+        .iter()
+        .map(|object| {
+            (
+                object.key(),
+                Observed {
+                    generation: 1,
+                    status: None,
+                },
+            )
+        })
+        .collect();
+    let first = plan(&snapshot, &observed, &Written::default(), now).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut written = Written::default();
+    let files: Files = first.writes.into_iter().collect();
+    outputs::write_changed(dir.path(), &files, &mut written, snapshot.route_configuration_binary()).unwrap();
+    for patch in first.patches {
+        observed.get_mut(&patch.key).unwrap().status = Some(patch.status);
+    }
+    (projector, observed, written, dir)
+}
+
+fn pass(c: &mut Criterion) {
+    let now = Timestamp::from_second(1_800_000_000).unwrap();
+    for (group_name, changes_routes) in [("pass_after_route_change", true), ("pass_without_route_change", false)] {
+        let mut group = c.benchmark_group(group_name);
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(5));
+        for n in [1_000, 10_000, 50_000] {
+            let (mut projector, observed, written, _dir) = steady_state(n, now);
+            let mut version = 1;
+            group.bench_function(format!("{n}"), |b| {
+                b.iter(|| {
+                    if changes_routes {
+                        version += 1;
+                    }
+                    projector.upsert(fixtures::object(n / 2, version));
+                    let snapshot = projector.snapshot();
+                    let plan = plan(&snapshot, &observed, &written, now).unwrap();
+                    assert_eq!(plan.writes.len(), usize::from(changes_routes));
+                    assert_eq!(plan.patches, []);
+                    black_box(plan)
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, pass);
+criterion_main!(benches);
