@@ -570,3 +570,71 @@ async fn the_election_takes_the_lease_releases_it_and_needs_only_what_the_genera
     // Created (it did not exist), read, taken, and released on leaving.
     assert_eq!(verbs.into_iter().collect::<Vec<_>>(), ["create", "get", "patch"]);
 }
+
+/// The generated Deployment starts the binary with flags it accepts, and
+/// its Service, account and ports line up.
+#[test]
+fn the_generated_deployment_starts_the_binary_with_flags_it_accepts() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../generated/deploy/controller");
+    let read =
+        |file: &str| -> Value { serde_saphyr::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap() };
+    let deployment = read("deployment.yaml");
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    // clap rejects an unknown flag before it reaches a later --help.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+        .args(&args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let bogus = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+        .args(["--no-such-flag", "--help"])
+        .output()
+        .unwrap();
+    assert!(!bogus.status.success(), "the check above can fail");
+
+    let port = |name: &str| {
+        container["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|port| port["name"] == name)
+            .unwrap_or_else(|| panic!("no port {name}"))["containerPort"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        args.contains(&format!("--xds-addr=0.0.0.0:{}", port("xds")).as_str()),
+        "{args:?}"
+    );
+    assert!(
+        args.contains(&format!("--metrics-addr=0.0.0.0:{}", port("metrics")).as_str()),
+        "{args:?}"
+    );
+    assert_eq!(
+        container["env"][0]["name"], "POD_NAME",
+        "the replica's name in the Lease"
+    );
+    assert_eq!(
+        pod["serviceAccountName"],
+        read("service-account.yaml")["metadata"]["name"]
+    );
+    let out = args.iter().find_map(|arg| arg.strip_prefix("--out=")).unwrap();
+    assert_eq!(container["volumeMounts"][0]["mountPath"], out);
+    let service = read("service.yaml");
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], "xds");
+    for (key, value) in service["spec"]["selector"].as_object().unwrap() {
+        assert_eq!(&deployment["spec"]["template"]["metadata"]["labels"][key], value);
+    }
+}

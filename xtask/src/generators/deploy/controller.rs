@@ -1,7 +1,10 @@
 //! The controller's objects (`generated/deploy/controller/`): its service
-//! account and what it may do. The controller runs as a container of the
-//! edge's Envoy pods, whose Deployment is the mesh's (the controller's README
-//! shows the container to add); so no Deployment is generated here.
+//! account and what it may do, and a Deployment of two replicas with a
+//! Service in front of their xDS port, from which the edge's Envoys take
+//! their routes (RDS over gRPC). The replicas elect one status writer
+//! through a Lease. (The controller can also run as a container of the
+//! Envoy pods, writing files to a shared volume; its README shows that
+//! container.)
 //!
 //! - ClusterRole: watch VirtualHosts in every namespace, patch their status.
 //! - Role in [`NAMESPACE`]: the Lease whose holder writes statuses
@@ -11,12 +14,21 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACE, Object, binding, role, service_account};
+use super::{
+    NAMESPACE, Object, binding, container_security_context, metadata, pod_security_context, role, service_account,
+};
 use crate::generators::crd::{GROUP, PLURAL};
 
 pub const NAME: &str = "aether-controller";
 /// The controller's default `--lease-name`.
 pub const LEASE: &str = "aether-controller";
+pub const IMAGE: &str = "ghcr.io/aether/aether-controller:0.1.0";
+/// The xDS (gRPC) port, in the container and on the Service.
+pub const XDS_PORT: u16 = 18000;
+pub const METRICS_PORT: u16 = 9090;
+/// Where the controller writes its files (an `emptyDir`: with xDS nothing
+/// reads them, but the controller always writes them).
+pub const OUT_DIR: &str = "/var/run/aether";
 
 fn cluster_role() -> Value {
     let rules = json!([
@@ -34,6 +46,67 @@ fn lease_role() -> Value {
     role(NAME, Some(NAMESPACE), rules)
 }
 
+fn deployment() -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(NAME, Some(NAMESPACE)),
+        "spec": {
+            // Two replicas: Envoys reconnect to the other while one restarts;
+            // the Lease keeps one status writer.
+            "replicas": 2,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
+            "template": {
+                "metadata": {"labels": super::labels(NAME)},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "securityContext": pod_security_context(),
+                    // SIGTERM releases the Lease; that takes one API call.
+                    "terminationGracePeriodSeconds": 15,
+                    "containers": [{
+                        "name": "controller",
+                        "image": IMAGE,
+                        "args": [
+                            format!("--out={OUT_DIR}"),
+                            format!("--xds-addr=0.0.0.0:{XDS_PORT}"),
+                            format!("--metrics-addr=0.0.0.0:{METRICS_PORT}")
+                        ],
+                        // Its name in the Lease.
+                        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                        "ports": [
+                            {"name": "xds", "containerPort": XDS_PORT, "protocol": "TCP"},
+                            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}
+                        ],
+                        "livenessProbe": {"httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 10},
+                        "readinessProbe": {"tcpSocket": {"port": "xds"}, "periodSeconds": 5},
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": "128Mi"},
+                            "limits": {"memory": "1Gi"}
+                        },
+                        "securityContext": container_security_context(),
+                        "volumeMounts": [{"name": "out", "mountPath": OUT_DIR}]
+                    }],
+                    "volumes": [{"name": "out", "emptyDir": {}}]
+                }
+            }
+        }
+    })
+}
+
+/// The xDS port of every replica: Envoy's `envoy_grpc` cluster for RDS
+/// points at `aether-controller.aether-system.svc:18000`.
+fn service() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(NAME, Some(NAMESPACE)),
+        "spec": {
+            "selector": {"app.kubernetes.io/name": NAME},
+            "ports": [{"name": "xds", "port": XDS_PORT, "targetPort": "xds", "protocol": "TCP", "appProtocol": "grpc"}]
+        }
+    })
+}
+
 /// The objects, in a fixed order.
 pub fn objects() -> Vec<Object> {
     vec![
@@ -42,5 +115,7 @@ pub fn objects() -> Vec<Object> {
         ("cluster-role-binding.yaml", binding(NAME, None)),
         ("lease-role.yaml", lease_role()),
         ("lease-role-binding.yaml", binding(NAME, Some(NAMESPACE))),
+        ("service.yaml", service()),
+        ("deployment.yaml", deployment()),
     ]
 }

@@ -4,8 +4,9 @@
 //!
 //! - `namespace.yaml`: [`NAMESPACE`], where both live;
 //! - `webhook/`: the validating admission webhook (`aether-webhook`);
-//! - `controller/`: the RBAC of the controller (`aether-controller`), which
-//!   runs as a container of the edge's Envoy pods (see its README);
+//! - `controller/`: the controller (`aether-controller`): its RBAC, and a
+//!   Deployment and Service serving the routes over xDS (it can also run
+//!   as a container of the edge's Envoy pods, writing files; see its README);
 //! - `kustomization.yaml`: all of the above, in that order, so that
 //!   `kubectl apply -k generated/deploy` installs them (after the CRD).
 
@@ -61,6 +62,17 @@ fn binding(name: &str, namespace: Option<&str>) -> Value {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
     })
+}
+
+/// The pod security settings every aether pod runs with (the `restricted`
+/// Pod Security Standard).
+fn pod_security_context() -> Value {
+    json!({"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}})
+}
+
+/// The container security settings every aether container runs with.
+fn container_security_context() -> Value {
+    json!({"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}})
 }
 
 fn namespace() -> Value {
@@ -169,7 +181,7 @@ mod tests {
             assert_eq!(back, object, "{path}");
             checked.push(path);
         }
-        assert_eq!(checked.len(), 12, "{checked:?}");
+        assert_eq!(checked.len(), 14, "{checked:?}");
     }
 
     #[test]

@@ -12,7 +12,9 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACE, Object, binding, metadata, role, service_account};
+use super::{
+    NAMESPACE, Object, binding, container_security_context, metadata, pod_security_context, role, service_account,
+};
 use crate::generators::crd::{GROUP, PLURAL, VERSION};
 
 pub const NAME: &str = "aether-webhook";
@@ -121,7 +123,7 @@ fn deployment() -> Value {
                 "metadata": {"labels": super::labels(NAME)},
                 "spec": {
                     "serviceAccountName": NAME,
-                    "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "securityContext": pod_security_context(),
                     // SIGTERM starts a graceful drain; give it time.
                     "terminationGracePeriodSeconds": 30,
                     "containers": [{
@@ -139,11 +141,7 @@ fn deployment() -> Value {
                             "requests": {"cpu": "100m", "memory": "64Mi"},
                             "limits": {"memory": "256Mi"}
                         },
-                        "securityContext": {
-                            "allowPrivilegeEscalation": false,
-                            "readOnlyRootFilesystem": true,
-                            "capabilities": {"drop": ["ALL"]}
-                        },
+                        "securityContext": container_security_context(),
                         "volumeMounts": [{"name": "tls", "mountPath": "/etc/aether-webhook/tls", "readOnly": true}]
                     }],
                     "volumes": [{"name": "tls", "secret": {"secretName": TLS_SECRET}}]
