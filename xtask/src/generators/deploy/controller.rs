@@ -14,9 +14,7 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    NAMESPACE, Object, binding, container_security_context, metadata, pod_security_context, role, service_account,
-};
+use super::{NAMESPACE, Object, binding, role, service, service_account};
 use crate::generators::crd::{GROUP, PLURAL};
 
 pub const NAME: &str = "aether-controller";
@@ -47,64 +45,32 @@ fn lease_role() -> Value {
 }
 
 fn deployment() -> Value {
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(NAME, Some(NAMESPACE)),
-        "spec": {
-            // Two replicas: Envoys reconnect to the other while one restarts;
-            // the Lease keeps one status writer.
-            "replicas": 2,
-            "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
-            "template": {
-                "metadata": {"labels": super::labels(NAME)},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "securityContext": pod_security_context(),
-                    // SIGTERM releases the Lease; that takes one API call.
-                    "terminationGracePeriodSeconds": 15,
-                    "containers": [{
-                        "name": "controller",
-                        "image": IMAGE,
-                        "args": [
-                            format!("--out={OUT_DIR}"),
-                            format!("--xds-addr=0.0.0.0:{XDS_PORT}"),
-                            format!("--metrics-addr=0.0.0.0:{METRICS_PORT}")
-                        ],
-                        // Its name in the Lease.
-                        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-                        "ports": [
-                            {"name": "xds", "containerPort": XDS_PORT, "protocol": "TCP"},
-                            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}
-                        ],
-                        "livenessProbe": {"httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 10},
-                        "readinessProbe": {"tcpSocket": {"port": "xds"}, "periodSeconds": 5},
-                        "resources": {
-                            "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "limits": {"memory": "1Gi"}
-                        },
-                        "securityContext": container_security_context(),
-                        "volumeMounts": [{"name": "out", "mountPath": OUT_DIR}]
-                    }],
-                    "volumes": [{"name": "out", "emptyDir": {}}]
-                }
-            }
-        }
-    })
-}
-
-/// The xDS port of every replica: Envoy's `envoy_grpc` cluster for RDS
-/// points at `aether-controller.aether-system.svc:18000`.
-fn service() -> Value {
-    json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": metadata(NAME, Some(NAMESPACE)),
-        "spec": {
-            "selector": {"app.kubernetes.io/name": NAME},
-            "ports": [{"name": "xds", "port": XDS_PORT, "targetPort": "xds", "protocol": "TCP", "appProtocol": "grpc"}]
-        }
-    })
+    let container = json!({
+        "name": "controller",
+        "image": IMAGE,
+        "args": [
+            format!("--out={OUT_DIR}"),
+            format!("--xds-addr=0.0.0.0:{XDS_PORT}"),
+            format!("--metrics-addr=0.0.0.0:{METRICS_PORT}")
+        ],
+        // Its name in the Lease.
+        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        "ports": [
+            {"name": "xds", "containerPort": XDS_PORT, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}
+        ],
+        "livenessProbe": {"httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 10},
+        "readinessProbe": {"tcpSocket": {"port": "xds"}, "periodSeconds": 5},
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+            "limits": {"memory": "1Gi"}
+        },
+        "volumeMounts": [{"name": "out", "mountPath": OUT_DIR}]
+    });
+    let volumes = json!([{"name": "out", "emptyDir": {}}]);
+    // Two replicas: Envoys reconnect to the other while one restarts; the
+    // Lease keeps one status writer. SIGTERM releases the Lease (one API call).
+    super::deployment(NAME, 2, 15, container, volumes)
 }
 
 /// The objects, in a fixed order.
@@ -115,7 +81,15 @@ pub fn objects() -> Vec<Object> {
         ("cluster-role-binding.yaml", binding(NAME, None)),
         ("lease-role.yaml", lease_role()),
         ("lease-role-binding.yaml", binding(NAME, Some(NAMESPACE))),
-        ("service.yaml", service()),
+        (
+            "service.yaml",
+            // Envoy's `envoy_grpc` cluster for RDS points at
+            // `aether-controller.aether-system.svc:18000`.
+            service(
+                NAME,
+                json!([{"name": "xds", "port": XDS_PORT, "targetPort": "xds", "protocol": "TCP", "appProtocol": "grpc"}]),
+            ),
+        ),
         ("deployment.yaml", deployment()),
     ]
 }

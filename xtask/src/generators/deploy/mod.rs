@@ -64,15 +64,49 @@ fn binding(name: &str, namespace: Option<&str>) -> Value {
     })
 }
 
-/// The pod security settings every aether pod runs with (the `restricted`
-/// Pod Security Standard).
-fn pod_security_context() -> Value {
-    json!({"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}})
+/// A Deployment `name` in [`NAMESPACE`] of `replicas` pods, labelled and
+/// selected by `name`, running as the ServiceAccount `name` one
+/// `container` with `volumes`. Pod and container get the settings of the
+/// `restricted` Pod Security Standard.
+fn deployment(
+    name: &str,
+    replicas: u32,
+    termination_grace_seconds: u32,
+    mut container: Value,
+    volumes: Value,
+) -> Value {
+    container["securityContext"] =
+        json!({"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}});
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(name, Some(NAMESPACE)),
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": {
+                "metadata": {"labels": labels(name)},
+                "spec": {
+                    "serviceAccountName": name,
+                    "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "terminationGracePeriodSeconds": termination_grace_seconds,
+                    "containers": [container],
+                    "volumes": volumes
+                }
+            }
+        }
+    })
 }
 
-/// The container security settings every aether container runs with.
-fn container_security_context() -> Value {
-    json!({"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}})
+/// A Service `name` in [`NAMESPACE`] in front of the pods of the
+/// Deployment `name`, with `ports`.
+fn service(name: &str, ports: Value) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(name, Some(NAMESPACE)),
+        "spec": {"selector": {"app.kubernetes.io/name": name}, "ports": ports}
+    })
 }
 
 fn namespace() -> Value {

@@ -12,9 +12,7 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    NAMESPACE, Object, binding, container_security_context, metadata, pod_security_context, role, service_account,
-};
+use super::{NAMESPACE, Object, binding, metadata, role, service, service_account};
 use crate::generators::crd::{GROUP, PLURAL, VERSION};
 
 pub const NAME: &str = "aether-webhook";
@@ -90,18 +88,6 @@ fn certificate() -> Value {
     })
 }
 
-fn service() -> Value {
-    json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": metadata(NAME, Some(NAMESPACE)),
-        "spec": {
-            "selector": {"app.kubernetes.io/name": NAME},
-            "ports": [{"name": "https", "port": SERVICE_PORT, "targetPort": "https", "protocol": "TCP"}]
-        }
-    })
-}
-
 fn deployment() -> Value {
     let probe = |path: &str, period: u32| {
         json!({
@@ -111,44 +97,27 @@ fn deployment() -> Value {
             "failureThreshold": 3
         })
     };
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(NAME, Some(NAMESPACE)),
-        "spec": {
-            // Two replicas: the webhook fails closed, so one must always answer.
-            "replicas": 2,
-            "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
-            "template": {
-                "metadata": {"labels": super::labels(NAME)},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "securityContext": pod_security_context(),
-                    // SIGTERM starts a graceful drain; give it time.
-                    "terminationGracePeriodSeconds": 30,
-                    "containers": [{
-                        "name": "webhook",
-                        "image": IMAGE,
-                        "args": [
-                            format!("--listen=0.0.0.0:{CONTAINER_PORT}"),
-                            "--tls-cert=/etc/aether-webhook/tls/tls.crt",
-                            "--tls-key=/etc/aether-webhook/tls/tls.key"
-                        ],
-                        "ports": [{"name": "https", "containerPort": CONTAINER_PORT, "protocol": "TCP"}],
-                        "livenessProbe": probe(HEALTHZ_PATH, 10),
-                        "readinessProbe": probe(READYZ_PATH, 5),
-                        "resources": {
-                            "requests": {"cpu": "100m", "memory": "64Mi"},
-                            "limits": {"memory": "256Mi"}
-                        },
-                        "securityContext": container_security_context(),
-                        "volumeMounts": [{"name": "tls", "mountPath": "/etc/aether-webhook/tls", "readOnly": true}]
-                    }],
-                    "volumes": [{"name": "tls", "secret": {"secretName": TLS_SECRET}}]
-                }
-            }
-        }
-    })
+    let container = json!({
+        "name": "webhook",
+        "image": IMAGE,
+        "args": [
+            format!("--listen=0.0.0.0:{CONTAINER_PORT}"),
+            "--tls-cert=/etc/aether-webhook/tls/tls.crt",
+            "--tls-key=/etc/aether-webhook/tls/tls.key"
+        ],
+        "ports": [{"name": "https", "containerPort": CONTAINER_PORT, "protocol": "TCP"}],
+        "livenessProbe": probe(HEALTHZ_PATH, 10),
+        "readinessProbe": probe(READYZ_PATH, 5),
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "64Mi"},
+            "limits": {"memory": "256Mi"}
+        },
+        "volumeMounts": [{"name": "tls", "mountPath": "/etc/aether-webhook/tls", "readOnly": true}]
+    });
+    let volumes = json!([{"name": "tls", "secret": {"secretName": TLS_SECRET}}]);
+    // Two replicas: the webhook fails closed, so one must always answer.
+    // SIGTERM starts a graceful drain; 30 s gives it time.
+    super::deployment(NAME, 2, 30, container, volumes)
 }
 
 /// The objects, in a fixed order.
@@ -167,7 +136,13 @@ pub fn objects() -> Vec<Object> {
         ("cluster-role-binding.yaml", binding(NAME, None)),
         ("issuer.yaml", issuer()),
         ("certificate.yaml", certificate()),
-        ("service.yaml", service()),
+        (
+            "service.yaml",
+            service(
+                NAME,
+                json!([{"name": "https", "port": SERVICE_PORT, "targetPort": "https", "protocol": "TCP"}]),
+            ),
+        ),
         ("deployment.yaml", deployment()),
     ]
 }
