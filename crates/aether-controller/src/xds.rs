@@ -74,7 +74,10 @@ impl Publisher {
         let binary = snapshot.route_configuration_binary();
         self.current.send_if_modified(|current| {
             // Most passes leave the routes alone: a comparison, no digest or copy.
-            if current.as_ref().is_some_and(|current| current.route_configuration == binary) {
+            if current
+                .as_ref()
+                .is_some_and(|current| current.route_configuration == binary)
+            {
                 return false;
             }
             let next = Version::of(binary);

@@ -14,7 +14,7 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACE, Object, binding, role, service, service_account};
+use super::{NAMESPACE, Object, binding, pod_disruption_budget, role, service, service_account};
 use crate::generators::crd::{GROUP, PLURAL};
 
 pub const NAME: &str = "aether-controller";
@@ -91,5 +91,6 @@ pub fn objects() -> Vec<Object> {
             ),
         ),
         ("deployment.yaml", deployment()),
+        ("pod-disruption-budget.yaml", pod_disruption_budget(NAME)),
     ]
 }

@@ -7,6 +7,7 @@
 //! - `controller/`: the controller (`aether-controller`): its RBAC, and a
 //!   Deployment and Service serving the routes over xDS (it can also run
 //!   as a container of the edge's Envoy pods, writing files; see its README);
+//!   (each Deployment with a PodDisruptionBudget: one pod evicted at a time);
 //! - `kustomization.yaml`: all of the above, in that order, so that
 //!   `kubectl apply -k generated/deploy` installs them (after the CRD).
 
@@ -95,6 +96,17 @@ fn deployment(
                 }
             }
         }
+    })
+}
+
+/// At most one pod of the Deployment `name` evicted at a time (node drains,
+/// upgrades), so one of its two replicas keeps serving.
+fn pod_disruption_budget(name: &str) -> Value {
+    json!({
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": metadata(name, Some(NAMESPACE)),
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": name}}}
     })
 }
 
@@ -190,6 +202,7 @@ mod tests {
         use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
         use k8s_openapi::api::apps::v1::Deployment;
         use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
+        use k8s_openapi::api::policy::v1::PodDisruptionBudget;
         use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 
         fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(object: &Value) -> Value {
@@ -202,6 +215,7 @@ mod tests {
             let back = match object["kind"].as_str().unwrap() {
                 "ValidatingWebhookConfiguration" => round_trip::<ValidatingWebhookConfiguration>(&object),
                 "Deployment" => round_trip::<Deployment>(&object),
+                "PodDisruptionBudget" => round_trip::<PodDisruptionBudget>(&object),
                 "Namespace" => round_trip::<Namespace>(&object),
                 "Service" => round_trip::<Service>(&object),
                 "ServiceAccount" => round_trip::<ServiceAccount>(&object),
@@ -215,12 +229,34 @@ mod tests {
             assert_eq!(back, object, "{path}");
             checked.push(path);
         }
-        assert_eq!(checked.len(), 14, "{checked:?}");
+        assert_eq!(checked.len(), 16, "{checked:?}");
     }
 
     #[test]
     fn output_is_deterministic() {
         assert_eq!(generate().unwrap(), generate().unwrap());
+    }
+
+    /// Each Deployment has a disruption budget selecting exactly its pods.
+    #[test]
+    fn every_deployment_has_a_disruption_budget_for_its_pods() {
+        let objects: Vec<Value> = generate()
+            .unwrap()
+            .iter()
+            .map(|(_, bytes)| serde_saphyr::from_str(std::str::from_utf8(bytes).unwrap()).unwrap())
+            .collect();
+        let of_kind = |kind: &'static str| objects.iter().filter(move |object| object["kind"] == kind);
+        assert_eq!(of_kind("Deployment").count(), 2);
+        for deployment in of_kind("Deployment") {
+            let selector = &deployment["spec"]["selector"];
+            let budget = of_kind("PodDisruptionBudget")
+                .find(|budget| budget["spec"]["selector"] == *selector)
+                .unwrap_or_else(|| panic!("no budget for {}", deployment["metadata"]["name"]));
+            assert_eq!(budget["metadata"]["namespace"], deployment["metadata"]["namespace"]);
+            assert!(
+                budget["spec"]["maxUnavailable"].as_u64().unwrap() < deployment["spec"]["replicas"].as_u64().unwrap()
+            );
+        }
     }
 
     /// Each binding names its role and a service account generated beside it.

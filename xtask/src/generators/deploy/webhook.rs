@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACE, Object, binding, metadata, role, service, service_account};
+use super::{NAMESPACE, Object, binding, metadata, pod_disruption_budget, role, service, service_account};
 use crate::generators::crd::{GROUP, PLURAL, VERSION};
 
 pub const NAME: &str = "aether-webhook";
@@ -144,6 +144,7 @@ pub fn objects() -> Vec<Object> {
             ),
         ),
         ("deployment.yaml", deployment()),
+        ("pod-disruption-budget.yaml", pod_disruption_budget(NAME)),
     ]
 }
 
