@@ -36,6 +36,8 @@ pub struct Metrics {
     pub xds_responses: Counter,
     /// xDS responses Envoy rejected (NACKs).
     pub xds_nacks: Counter,
+    /// xDS streams open now.
+    pub xds_streams: Gauge,
 }
 
 impl Default for Metrics {
@@ -62,6 +64,7 @@ impl Metrics {
             leader: Gauge::default(),
             xds_responses: Counter::default(),
             xds_nacks: Counter::default(),
+            xds_streams: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
@@ -100,6 +103,7 @@ impl Metrics {
         );
         registry.register("xds_responses", "xDS responses sent", metrics.xds_responses.clone());
         registry.register("xds_nacks", "xDS responses Envoy rejected", metrics.xds_nacks.clone());
+        registry.register("xds_streams", "xDS streams open now", metrics.xds_streams.clone());
         Self { registry, ..metrics }
     }
 

@@ -168,6 +168,15 @@ impl StreamState {
     }
 }
 
+/// Decrements `xds_streams` when dropped.
+struct OpenStream<'a>(&'a Metrics);
+
+impl Drop for OpenStream<'_> {
+    fn drop(&mut self) {
+        self.0.xds_streams.dec();
+    }
+}
+
 /// Serves one stream until Envoy closes it or the response channel closes.
 async fn serve_stream(
     name: Arc<str>,
@@ -182,6 +191,9 @@ async fn serve_stream(
         nonce: 0,
         sent: None,
     };
+    metrics.xds_streams.inc();
+    // Counted down however the stream ends.
+    let _open = OpenStream(&metrics);
     // Nothing is sent before the first request says what is wanted.
     let mut asked = false;
     loop {
@@ -428,6 +440,17 @@ mod tests {
         let other = next(&mut responses).await;
         assert_eq!(other.version_info, second.version_info);
         assert_eq!(other.resources, second.resources);
+        assert_eq!(session.metrics.xds_streams.get(), 2);
+
+        // Envoy goes away: the stream ends and is counted down.
+        drop((requests, responses));
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while session.metrics.xds_streams.get() != 1 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the closed stream is counted down within 10 s");
     }
 
     #[tokio::test]
