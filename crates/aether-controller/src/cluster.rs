@@ -371,7 +371,12 @@ where
             () = sleep, if due.is_some() => {
                 if debouncer.take_due(Instant::now()) {
                     let role = Role::from_leading(*leading.borrow());
-                    match state.reconcile(client, metrics, Timestamp::now(), role).await {
+                    let result = state.reconcile(client, metrics, Timestamp::now(), role).await;
+                    if result.is_ok() {
+                        // The files are written (patches may have failed; they are retried).
+                        metrics.ready.set(1);
+                    }
+                    match result {
                         Ok(summary) if summary.failed_patches == 0 => {}
                         Ok(summary) => {
                             warn!(failed = summary.failed_patches, "some status patches failed; retrying later");

@@ -1,6 +1,5 @@
 //! `aether-controller`: see the crate README.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,14 +17,11 @@ use aether_projection::ProjectionConfig;
 use anyhow::Context;
 use clap::Parser;
 use futures_util::StreamExt;
-use http_body_util::Full;
-use hyper::body::Bytes;
-use hyper::{Request, Response, StatusCode};
 use kube::Client;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
-use tracing::{error, info, warn};
+use tracing::{error, info};
 
 /// Keeps the edge's Envoy route configuration and every VirtualHost's status
 /// in step with the VirtualHost objects.
@@ -57,7 +53,8 @@ struct Cli {
     /// Discovery Service (state of the world), on this address.
     #[arg(long, value_name = "ADDR", conflicts_with = "once")]
     xds_addr: Option<SocketAddr>,
-    /// Cluster mode: serve Prometheus metrics on this address at /metrics.
+    /// Cluster mode: serve Prometheus metrics at /metrics, and /readyz
+    /// (200 once a pass has written the edge's files), on this address.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9090")]
     metrics_addr: SocketAddr,
     /// Reconcile once no change has come for this long, in ms.
@@ -159,8 +156,8 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(cli.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {}", cli.metrics_addr))?;
-    info!(addr = %cli.metrics_addr, "serving metrics at /metrics");
-    tokio::spawn(serve_metrics(listener, metrics.clone()));
+    info!(addr = %cli.metrics_addr, "serving /metrics and /readyz");
+    tokio::spawn(aether_controller::metrics::serve(listener, metrics.clone()));
 
     let scopes: Vec<Scope> = if cli.namespaces.is_empty() {
         vec![None]
@@ -226,43 +223,4 @@ async fn bind_xds(addr: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
         .with_context(|| format!("binding the xDS address {addr}"))?;
     info!(%addr, "serving the route configuration over xDS (RDS)");
     Ok(listener)
-}
-
-/// Serves `GET /metrics` in the Prometheus text format.
-async fn serve_metrics(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(err) => {
-                warn!(error = %err, "metrics: accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                let metrics = metrics.clone();
-                async move {
-                    let response = if request.uri().path() == "/metrics" {
-                        Response::builder()
-                            .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                            .body(Full::new(Bytes::from(metrics.encode())))
-                    } else {
-                        Response::builder()
-                            .status(StatusCode::NOT_FOUND)
-                            .body(Full::new(Bytes::from_static(b"not found\n")))
-                    };
-                    Ok::<_, Infallible>(response.unwrap_or_default())
-                }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(err) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await
-            {
-                warn!(error = %err, "metrics: connection failed");
-            }
-        });
-    }
 }

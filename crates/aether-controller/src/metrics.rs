@@ -1,5 +1,15 @@
 //! The controller's metrics (Prometheus text format): served over HTTP in
-//! cluster mode, logged after each reconcile in local mode.
+//! cluster mode ([`serve`], with a readiness endpoint), logged after each
+//! reconcile in local mode.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+use tracing::warn;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -38,6 +48,9 @@ pub struct Metrics {
     pub xds_nacks: Counter,
     /// xDS streams open now.
     pub xds_streams: Gauge,
+    /// 1 once a pass has written the edge's files (so every watched scope
+    /// was listed); what `/readyz` answers from.
+    pub ready: Gauge,
 }
 
 impl Default for Metrics {
@@ -65,6 +78,7 @@ impl Metrics {
             xds_responses: Counter::default(),
             xds_nacks: Counter::default(),
             xds_streams: Gauge::default(),
+            ready: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
@@ -104,6 +118,11 @@ impl Metrics {
         registry.register("xds_responses", "xDS responses sent", metrics.xds_responses.clone());
         registry.register("xds_nacks", "xDS responses Envoy rejected", metrics.xds_nacks.clone());
         registry.register("xds_streams", "xDS streams open now", metrics.xds_streams.clone());
+        registry.register(
+            "ready",
+            "1 once a pass has written the edge's files",
+            metrics.ready.clone(),
+        );
         Self { registry, ..metrics }
     }
 
@@ -113,5 +132,97 @@ impl Metrics {
         // Writing to a String cannot fail.
         let _ = encode(&mut text, &self.registry);
         text
+    }
+}
+
+/// Serves `metrics` on `listener` (HTTP/1.1): `GET /metrics` in the
+/// Prometheus text format; `/readyz`, 200 once [`Metrics::ready`] is set and
+/// 503 before (a replica that has not listed every scope serves nothing
+/// useful, to Envoy or to anyone); 404 for any other path.
+pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                warn!(error = %err, "metrics: accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                let metrics = metrics.clone();
+                async move { Ok::<_, Infallible>(respond(request.uri().path(), &metrics)) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(err) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await
+            {
+                warn!(error = %err, "metrics: connection failed");
+            }
+        });
+    }
+}
+
+fn respond(path: &str, metrics: &Metrics) -> Response<Full<Bytes>> {
+    let (status, content_type, body) = match path {
+        "/metrics" => (
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            Bytes::from(metrics.encode()),
+        ),
+        "/readyz" if metrics.ready.get() == 1 => (StatusCode::OK, "text/plain", Bytes::from_static(b"ready\n")),
+        "/readyz" => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            Bytes::from_static(b"no pass has written the edge's files yet\n"),
+        ),
+        _ => (StatusCode::NOT_FOUND, "text/plain", Bytes::from_static(b"not found\n")),
+    };
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(content_type),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// The status line and body of `GET path`, over a plain TCP connection.
+    async fn get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        let status = response.lines().next().unwrap().to_owned();
+        let body = response.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+        (status, body)
+    }
+
+    #[tokio::test]
+    async fn readyz_answers_503_until_a_pass_wrote_and_metrics_are_served() {
+        let metrics = Arc::new(Metrics::new());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve(listener, metrics.clone()));
+
+        assert_eq!(get(addr, "/readyz").await.0, "HTTP/1.1 503 Service Unavailable");
+        metrics.ready.set(1);
+        assert_eq!(get(addr, "/readyz").await.0, "HTTP/1.1 200 OK");
+        metrics.reconciles.inc();
+        let (status, body) = get(addr, "/metrics").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert!(body.contains("aether_controller_reconciles_total 1"), "{body}");
+        assert!(body.contains("aether_controller_ready 1"), "{body}");
+        assert_eq!(get(addr, "/other").await.0, "HTTP/1.1 404 Not Found");
     }
 }

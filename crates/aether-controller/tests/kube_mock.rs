@@ -430,6 +430,7 @@ async fn the_loop_patches_statuses_only_while_it_holds_the_lease() {
         .unwrap()
         .unwrap();
     result.unwrap();
+    assert_eq!(metrics.ready.get(), 1, "a pass wrote the files");
     assert_eq!(metrics.leader.get(), 1);
     assert_eq!(metrics.status_patches.get(), 4);
 }
@@ -626,6 +627,8 @@ fn the_generated_deployment_starts_the_binary_with_flags_it_accepts() {
         container["env"][0]["name"], "POD_NAME",
         "the replica's name in the Lease"
     );
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/metrics");
     assert_eq!(
         pod["serviceAccountName"],
         read("service-account.yaml")["metadata"]["name"]

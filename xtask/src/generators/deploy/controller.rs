@@ -60,7 +60,9 @@ fn deployment() -> Value {
             {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}
         ],
         "livenessProbe": {"httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 10},
-        "readinessProbe": {"tcpSocket": {"port": "xds"}, "periodSeconds": 5},
+        // Ready once a pass has written the files (every scope listed), so
+        // the Service sends Envoys only to replicas with a configuration.
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "metrics"}, "periodSeconds": 5},
         "resources": {
             "requests": {"cpu": "100m", "memory": "128Mi"},
             "limits": {"memory": "1Gi"}
