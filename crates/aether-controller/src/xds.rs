@@ -125,12 +125,98 @@ impl RouteDiscovery {
 
     /// Serves RDS (gRPC over plaintext HTTP/2, as Envoy's `envoy_grpc`
     /// cluster speaks it inside the pod network) on `listener` until the
-    /// listener fails.
+    /// listener fails, to at most [`MAX_CONNECTIONS`] connections at once.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), tonic::transport::Error> {
+        self.serve_bounded(listener, MAX_CONNECTIONS).await
+    }
+
+    /// [`RouteDiscovery::serve`] with another connection bound: a connection
+    /// beyond it waits in the listen backlog until one closes.
+    pub async fn serve_bounded(
+        self,
+        listener: tokio::net::TcpListener,
+        max_connections: usize,
+    ) -> Result<(), tonic::transport::Error> {
         tonic::transport::Server::builder()
+            // Each stream is a task and a response buffer: bound them too.
+            .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
             .add_service(self.into_service())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .serve_with_incoming(bounded::incoming(listener, max_connections))
             .await
+    }
+}
+
+/// Connections served at once (an edge has one per Envoy).
+pub const MAX_CONNECTIONS: usize = 1024;
+/// Streams per connection (Envoy opens one for RDS).
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 16;
+
+/// Accepting under a connection bound. tonic has no server-wide connection
+/// limit, and a flood of idle connections would otherwise cost memory
+/// without end; written here because the accept loop is tonic's and takes
+/// only a stream of connections.
+mod bounded {
+    use std::io;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll};
+
+    use futures_util::Stream;
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+    use tonic::transport::server::{Connected, TcpConnectInfo};
+
+    /// A connection holding one of the bound's permits until dropped.
+    pub struct Bounded {
+        stream: TcpStream,
+        _permit: OwnedSemaphorePermit,
+    }
+
+    /// The accepted connections of `listener`, `max` at a time: the next
+    /// accept waits for a permit.
+    pub fn incoming(listener: TcpListener, max: usize) -> impl Stream<Item = io::Result<Bounded>> {
+        let permits = Arc::new(Semaphore::new(max));
+        futures_util::stream::unfold((listener, permits), |(listener, permits)| async move {
+            let permit = permits
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the semaphore is never closed");
+            let accepted = listener.accept().await.map(|(stream, _)| Bounded {
+                stream,
+                _permit: permit,
+            });
+            Some((accepted, (listener, permits)))
+        })
+    }
+
+    impl Connected for Bounded {
+        type ConnectInfo = TcpConnectInfo;
+
+        fn connect_info(&self) -> TcpConnectInfo {
+            self.stream.connect_info()
+        }
+    }
+
+    impl AsyncRead for Bounded {
+        fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.stream).poll_read(cx, buf)
+        }
+    }
+
+    impl AsyncWrite for Bounded {
+        fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            Pin::new(&mut self.stream).poll_write(cx, buf)
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.stream).poll_flush(cx)
+        }
+
+        fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.stream).poll_shutdown(cx)
+        }
     }
 }
 
@@ -509,6 +595,42 @@ mod tests {
             "{}",
             status.message()
         );
+    }
+
+    #[tokio::test]
+    async fn a_connection_beyond_the_bound_waits_until_one_closes() {
+        let metrics = Arc::new(Metrics::new());
+        let (publisher, service) = channel("aether-edge", metrics.clone());
+        publisher.publish(&snapshot(&["a.example.com"]));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(service.serve_bounded(listener, 1));
+
+        let (first_requests, mut first) = open(addr).await;
+        first_requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+        assert_eq!(domains(&next(&mut first).await), ["a.example.com"]);
+
+        // The second connection is not served while the first is open...
+        let second = tokio::spawn(async move {
+            let (requests, mut responses) = open(addr).await;
+            requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+            let response = next(&mut responses).await;
+            (requests, response)
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            !second.is_finished(),
+            "a second connection was served beyond the bound of 1"
+        );
+        assert_eq!(metrics.xds_streams.get(), 1);
+
+        // ...and is once it closes.
+        drop((first_requests, first));
+        let (_requests, response) = tokio::time::timeout(Duration::from_secs(10), second)
+            .await
+            .expect("served within 10 s of the first closing")
+            .unwrap();
+        assert_eq!(domains(&response), ["a.example.com"]);
     }
 
     #[tokio::test]
