@@ -47,7 +47,7 @@ pub fn render(snapshot: &Snapshot) -> Result<Files, RenderError> {
 /// resource is a `google.protobuf.Any` of Envoy's descriptors, which
 /// prost-reflect writes as Envoy's JSON with `@type` first; serialized
 /// straight to bytes, since going through a `serde_json::Value` tree cost
-/// ten times more (1.8 s a pass at 10,000 objects).
+/// about twice as much (rendering 10,000 objects: 1.7–2.3 s, now 0.75–1.3 s).
 fn routes_json(snapshot: &Snapshot) -> Result<Vec<u8>, RenderError> {
     #[derive(serde::Serialize)]
     struct DiscoveryResponse<'a> {
