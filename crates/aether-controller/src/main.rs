@@ -106,37 +106,29 @@ fn main() -> ExitCode {
 }
 
 fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
-    let local = Local::new(Options {
+    let projection = ProjectionConfig::default();
+    let mut local = Local::new(Options {
         manifests,
         out: cli.out.clone(),
         poll: Duration::from_millis(cli.poll_ms),
         quiet: Duration::from_millis(cli.debounce_ms),
         max_delay: Duration::from_millis(cli.max_delay_ms),
         once: cli.once,
-        projection: ProjectionConfig::default(),
+        projection: projection.clone(),
     })?;
-    let mut local = match cli.xds_addr {
-        None => local,
-        Some(addr) => {
-            // Local mode runs on this thread; the xDS server on a runtime of its own.
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .context("starting the xDS server's runtime")?;
-            let (publisher, service) = xds::channel(
-                &ProjectionConfig::default().route_configuration_name,
-                local.metrics.clone(),
-            );
-            let listener = runtime.block_on(bind_xds(addr))?;
-            std::thread::spawn(move || {
-                if let Err(err) = runtime.block_on(service.serve(listener)) {
-                    error!(error = %err, "xds: the server failed");
-                }
-            });
-            local.with_xds(publisher)
-        }
-    };
+    // Local mode runs on this thread; an xDS server on a runtime of its own,
+    // whose worker serves it until the runtime is dropped on return.
+    let mut _xds_runtime = None;
+    if let Some(addr) = cli.xds_addr {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .context("starting the xDS server's runtime")?;
+        let publisher = runtime.block_on(start_xds(addr, &projection, local.metrics.clone()))?;
+        local = local.with_xds(publisher);
+        _xds_runtime = Some(runtime);
+    }
     let summary = local.run()?;
     Ok(if summary.input_errors == 0 {
         ExitCode::SUCCESS
@@ -179,14 +171,7 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     let projection = ProjectionConfig::default();
     let mut state = ClusterState::new(scopes, cli.out.clone(), projection.clone());
     if let Some(addr) = cli.xds_addr {
-        let (publisher, service) = xds::channel(&projection.route_configuration_name, metrics.clone());
-        let listener = bind_xds(addr).await?;
-        tokio::spawn(async move {
-            if let Err(err) = service.serve(listener).await {
-                error!(error = %err, "xds: the server failed");
-            }
-        });
-        state = state.with_xds(publisher);
+        state = state.with_xds(start_xds(addr, &projection, metrics.clone()).await?);
     }
     let debouncer = Debouncer::new(
         Duration::from_millis(cli.debounce_ms),
@@ -217,10 +202,22 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     result
 }
 
-async fn bind_xds(addr: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
+/// Binds `addr` and serves the route configuration over xDS there, on the
+/// current runtime; returns what each pass publishes to.
+async fn start_xds(
+    addr: SocketAddr,
+    projection: &ProjectionConfig,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<xds::Publisher> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding the xDS address {addr}"))?;
     info!(%addr, "serving the route configuration over xDS (RDS)");
-    Ok(listener)
+    let (publisher, service) = xds::channel(&projection.route_configuration_name, metrics);
+    tokio::spawn(async move {
+        if let Err(err) = service.serve(listener).await {
+            error!(error = %err, "xds: the server failed");
+        }
+    });
+    Ok(publisher)
 }
