@@ -232,6 +232,16 @@ struct StreamState {
 }
 
 impl StreamState {
+    /// Nothing sent yet, `names` asked for.
+    fn new(name: Arc<str>, names: Vec<String>) -> Self {
+        Self {
+            name,
+            names,
+            nonce: 0,
+            sent: None,
+        }
+    }
+
     fn response(&mut self, version: &Version) -> DiscoveryResponse {
         self.nonce += 1;
         self.sent = Some(version.version.clone());
@@ -271,12 +281,7 @@ async fn serve_stream(
     responses: mpsc::Sender<Result<DiscoveryResponse, Status>>,
     metrics: Arc<Metrics>,
 ) {
-    let mut state = StreamState {
-        name,
-        names: Vec::new(),
-        nonce: 0,
-        sent: None,
-    };
+    let mut state = StreamState::new(name, Vec::new());
     metrics.xds_streams.inc();
     // Counted down however the stream ends.
     let _open = OpenStream(&metrics);
@@ -377,12 +382,7 @@ impl RouteDiscoveryService for RouteDiscovery {
         let Some(version) = current else {
             return Err(Status::unavailable("no route configuration yet"));
         };
-        let mut state = StreamState {
-            name: self.name.clone(),
-            names: request.resource_names,
-            nonce: 0,
-            sent: None,
-        };
+        let mut state = StreamState::new(self.name.clone(), request.resource_names);
         Ok(Response::new(state.response(&version)))
     }
 }
