@@ -33,14 +33,11 @@ pub const ROUTE_CONFIGURATION_TYPE: &str = "type.googleapis.com/envoy.config.rou
 /// File name → content, for every file rendered from a snapshot.
 pub type Files = BTreeMap<&'static str, Vec<u8>>;
 
-/// The three edge files of `snapshot`. Deterministic: equal snapshots give
-/// equal bytes, which is what lets unchanged files be skipped.
+/// The three edge files of `snapshot`, as a first pass writes them.
+/// Deterministic: equal snapshots give equal bytes, which is what lets
+/// unchanged files be skipped.
 pub fn render(snapshot: &Snapshot) -> Result<Files, RenderError> {
-    let mut files = Files::new();
-    files.insert(ROUTES_FILE, routes_json(snapshot)?);
-    files.insert(DEPENDENCIES_FILE, pretty(&snapshot.dependencies)?);
-    files.insert(TLS_SECRETS_FILE, pretty(&snapshot.tls_secrets)?);
-    Ok(files)
+    Ok(render_changes(snapshot, &Written::default())?.into_iter().collect())
 }
 
 /// `routes.json`: `{"resources": [RouteConfiguration with "@type"]}`. The
