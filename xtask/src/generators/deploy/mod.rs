@@ -11,7 +11,7 @@
 //! - `kustomization.yaml`: all of the above, in that order, so that
 //!   `kubectl apply -k generated/deploy` installs them (after the CRD).
 
-mod controller;
+pub(crate) mod controller;
 mod webhook;
 
 use anyhow::{Context, Result};

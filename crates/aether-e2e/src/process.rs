@@ -1,0 +1,105 @@
+//! Child processes that cannot outlive their test, and waiting for things.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A child process, its output captured in a log file; killed (`SIGKILL`)
+/// and reaped when dropped.
+pub struct Process {
+    name: String,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Process {
+    /// Starts `command` with stdout and stderr appended to `log`. Panics,
+    /// naming `name`, if it cannot start.
+    pub fn spawn(name: &str, mut command: Command, log: &Path) -> Self {
+        let out = File::options()
+            .create(true)
+            .append(true)
+            .open(log)
+            .unwrap_or_else(|err| panic!("{name}: cannot open {}: {err}", log.display()));
+        let err = out.try_clone().expect("a log file handle clones");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|err| panic!("{name}: cannot start {command:?}: {err}"));
+        Self {
+            name: name.to_owned(),
+            child,
+            log: log.to_owned(),
+        }
+    }
+
+    /// Its process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills it with `SIGKILL` (no clean-up of its own) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// What it has written so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The last `lines` lines of its log, headed by its name, for a failure
+    /// message.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let log = self.log();
+        let all: Vec<&str> = log.lines().collect();
+        let tail = all[all.len().saturating_sub(lines)..].join("\n");
+        format!("--- last {lines} lines of {}'s log ---\n{tail}", self.name)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("binding an ephemeral port on 127.0.0.1")
+        .port()
+}
+
+/// Polls `check` every 20 ms until it gives a value; panics naming `what`
+/// (and with `context()`, e.g. a process's log) after `timeout`. The
+/// timeout is a bound on a hang, not a measurement: it is many times what
+/// the wait takes.
+pub fn wait_until<T>(
+    what: &str,
+    timeout: Duration,
+    context: impl Fn() -> String,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        if Instant::now() > deadline {
+            panic!("timed out after {timeout:?} waiting for {what}\n{}", context());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
