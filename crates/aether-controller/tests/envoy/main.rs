@@ -6,6 +6,7 @@
 //! `cargo test -p aether-controller --test envoy` runs it alone.
 
 mod edge;
+mod escapes;
 mod examples;
 mod live;
 mod properties;

@@ -1,1 +1,179 @@
+//! Random sets of valid objects, at and near the API's bounds: Envoy
+//! accepts every configuration the controller gives it, and runs exactly
+//! the projection.
 
+use aether_projection::envoy_route::RouteConfiguration;
+use aether_projection::{LeftOutReason, descriptors};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::TestRunner;
+use prost::Message;
+use serde_json::{Value, json};
+
+use crate::edge::{Edge, Mode, PATIENCE, projection};
+
+/// Sets per test (each a reload of a running Envoy).
+const CASES: usize = 48;
+
+/// A DNS label of 1 to 63 characters.
+fn label(max: usize) -> impl Strategy<Value = String> {
+    proptest::string::string_regex(&format!("[a-z0-9]([-a-z0-9]{{0,{}}}[a-z0-9])?", max.saturating_sub(2)))
+        .expect("a label regex")
+}
+
+/// The longest host the API allows: 253 characters, labels of 63.
+fn longest_host() -> String {
+    let label = |c: char, n: usize| c.to_string().repeat(n);
+    format!(
+        "{}.{}.{}.{}",
+        label('a', 63),
+        label('b', 63),
+        label('c', 63),
+        label('d', 61)
+    )
+}
+
+/// Hosts: a small shared pool (so objects contest them, wildcards
+/// included), random ones, and the longest.
+fn host() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(vec!["api.example.com", "*.example.com", "shop.example.com", "*.shop.example.com", "a.b.example.com"])
+            .prop_map(String::from),
+        4 => (any::<bool>(), label(63), label(8)).prop_map(|(wild, a, b)| format!("{}{a}.{b}.test", if wild { "*." } else { "" })),
+        1 => Just(longest_host()),
+    ]
+}
+
+/// A path segment of every character the API allows, `%XX` escapes
+/// (never an encoded slash) included, never `.` or `..`.
+pub fn segment() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        4 => proptest::string::string_regex("[A-Za-z0-9._~!$&'()*+,;=:@-]").unwrap(),
+        1 => proptest::string::string_regex("%[0-9A-Fa-f]{2}").unwrap()
+            .prop_filter("an encoded slash", |escape| !escape.eq_ignore_ascii_case("%2f")),
+    ];
+    prop::collection::vec(piece, 1..6)
+        .prop_map(|pieces| pieces.concat())
+        .prop_filter("a dot segment", |segment| segment != "." && segment != "..")
+}
+
+/// A path: `/`, a few segments (with or without a final `/`), or the
+/// longest (1024 characters).
+pub fn path() -> impl Strategy<Value = String> {
+    prop_oneof![
+        1 => Just("/".to_owned()),
+        8 => (prop::collection::vec(segment(), 1..4), any::<bool>())
+            .prop_map(|(segments, slash)| format!("/{}{}", segments.join("/"), if slash { "/" } else { "" })),
+        1 => Just(format!("/{}", "x".repeat(1023))),
+    ]
+}
+
+fn service() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => label(20),
+        1 => Just("s".repeat(253)),
+    ]
+}
+
+fn route() -> impl Strategy<Value = Value> {
+    (any::<bool>(), path(), service(), prop_oneof![Just(0u32), 1..=65535u32]).prop_map(
+        |(exact, path, service, port)| {
+            let kind = if exact { "exact" } else { "prefix" };
+            json!({"match": {kind: path}, "backend": {"service": service, "port": port}})
+        },
+    )
+}
+
+fn object(index: usize) -> impl Strategy<Value = Value> {
+    let routes = prop_oneof![
+        8 => prop::collection::vec(route(), 1..5),
+        1 => prop::collection::vec(route(), 128..=128),
+    ];
+    let hosts = prop_oneof![
+        8 => prop::collection::btree_set(host(), 1..4),
+        1 => prop::collection::btree_set(host(), 16..=16),
+    ];
+    let namespace = prop::sample::select(vec!["default", "shop", "platform"]);
+    // Untimed objects, and timestamp ties.
+    let created = prop::option::of(prop::sample::select(vec![
+        "2026-01-01T00:00:00Z",
+        "2026-02-01T00:00:00Z",
+    ]));
+    (hosts, routes, namespace, created).prop_map(move |(hosts, routes, namespace, created)| {
+        let mut metadata = json!({"name": format!("vh-{index}"), "namespace": namespace});
+        if let Some(created) = created {
+            metadata["creationTimestamp"] = json!(created);
+        }
+        json!({
+            "apiVersion": "config.aether.io/v1",
+            "kind": "VirtualHost",
+            "metadata": metadata,
+            "spec": {"hosts": hosts, "routes": routes}
+        })
+    })
+}
+
+fn object_set() -> impl Strategy<Value = Vec<Value>> {
+    (1..6usize).prop_flat_map(|count| (0..count).map(object).collect::<Vec<_>>())
+}
+
+/// Envoy's dump of a route configuration as the prost type.
+fn from_dump(mut route_config: Value) -> RouteConfiguration {
+    route_config.as_object_mut().expect("an object").remove("@type");
+    let descriptor = descriptors::pool()
+        .get_message_by_name("envoy.config.route.v3.RouteConfiguration")
+        .expect("RouteConfiguration's descriptor");
+    let message = prost_reflect::DynamicMessage::deserialize(descriptor, route_config).expect("Envoy's JSON decodes");
+    RouteConfiguration::decode(message.encode_to_vec().as_slice()).expect("re-decodes")
+}
+
+fn check(mode: Mode, seed: u8) {
+    let start = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: start, namespace: default}\nspec: {hosts: [start.test], routes: [{match: {prefix: /}, backend: {service: svc}}]}\n";
+    let edge = Edge::start(mode, &[("set.yaml", start)], &Default::default());
+    let mut runner = TestRunner::new_with_rng(
+        proptest::test_runner::Config::default(),
+        proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &[seed; 32]),
+    );
+    let strategy = object_set();
+    for case in 0..CASES {
+        let objects = strategy.new_tree(&mut runner).expect("a case").current();
+        let text: String = objects
+            .iter()
+            .map(|object| format!("---\n{}\n", serde_json::to_string(object).unwrap()))
+            .collect();
+        let snapshot = projection(&[&text]);
+        for left_out in &snapshot.report.left_out {
+            assert!(
+                !matches!(left_out.reason, LeftOutReason::Invalid { .. }),
+                "case {case}: the generator made an invalid object: {left_out:?}"
+            );
+        }
+        let expected = snapshot.route_configuration().expect("the projection decodes");
+        edge.write("set.yaml", &text);
+        aether_e2e::wait_until(
+            &format!("{mode:?} case {case}: Envoy running the projection"),
+            PATIENCE,
+            || format!("{}\nobjects: {text}", edge.logs()),
+            || {
+                assert_eq!(
+                    edge.rejected(),
+                    0,
+                    "{mode:?} case {case}: Envoy rejected\n{}\n{text}",
+                    edge.logs()
+                );
+                let running = edge.envoy.dynamic_route_config()?;
+                (from_dump(running["route_config"].clone()) == expected).then_some(())
+            },
+        );
+    }
+}
+
+#[test]
+fn envoy_accepts_and_runs_every_random_valid_set_over_files() {
+    check(Mode::Files, 1);
+}
+
+#[test]
+fn envoy_accepts_and_runs_every_random_valid_set_over_xds() {
+    check(Mode::Xds, 2);
+}

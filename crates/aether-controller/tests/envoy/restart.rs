@@ -1,1 +1,105 @@
+//! The controller dies and comes back while Envoy runs; and the start
+//! order the files bootstrap needs.
 
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use aether_e2e::{Envoy, RouteSource};
+
+use crate::edge::{Edge, Mode};
+
+const API: &str = "
+apiVersion: config.aether.io/v1
+kind: VirtualHost
+metadata: {name: api, namespace: default}
+spec:
+  hosts: [api.example.com]
+  routes:
+    - match: {prefix: /}
+      backend: {service: svc-web}
+";
+
+fn clusters() -> BTreeSet<String> {
+    ["svc-web", "svc-next"].into_iter().map(String::from).collect()
+}
+
+fn check(mode: Mode) {
+    let mut edge = Edge::start(mode, &[("api.yaml", API)], &clusters());
+    edge.wait_for("api.example.com", "/", Some("svc-web"));
+    edge.kill_controller();
+    // A change while no controller runs: Envoy keeps the last configuration.
+    edge.write("api.yaml", &API.replace("svc-web", "svc-next"));
+    for _ in 0..20 {
+        assert_eq!(edge.cluster("api.example.com", "/").as_deref(), Some("svc-web"));
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    edge.restart_controller();
+    edge.wait_for("api.example.com", "/", Some("svc-next"));
+    assert_eq!(edge.rejected(), 0, "{}", edge.logs());
+}
+
+#[test]
+fn envoy_keeps_serving_while_the_controller_is_killed_and_catches_up_over_files() {
+    check(Mode::Files);
+}
+
+#[test]
+fn envoy_keeps_serving_while_the_controller_is_killed_and_catches_up_over_xds() {
+    check(Mode::Xds);
+}
+
+/// The files bootstrap names a routes file Envoy must find at start: Envoy
+/// refuses to start without it, and starts once `aether-controller --once`
+/// (the init step the bootstrap's header asks for) has written it.
+#[test]
+fn over_files_envoy_starts_after_the_controllers_first_pass() {
+    let manifests = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(manifests.path().join("api.yaml"), API).unwrap();
+    let routes = out.path().join("routes.json");
+    let bootstrap = aether_e2e::bootstrap::on_loopback(
+        &RouteSource::File(routes.clone()),
+        aether_e2e::free_port(),
+        aether_e2e::free_port(),
+        &Default::default(),
+    );
+    let config = out.path().join("bootstrap.json");
+    std::fs::write(&config, serde_json::to_vec(&bootstrap).unwrap()).unwrap();
+    let validate = || {
+        Command::new(aether_e2e::envoy::binary())
+            .args(["--mode", "validate", "--disable-hot-restart", "--config-path"])
+            .arg(&config)
+            .output()
+            .expect("running envoy --mode validate")
+    };
+    let refused = validate();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("routes.json")
+            || String::from_utf8_lossy(&refused.stdout).contains("routes.json"),
+        "Envoy should name the missing routes file"
+    );
+    let init = Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+        .arg("--manifests")
+        .arg(manifests.path())
+        .arg("--out")
+        .arg(out.path())
+        .arg("--once")
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    let accepted = validate();
+    assert!(
+        accepted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&accepted.stdout)
+    );
+    // And it serves from that file.
+    let envoy = Envoy::start(&RouteSource::File(routes), &Default::default());
+    aether_e2e::wait_until(
+        "the route configuration",
+        crate::edge::PATIENCE,
+        || envoy.log_tail(),
+        || envoy.dynamic_route_config(),
+    );
+}
