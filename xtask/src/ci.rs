@@ -53,7 +53,8 @@ pub fn run(root: &Path) -> Result<()> {
     exec(
         cargo(root)
             .args(["test", "--workspace", "--all-features"])
-            .env("AETHER_PYTHON", bin.join("python")),
+            .env("AETHER_PYTHON", bin.join("python"))
+            .env("AETHER_ENVOY", bin.join("envoy")),
     )?;
     println!("\nci: all checks passed");
     Ok(())

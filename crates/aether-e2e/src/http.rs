@@ -52,18 +52,36 @@ pub fn request(
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes())?;
+    // Read until the response is complete, not until the connection
+    // closes: after a response of its own (a 404) Envoy waits for the
+    // client to close first (`delayed_close_timeout`, 1 s).
     let mut bytes = Vec::new();
-    stream.read_to_end(&mut bytes)?;
-    parse(&bytes)
+    let mut buffer = [0; 64 * 1024];
+    loop {
+        let read = stream.read(&mut buffer)?;
+        bytes.extend_from_slice(&buffer[..read]);
+        let at_end = read == 0;
+        if let Some(response) = parse(&bytes, at_end)? {
+            return Ok(response);
+        }
+        if at_end {
+            return Err(invalid(format!("a partial response ({} bytes)", bytes.len())));
+        }
+    }
 }
 
-fn parse(bytes: &[u8]) -> std::io::Result<Response> {
-    let invalid = |message: String| std::io::Error::new(std::io::ErrorKind::InvalidData, message);
+fn invalid(message: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, message)
+}
+
+/// The response in `bytes`, `None` while it is incomplete (`at_end`: the
+/// connection is closed, which ends a body of no stated length).
+fn parse(bytes: &[u8], at_end: bool) -> std::io::Result<Option<Response>> {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut response = httparse::Response::new(&mut headers);
     let body_start = match response.parse(bytes) {
         Ok(httparse::Status::Complete(length)) => length,
-        Ok(httparse::Status::Partial) => return Err(invalid(format!("a partial response ({} bytes)", bytes.len()))),
+        Ok(httparse::Status::Partial) => return Ok(None),
         Err(err) => return Err(invalid(format!("not an HTTP response: {err}"))),
     };
     let mut parsed = Response {
@@ -81,31 +99,47 @@ fn parse(bytes: &[u8]) -> std::io::Result<Response> {
         body: Vec::new(),
     };
     let body = &bytes[body_start..];
-    parsed.body = match parsed.header("transfer-encoding") {
-        Some(coding) if coding.eq_ignore_ascii_case("chunked") => dechunk(body).map_err(invalid)?,
-        _ => body.to_vec(),
+    let chunked = parsed
+        .header("transfer-encoding")
+        .is_some_and(|coding| coding.eq_ignore_ascii_case("chunked"));
+    let length = parsed.header("content-length").and_then(|length| length.parse::<usize>().ok());
+    parsed.body = if chunked {
+        match dechunk(body)? {
+            Some(body) => body,
+            None => return Ok(None),
+        }
+    } else if let Some(length) = length {
+        match body.get(..length) {
+            Some(body) => body.to_vec(),
+            None => return Ok(None),
+        }
+    } else if at_end {
+        body.to_vec()
+    } else {
+        return Ok(None);
     };
-    Ok(parsed)
+    Ok(Some(parsed))
 }
 
-/// A chunked body (`size CRLF data CRLF`... `0 CRLF CRLF`), joined.
-fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
+/// A chunked body (`size CRLF data CRLF`... `0 CRLF CRLF`), joined; `None`
+/// while incomplete.
+fn dechunk(mut body: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
     let mut out = Vec::new();
     loop {
         match httparse::parse_chunk_size(body) {
-            Ok(httparse::Status::Complete((_, 0))) => return Ok(out),
+            Ok(httparse::Status::Complete((_, 0))) => return Ok(Some(out)),
             Ok(httparse::Status::Complete((start, size))) => {
-                let size = usize::try_from(size).map_err(|_| "a chunk too large".to_owned())?;
-                let chunk = body
-                    .get(start..start + size)
-                    .ok_or_else(|| "a truncated chunk".to_owned())?;
-                out.extend_from_slice(chunk);
-                body = body
-                    .get(start + size + 2..)
-                    .ok_or_else(|| "a truncated chunk".to_owned())?;
+                let size = usize::try_from(size).map_err(|_| invalid("a chunk too large".to_owned()))?;
+                match body.get(start + size + 2..) {
+                    Some(rest) => {
+                        out.extend_from_slice(&body[start..start + size]);
+                        body = rest;
+                    }
+                    None => return Ok(None),
+                }
             }
-            Ok(httparse::Status::Partial) => return Err("a truncated chunked body".to_owned()),
-            Err(_) => return Err("a malformed chunk size".to_owned()),
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err(invalid("a malformed chunk size".to_owned())),
         }
     }
 }

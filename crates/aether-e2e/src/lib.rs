@@ -10,20 +10,24 @@
 //! - [`Backends`]: one small HTTP server per Envoy cluster, answering every
 //!   request with its cluster's name and the path and Host it received.
 //! - [`Process`]: a child process (the controller) killed on drop.
+//! - [`Edge`]: all of them together: backends, the controller in local
+//!   mode on a manifest directory, and Envoy fed by it over files or gRPC.
 //!
 //! The checks themselves live with what they check
-//! (`crates/aether-controller/tests/envoy/`).
+//! (`crates/aether-controller/tests/envoy/`, `benches/edge.rs`).
 
 #![deny(missing_docs)]
 
 pub mod backends;
 pub mod bootstrap;
+pub mod edge;
 pub mod envoy;
 pub mod http;
 pub mod process;
 
 pub use backends::{Backends, Served};
 pub use bootstrap::RouteSource;
+pub use edge::{Controller, Edge, Mode};
 pub use envoy::Envoy;
 pub use process::{Process, free_port, wait_until};
 

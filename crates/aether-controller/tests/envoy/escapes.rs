@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 
-use crate::edge::{Edge, Mode};
+use aether_e2e::{Edge, Mode};
+
+use crate::edge;
 use crate::properties::path;
 
 /// Where `path` for `host` ends up, following one redirect as a client
@@ -56,7 +58,7 @@ fn escaped_routes_are_reached_as_written_and_decoded() {
         .into_iter()
         .map(String::from)
         .collect();
-    let edge = Edge::start(Mode::Files, &[("escaped.yaml", ESCAPED)], &clusters);
+    let edge = edge(Mode::Files, &[("escaped.yaml", ESCAPED)], &clusters);
     for (path, cluster) in [
         ("/%7Euser/x", "svc-tilde"),
         ("/%7euser", "svc-tilde"),
@@ -95,7 +97,7 @@ fn every_valid_path_is_reachable_as_written() {
         })
         .collect();
     let clusters: BTreeSet<String> = ["svc-hit".to_owned()].into();
-    let edge = Edge::start(Mode::Xds, &[("paths.yaml", &text)], &clusters);
+    let edge = edge(Mode::Xds, &[("paths.yaml", &text)], &clusters);
     edge.wait_for(
         &format!("p{}.test", OBJECTS - 1),
         &routes[OBJECTS - 1].1,

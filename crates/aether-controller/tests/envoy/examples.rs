@@ -4,7 +4,10 @@ use std::path::Path;
 
 use aether_projection::envoy_route::route_match::PathSpecifier;
 
-use crate::edge::{Edge, Mode, clusters, projection};
+use aether_e2e::edge::{clusters, projection};
+use aether_e2e::{Edge, Mode};
+
+use crate::edge;
 
 /// The example manifests (file name, text), and one more object whose two
 /// routes overlap, for first-match order.
@@ -40,7 +43,7 @@ fn start(mode: Mode) -> Edge {
     let files = manifests();
     let texts: Vec<&str> = files.iter().map(|(_, text)| text.as_str()).collect();
     let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    Edge::start(mode, &pairs, &clusters(&texts))
+    edge(mode, &pairs, &clusters(&texts))
 }
 
 /// What each request of the examples must reach (`None`: Envoy's 404).

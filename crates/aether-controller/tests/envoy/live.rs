@@ -4,7 +4,10 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use crate::edge::{Edge, Mode, UPDATE_ATTEMPT, UPDATE_SUCCESS};
+use aether_e2e::edge::{UPDATE_ATTEMPT, UPDATE_SUCCESS};
+use aether_e2e::{Edge, Mode};
+
+use crate::edge;
 
 const API: &str = "
 apiVersion: config.aether.io/v1
@@ -106,8 +109,23 @@ fn steps() -> Vec<Step> {
     ]
 }
 
+/// Ten more objects, so the edge holds 12 (the size the README's
+/// edit → served figures are measured at).
+fn others() -> String {
+    (0..10)
+        .map(|i| {
+            format!(
+                "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: app-{i}, namespace: apps}}\n\
+                 spec: {{hosts: [app-{i}.example.org], routes: [{{match: {{prefix: /}}, backend: {{service: svc-web}}}}]}}\n"
+            )
+        })
+        .collect()
+}
+
 fn check(mode: Mode) {
-    let edge = Edge::start(mode, &[("api.yaml", API), ("shop.yaml", SHOP)], &clusters());
+    let others = others();
+    let edge = edge(mode, &[("api.yaml", API), ("shop.yaml", SHOP), ("others.yaml", &others)], &clusters());
+    edge.wait_for("app-9.example.org", "/", Some("svc-web"));
     edge.wait_for("www.example.com", "/", Some("svc-web"));
     let envoy_id = edge.envoy.id();
     for step in steps() {

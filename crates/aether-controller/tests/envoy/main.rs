@@ -5,9 +5,17 @@
 //!
 //! `cargo test -p aether-controller --test envoy` runs it alone.
 
-mod edge;
 mod escapes;
 mod examples;
 mod live;
 mod properties;
 mod restart;
+
+use std::collections::BTreeSet;
+
+use aether_e2e::{Controller, Edge, Mode};
+
+/// An edge running this build's controller.
+fn edge(mode: Mode, files: &[(&str, &str)], clusters: &BTreeSet<String>) -> Edge {
+    Edge::start(Controller::new(env!("CARGO_BIN_EXE_aether-controller")), mode, files, clusters)
+}

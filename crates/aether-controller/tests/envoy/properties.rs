@@ -10,7 +10,10 @@ use proptest::test_runner::TestRunner;
 use prost::Message;
 use serde_json::{Value, json};
 
-use crate::edge::{Edge, Mode, PATIENCE, projection};
+use aether_e2e::edge::{PATIENCE, projection};
+use aether_e2e::Mode;
+
+use crate::edge;
 
 /// Sets per test (each a reload of a running Envoy).
 const CASES: usize = 48;
@@ -129,7 +132,7 @@ fn from_dump(mut route_config: Value) -> RouteConfiguration {
 
 fn check(mode: Mode, seed: u8) {
     let start = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: start, namespace: default}\nspec: {hosts: [start.test], routes: [{match: {prefix: /}, backend: {service: svc}}]}\n";
-    let edge = Edge::start(mode, &[("set.yaml", start)], &Default::default());
+    let edge = edge(mode, &[("set.yaml", start)], &Default::default());
     let mut runner = TestRunner::new_with_rng(
         proptest::test_runner::Config::default(),
         proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &[seed; 32]),

@@ -6,7 +6,9 @@ use std::process::Command;
 
 use aether_e2e::{Envoy, RouteSource};
 
-use crate::edge::{Edge, Mode};
+use aether_e2e::Mode;
+
+use crate::edge;
 
 const API: &str = "
 apiVersion: config.aether.io/v1
@@ -24,7 +26,7 @@ fn clusters() -> BTreeSet<String> {
 }
 
 fn check(mode: Mode) {
-    let mut edge = Edge::start(mode, &[("api.yaml", API)], &clusters());
+    let mut edge = edge(mode, &[("api.yaml", API)], &clusters());
     edge.wait_for("api.example.com", "/", Some("svc-web"));
     edge.kill_controller();
     // A change while no controller runs: Envoy keeps the last configuration.
@@ -98,7 +100,7 @@ fn over_files_envoy_starts_after_the_controllers_first_pass() {
     let envoy = Envoy::start(&RouteSource::File(routes), &Default::default());
     aether_e2e::wait_until(
         "the route configuration",
-        crate::edge::PATIENCE,
+        aether_e2e::edge::PATIENCE,
         || envoy.log_tail(),
         || envoy.dynamic_route_config(),
     );

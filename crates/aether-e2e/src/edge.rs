@@ -1,15 +1,18 @@
 //! One edge on loopback: echo backends, the controller in local mode on a
 //! manifest directory, and Envoy on the generated bootstrap, taking its
-//! routes from the controller's `routes.json` or over gRPC.
+//! routes from the controller's `routes.json` or over gRPC. Files mode
+//! starts Envoy after the controller's first pass, the order the files
+//! bootstrap asks for.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use aether_e2e::{Backends, Envoy, Process, RouteSource, Served, free_port, wait_until};
 use aether_projection::{ProjectionConfig, Snapshot, cluster_name, parse_manifests, project};
 use tempfile::TempDir;
+
+use crate::{Backends, Envoy, Process, RouteSource, Served, free_port, wait_until};
 
 /// How Envoy takes its routes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,21 +23,55 @@ pub enum Mode {
     Xds,
 }
 
-/// Long enough never to be reached when things work; a hang otherwise.
+/// How long a wait may take before it is a hang: far more than any wait
+/// takes when things work.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-/// Envoy's RDS counters for our route configuration (`stat_prefix: edge`).
+/// Envoy's count of rejected route configurations (`stat_prefix: edge`,
+/// route configuration `aether-edge`).
 pub const UPDATE_REJECTED: &str = "http.edge.rds.aether-edge.update_rejected";
+/// Envoy's count of route configuration loads tried (a file event or an
+/// xDS response each).
 pub const UPDATE_ATTEMPT: &str = "http.edge.rds.aether-edge.update_attempt";
+/// Envoy's count of route configurations applied.
 pub const UPDATE_SUCCESS: &str = "http.edge.rds.aether-edge.update_success";
 
+/// The controller binary and how quickly it reacts.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    /// The `aether-controller` binary (a test's `CARGO_BIN_EXE_aether-controller`).
+    pub binary: PathBuf,
+    /// `--poll-ms`, `--debounce-ms`, `--max-delay-ms`.
+    pub poll_ms: u64,
+    /// See `poll_ms`.
+    pub debounce_ms: u64,
+    /// See `poll_ms`.
+    pub max_delay_ms: u64,
+}
+
+impl Controller {
+    /// `binary`, polling every 50 ms with a 50 ms debounce (at most 200 ms).
+    pub fn new(binary: impl Into<PathBuf>) -> Self {
+        Self {
+            binary: binary.into(),
+            poll_ms: 50,
+            debounce_ms: 50,
+            max_delay_ms: 200,
+        }
+    }
+}
+
+/// A running edge; every process and directory goes when it is dropped.
 pub struct Edge {
+    /// How Envoy takes its routes.
     pub mode: Mode,
     manifests: TempDir,
     staging: TempDir,
     out: TempDir,
     xds_port: u16,
+    settings: Controller,
     controller: Option<Process>,
+    /// The edge's Envoy.
     pub envoy: Envoy,
     _backends: Backends,
 }
@@ -43,7 +80,7 @@ impl Edge {
     /// An edge over the manifest `files` (name, text), with a backend for
     /// every cluster in `clusters`, ready: Envoy serves the controller's
     /// first route configuration.
-    pub fn start(mode: Mode, files: &[(&str, &str)], clusters: &BTreeSet<String>) -> Self {
+    pub fn start(settings: Controller, mode: Mode, files: &[(&str, &str)], clusters: &BTreeSet<String>) -> Self {
         let manifests = tempfile::tempdir().expect("a manifest directory");
         let staging = tempfile::tempdir().expect("a staging directory");
         let out = tempfile::tempdir().expect("an output directory");
@@ -52,7 +89,7 @@ impl Edge {
         for (name, text) in files {
             std::fs::write(manifests.path().join(name), text).expect("writing a manifest");
         }
-        let controller = start_controller(mode, manifests.path(), out.path(), xds_port);
+        let controller = start_controller(&settings, mode, manifests.path(), out.path(), xds_port);
         let source = match mode {
             Mode::Files => {
                 // The start order the bootstrap asks for: Envoy refuses a
@@ -75,6 +112,7 @@ impl Edge {
             staging,
             out,
             xds_port,
+            settings,
             controller: Some(controller),
             envoy,
             _backends: backends,
@@ -122,6 +160,7 @@ impl Edge {
     pub fn restart_controller(&mut self) {
         self.kill_controller();
         self.controller = Some(start_controller(
+            &self.settings,
             self.mode,
             self.manifests.path(),
             self.out.path(),
@@ -166,6 +205,16 @@ impl Edge {
         self.envoy.stat(UPDATE_REJECTED)
     }
 
+    /// The controller's whole log so far.
+    pub fn controller_log(&self) -> String {
+        self.controller.as_ref().map(Process::log).unwrap_or_default()
+    }
+
+    /// The controller's process id, while it runs.
+    pub fn controller_id(&self) -> Option<u32> {
+        self.controller.as_ref().map(Process::id)
+    }
+
     /// The ends of the controller's and Envoy's logs.
     pub fn logs(&self) -> String {
         let controller = self.controller.as_ref().map(|c| c.log_tail(30)).unwrap_or_default();
@@ -173,14 +222,16 @@ impl Edge {
     }
 }
 
-fn start_controller(mode: Mode, manifests: &Path, out: &Path, xds_port: u16) -> Process {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aether-controller"));
+fn start_controller(settings: &Controller, mode: Mode, manifests: &Path, out: &Path, xds_port: u16) -> Process {
+    let mut command = Command::new(&settings.binary);
     command
         .arg("--manifests")
         .arg(manifests)
         .arg("--out")
         .arg(out)
-        .args(["--poll-ms", "50", "--debounce-ms", "50", "--max-delay-ms", "200"])
+        .arg(format!("--poll-ms={}", settings.poll_ms))
+        .arg(format!("--debounce-ms={}", settings.debounce_ms))
+        .arg(format!("--max-delay-ms={}", settings.max_delay_ms))
         .env("RUST_LOG", "info");
     if mode == Mode::Xds {
         command.arg(format!("--xds-addr=127.0.0.1:{xds_port}"));

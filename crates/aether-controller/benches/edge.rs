@@ -1,0 +1,176 @@
+//! Edit → served by a real Envoy: one object's routes change among N, and
+//! the time until Envoy routes a request by the new routes, over
+//! `routes.json` and over gRPC, with the controller's own share (its pass)
+//! beside Envoy's (from the end of the pass to the first request served by
+//! the new configuration: the file's reload or the xDS response's transfer,
+//! and Envoy's apply). Release build of the controller; Envoy 1.40 from
+//! `cargo xtask pyenv`. A bench binary (not criterion): each sample is a
+//! live edit, seconds long at 10,000 objects.
+//!
+//! ```text
+//! cargo bench -p aether-controller --bench edge            # 1,000 and 10,000 objects
+//! cargo bench -p aether-controller --bench edge -- 50000   # other sizes
+//! ```
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant, SystemTime};
+
+use aether_e2e::edge::{PATIENCE, clusters};
+use aether_e2e::{Controller, Edge, Mode, wait_until};
+use aether_projection::VirtualHostObject;
+
+// The projection benchmark's synthetic objects: 2–3 hosts and 10 routes
+// each, one in ten claiming its predecessor's host.
+#[path = "../../aether-projection/benches/fixtures.rs"]
+mod fixtures;
+
+/// Objects per manifest file.
+const PER_FILE: usize = 100;
+/// Edits measured per size and mode.
+const EDITS: u32 = 5;
+
+fn manifest(objects: impl IntoIterator<Item = VirtualHostObject>) -> String {
+    objects
+        .into_iter()
+        .map(|object| {
+            let mut metadata = serde_json::json!({"name": object.name, "namespace": object.namespace});
+            if let Some(created) = object.creation_timestamp {
+                metadata["creationTimestamp"] = serde_json::json!(created.to_string());
+            }
+            let document = serde_json::json!({
+                "apiVersion": "config.aether.io/v1",
+                "kind": "VirtualHost",
+                "metadata": metadata,
+                "spec": object.spec,
+            });
+            format!("---\n{document}\n")
+        })
+        .collect()
+}
+
+/// One edit's timeline, in ms from the edit.
+struct Sample {
+    served: f64,
+    pass: f64,
+    after_pass: f64,
+}
+
+/// The controller's pass that wrote `routes.json` after `since`: when it
+/// ended and how long it took, from its log line.
+fn pass_after(log: &str, since: SystemTime) -> Option<(SystemTime, f64)> {
+    log.lines()
+        .filter(|line| line.contains(" reconciled ") && line.contains("routes.json"))
+        .filter_map(|line| {
+            let ended: jiff::Timestamp = line.split_whitespace().next()?.parse().ok()?;
+            let ended = SystemTime::from(ended);
+            let duration = line.split("duration_ms=").nth(1)?.split_whitespace().next()?.parse().ok()?;
+            Some((ended, duration))
+        })
+        .find(|(ended, _)| *ended > since)
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+fn rss_mb(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kb: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0);
+    kb / 1024.0
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn measure(n: usize, mode: Mode) {
+    let edited = n / 2;
+    let file_of = |i: usize| format!("objects-{:04}.yaml", i / PER_FILE);
+    let files: Vec<(String, String)> = (0..n.div_ceil(PER_FILE))
+        .map(|f| {
+            let range = f * PER_FILE..((f + 1) * PER_FILE).min(n);
+            (file_of(range.start), manifest(range.map(|i| fixtures::object(i, 1))))
+        })
+        .collect();
+    let edited_text = |version: u32| {
+        let start = edited / PER_FILE * PER_FILE;
+        let range = start..(start + PER_FILE).min(n);
+        manifest(range.map(|i| fixtures::object(i, if i == edited { version } else { 1 })))
+    };
+    let needed: BTreeSet<String> = clusters(&[&manifest([fixtures::object(edited, 1)])]);
+    let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let controller = Controller {
+        poll_ms: 20,
+        debounce_ms: 20,
+        max_delay_ms: 100,
+        ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
+    };
+    let started = Instant::now();
+    let edge = Edge::start(controller, mode, &pairs, &needed);
+    let host = format!("app-{edited}.example.com");
+    edge.wait_for(&host, "/api/v1/r1", Some(&needed_cluster(edited)));
+    let ready = started.elapsed();
+    let mut samples = Vec::new();
+    for version in 2..=EDITS + 1 {
+        let path = format!("/api/v{version}/r1");
+        let edit = SystemTime::now();
+        let clock = Instant::now();
+        edge.write(&file_of(edited), &edited_text(version));
+        loop {
+            if edge.cluster(&host, &path).is_some() {
+                break;
+            }
+            assert!(clock.elapsed() < PATIENCE, "{mode:?} {n}: {path} never served\n{}", edge.logs());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let served = clock.elapsed();
+        let log = edge.controller_log();
+        let (ended, pass) = wait_until("the pass's log line", PATIENCE, || edge.logs(), || pass_after(&log, edit));
+        let served_at = edit + served;
+        samples.push(Sample {
+            served: ms(served),
+            pass,
+            after_pass: ms(served_at.duration_since(ended).unwrap_or_default()),
+        });
+    }
+    assert_eq!(edge.rejected(), 0, "{}", edge.logs());
+    let controller_rss = edge.controller_id().map_or(0.0, rss_mb);
+    let envoy_rss = rss_mb(edge.envoy.id());
+    let served = median(samples.iter().map(|s| s.served).collect());
+    let pass = median(samples.iter().map(|s| s.pass).collect());
+    let after = median(samples.iter().map(|s| s.after_pass).collect());
+    let (low, high) = samples
+        .iter()
+        .fold((f64::MAX, 0f64), |(lo, hi), s| (lo.min(s.served), hi.max(s.served)));
+    println!(
+        "| {n:>6} | {mode:<5?} | {served:>7.0} ({low:.0}–{high:.0}) | {pass:>6.0} | {after:>6.0} | {share:>4.0}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {ready:>5.1} |",
+        share = 100.0 * pass / served,
+        ready = ready.as_secs_f64(),
+    );
+}
+
+/// The cluster of route 1 of object `i` (fixtures: port 8080).
+fn needed_cluster(i: usize) -> String {
+    format!("svc-{}:8080", (i + 1) % 500)
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|arg| arg.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() { vec![1_000, 10_000] } else { sizes };
+    println!("edit → served by Envoy, median of {EDITS} edits (ms); controller poll 20 ms, debounce 20 ms");
+    println!("| objects | mode | edit → served (min–max) | controller pass | pass end → served | controller share | RSS MB controller / Envoy | start s |");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|");
+    for n in sizes {
+        for mode in [Mode::Files, Mode::Xds] {
+            measure(n, mode);
+        }
+    }
+}
