@@ -44,6 +44,17 @@ pub struct VirtualHostSpec {
     /// The external hostnames this VirtualHost serves, matched against the HTTP
     /// Host header and the TLS SNI.
     ///
+    /// Matching, as the edge's Envoy does it: the Host header (`:authority`)
+    /// must equal a host exactly, compared case-insensitively
+    /// (`API.Example.com` matches `api.example.com`), after any port is
+    /// dropped (`api.example.com:443` and `api.example.com:8080` match
+    /// `api.example.com`). A wildcard `*.example.com` matches any name ending
+    /// in `.example.com` with at least one character in place of the `*`, so
+    /// one or more labels (`a.example.com`, `a.b.example.com`), never
+    /// `example.com` itself. An exact host is preferred to a wildcard, and a
+    /// longer wildcard suffix to a shorter one. A Host with a trailing dot
+    /// (`api.example.com.`) matches nothing.
+    ///
     /// Rules: 1 to 16 entries, no duplicates (compared as exact strings). Each is
     /// a lowercase RFC 1123 DNS name: labels of 1 to 63 characters from
     /// `a-z`, `0-9` and `-` that neither start nor end with `-`, separated by

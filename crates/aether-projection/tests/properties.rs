@@ -186,6 +186,20 @@ proptest! {
         prop_assert_eq!(reported, invalid);
     }
 
+    /// The route configuration is assembled from cached encodings (a head,
+    /// the virtual hosts, a tail); decoding it and encoding it again with
+    /// prost, which writes fields in field-number order, gives the same
+    /// bytes, so xDS clients and caches see one canonical form.
+    #[test]
+    fn the_assembled_route_configuration_is_prosts_own_encoding(objects in objects_strategy()) {
+        use prost::Message;
+        let snapshot = full(&objects);
+        let decoded = snapshot.route_configuration().unwrap();
+        prop_assert_eq!(decoded.encode_to_vec(), snapshot.route_configuration_binary());
+        let incremental = Projector::from_objects(objects, ProjectionConfig::default()).unwrap().snapshot();
+        prop_assert_eq!(incremental.route_configuration_binary(), snapshot.route_configuration_binary());
+    }
+
     #[test]
     fn output_does_not_depend_on_input_order(
         (objects, shuffled) in objects_strategy().prop_flat_map(|objects| (Just(objects.clone()), Just(objects).prop_shuffle()))
