@@ -106,6 +106,16 @@ pub struct HttpRoute {
 /// final `/.` or `/..`), no encoded slash (`%2F`, `%2f`), and no query (`?`),
 /// fragment (`#`) or white space. These are the forms on which proxies and
 /// backends disagree about what path was meant.
+///
+/// The edge's Envoy normalizes each request path before it picks a route, so
+/// a path is matched in that normal form: escapes of unreserved characters
+/// are decoded (`/%7Euser` matches requests for `/~user` and `/%7euser`),
+/// other escapes are compared as written, hex case included (`%2a` is not
+/// `%2A`), `%5C` is a slash, and `%2E` segments and segments starting `.;`
+/// or `..;` are dot segments and resolved (`/a/%2E%2E/b` is `/b`). A
+/// `prefix`'s last segment may go on in the request (`/a/%2E` matches
+/// `/a/.b`). Envoy refuses every request path holding `%00`, so a match
+/// with one is never reached.
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
 #[cfg_attr(
     feature = "reflect",

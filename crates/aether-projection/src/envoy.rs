@@ -7,6 +7,7 @@ use envoy_types::pb::google::protobuf::{Duration, UInt32Value};
 use prost::Message;
 
 use crate::config::RetryConfig;
+use crate::path::{MatchKind, edge_normal_form};
 
 /// The Envoy cluster for a backend: the service's name for its default port
 /// (`port` 0), `service:port` for a given port.
@@ -125,9 +126,11 @@ pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
 fn route(http_route: &HttpRoute, retry: Option<&route::RetryPolicy>) -> Option<route::Route> {
     let path = http_route.r#match.as_ref()?.path.as_ref()?;
     let backend = http_route.backend.as_ref()?;
+    // In the form Envoy compares normalized request paths with, or a path
+    // written otherwise (`/%7Euser`) could never match.
     let path_specifier = match path {
-        Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(prefix.clone()),
-        Path::Exact(exact) => route::route_match::PathSpecifier::Path(exact.clone()),
+        Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(edge_normal_form(prefix, MatchKind::Prefix)),
+        Path::Exact(exact) => route::route_match::PathSpecifier::Path(edge_normal_form(exact, MatchKind::Exact)),
     };
     Some(route::Route {
         r#match: Some(route::RouteMatch {
