@@ -44,6 +44,17 @@ pub struct VirtualHostSpec {
     /// The external hostnames this VirtualHost serves, matched against the HTTP
     /// Host header and the TLS SNI.
     ///
+    /// Matching, as the edge's Envoy does it: the Host header (`:authority`)
+    /// must equal a host exactly, compared case-insensitively
+    /// (`API.Example.com` matches `api.example.com`), after any port is
+    /// dropped (`api.example.com:443` and `api.example.com:8080` match
+    /// `api.example.com`). A wildcard `*.example.com` matches any name ending
+    /// in `.example.com` with at least one character in place of the `*`, so
+    /// one or more labels (`a.example.com`, `a.b.example.com`), never
+    /// `example.com` itself. An exact host is preferred to a wildcard, and a
+    /// longer wildcard suffix to a shorter one. A Host with a trailing dot
+    /// (`api.example.com.`) matches nothing.
+    ///
     /// Rules: 1 to 16 entries, no duplicates (compared as exact strings). Each is
     /// a lowercase RFC 1123 DNS name: labels of 1 to 63 characters from
     /// `a-z`, `0-9` and `-` that neither start nor end with `-`, separated by
@@ -95,6 +106,16 @@ pub struct HttpRoute {
 /// final `/.` or `/..`), no encoded slash (`%2F`, `%2f`), and no query (`?`),
 /// fragment (`#`) or white space. These are the forms on which proxies and
 /// backends disagree about what path was meant.
+///
+/// The edge's Envoy normalizes each request path before it picks a route, so
+/// a path is matched in that normal form: escapes of unreserved characters
+/// are decoded (`/%7Euser` matches requests for `/~user` and `/%7euser`),
+/// other escapes are compared as written, hex case included (`%2a` is not
+/// `%2A`), `%5C` is a slash, and `%2E` segments and segments starting `.;`
+/// or `..;` are dot segments and resolved (`/a/%2E%2E/b` is `/b`). A
+/// `prefix`'s last segment may go on in the request (`/a/%2E` matches
+/// `/a/.b`). Envoy refuses every request path holding `%00`, so a match
+/// with one is never reached.
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
 #[cfg_attr(
     feature = "reflect",

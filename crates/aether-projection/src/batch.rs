@@ -138,6 +138,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
         );
         tls_secrets.extend(TlsSecret::of(object));
     }
+    envoy::encode_route_configuration_tail(&mut route_configuration);
     let mut dependencies: Vec<(String, u32)> = dependencies
         .into_iter()
         .map(|(service, port)| (service.to_owned(), port))

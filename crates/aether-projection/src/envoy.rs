@@ -7,6 +7,7 @@ use envoy_types::pb::google::protobuf::{Duration, UInt32Value};
 use prost::Message;
 
 use crate::config::RetryConfig;
+use crate::path::{MatchKind, edge_normal_form};
 
 /// The Envoy cluster for a backend: the service's name for its default port
 /// (`port` 0), `service:port` for a given port.
@@ -90,11 +91,31 @@ pub(crate) fn encode_virtual_host(name: &str, domains: &[String], routes: &[u8],
     out.extend_from_slice(routes);
 }
 
-/// The encoded `RouteConfiguration` with only its name set, to which
-/// [`encode_virtual_host`] appends (`name` is field 1, before them).
+/// The encoded `RouteConfiguration` up to its virtual hosts: its `name`
+/// (field 1), to which [`encode_virtual_host`] appends the entries of
+/// `virtual_hosts` (2), and after them [`encode_route_configuration_tail`].
 pub(crate) fn encode_route_configuration_head(name: &str, out: &mut Vec<u8>) {
     route::RouteConfiguration {
         name: name.to_owned(),
+        ..Default::default()
+    }
+    .encode_raw(out);
+}
+
+/// Appends the settings of the `RouteConfiguration` whose field numbers
+/// come after `virtual_hosts` (2), so that head, virtual hosts and tail
+/// together are byte for byte what prost writes for the whole message
+/// (prost writes fields in field-number order).
+///
+/// `ignore_port_in_host_matching` (14): clients send the port in the Host
+/// header (`Host: api.example.com:443`, as curl does for a URL naming it),
+/// and Envoy compares the whole header with `domains` unless told to drop
+/// the port first; such a request would otherwise find no virtual host and
+/// get a 404. A host in a spec never holds a port (the proto rejects it), so
+/// nothing is lost.
+pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
+    route::RouteConfiguration {
+        ignore_port_in_host_matching: true,
         ..Default::default()
     }
     .encode_raw(out);
@@ -105,9 +126,11 @@ pub(crate) fn encode_route_configuration_head(name: &str, out: &mut Vec<u8>) {
 fn route(http_route: &HttpRoute, retry: Option<&route::RetryPolicy>) -> Option<route::Route> {
     let path = http_route.r#match.as_ref()?.path.as_ref()?;
     let backend = http_route.backend.as_ref()?;
+    // In the form Envoy compares normalized request paths with, or a path
+    // written otherwise (`/%7Euser`) could never match.
     let path_specifier = match path {
-        Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(prefix.clone()),
-        Path::Exact(exact) => route::route_match::PathSpecifier::Path(exact.clone()),
+        Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(edge_normal_form(prefix, MatchKind::Prefix)),
+        Path::Exact(exact) => route::route_match::PathSpecifier::Path(edge_normal_form(exact, MatchKind::Exact)),
     };
     Some(route::Route {
         r#match: Some(route::RouteMatch {

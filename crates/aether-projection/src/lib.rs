@@ -5,8 +5,9 @@
 //! [objects](VirtualHostObject) → validation (invalid objects are left out
 //! and reported) → host dedup (a host claimed by several objects goes to the
 //! oldest) → Envoy projection (one virtual host per object, one cluster per
-//! `(service, port)`, see [`cluster_name`]) → [`Snapshot`] and its
-//! renderings.
+//! `(service, port)`, see [`cluster_name`], each path in the form the edge's
+//! Envoy compares request paths with, see [`edge_normal_form`]) →
+//! [`Snapshot`] and its renderings.
 //!
 //! [`project`] builds a snapshot in one go; [`Projector`] keeps one up to
 //! date as objects come and go, at a cost proportional to the change.
@@ -42,6 +43,7 @@ mod envoy;
 mod input;
 mod manifest;
 mod output;
+mod path;
 mod projector;
 mod snapshot;
 mod validation;
@@ -53,6 +55,7 @@ pub use envoy::cluster_name;
 pub use input::VirtualHostObject;
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
 pub use output::{Format, RenderError};
+pub use path::{MatchKind, edge_normal_form};
 pub use projector::{ProjectError, Projector};
 pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
 pub use validation::Problem;

@@ -268,6 +268,7 @@ impl Projector {
                 envoy::encode_virtual_host(&valid.name, &valid.domains, &valid.routes, &mut route_configuration);
             }
         }
+        envoy::encode_route_configuration_tail(&mut route_configuration);
         let dependencies = Dependency::group(self.dependencies.keys());
         let mut conflicts = Vec::new();
         for host in &self.contested {
