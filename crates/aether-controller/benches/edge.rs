@@ -63,7 +63,13 @@ fn pass_after(log: &str, since: SystemTime) -> Option<(SystemTime, f64)> {
         .filter_map(|line| {
             let ended: jiff::Timestamp = line.split_whitespace().next()?.parse().ok()?;
             let ended = SystemTime::from(ended);
-            let duration = line.split("duration_ms=").nth(1)?.split_whitespace().next()?.parse().ok()?;
+            let duration = line
+                .split("duration_ms=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
             Some((ended, duration))
         })
         .find(|(ended, _)| *ended > since)
@@ -125,12 +131,21 @@ fn measure(n: usize, mode: Mode) {
             if edge.cluster(&host, &path).is_some() {
                 break;
             }
-            assert!(clock.elapsed() < PATIENCE, "{mode:?} {n}: {path} never served\n{}", edge.logs());
+            assert!(
+                clock.elapsed() < PATIENCE,
+                "{mode:?} {n}: {path} never served\n{}",
+                edge.logs()
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
         let served = clock.elapsed();
         let log = edge.controller_log();
-        let (ended, pass) = wait_until("the pass's log line", PATIENCE, || edge.logs(), || pass_after(&log, edit));
+        let (ended, pass) = wait_until(
+            "the pass's log line",
+            PATIENCE,
+            || edge.logs(),
+            || pass_after(&log, edit),
+        );
         let served_at = edit + served;
         samples.push(Sample {
             served: ms(served),
@@ -160,13 +175,12 @@ fn needed_cluster(i: usize) -> String {
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|arg| arg.parse().ok())
-        .collect();
+    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|arg| arg.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![1_000, 10_000] } else { sizes };
     println!("edit → served by Envoy, median of {EDITS} edits (ms); controller poll 20 ms, debounce 20 ms");
-    println!("| objects | mode | edit → served (min–max) | controller pass | pass end → served | controller share | RSS MB controller / Envoy | start s |");
+    println!(
+        "| objects | mode | edit → served (min–max) | controller pass | pass end → served | controller share | RSS MB controller / Envoy | start s |"
+    );
     println!("|---:|---|---:|---:|---:|---:|---:|---:|");
     for n in sizes {
         for mode in [Mode::Files, Mode::Xds] {

@@ -102,7 +102,9 @@ fn parse(bytes: &[u8], at_end: bool) -> std::io::Result<Option<Response>> {
     let chunked = parsed
         .header("transfer-encoding")
         .is_some_and(|coding| coding.eq_ignore_ascii_case("chunked"));
-    let length = parsed.header("content-length").and_then(|length| length.parse::<usize>().ok());
+    let length = parsed
+        .header("content-length")
+        .and_then(|length| length.parse::<usize>().ok());
     parsed.body = if chunked {
         match dechunk(body)? {
             Some(body) => body,

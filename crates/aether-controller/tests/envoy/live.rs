@@ -124,7 +124,11 @@ fn others() -> String {
 
 fn check(mode: Mode) {
     let others = others();
-    let edge = edge(mode, &[("api.yaml", API), ("shop.yaml", SHOP), ("others.yaml", &others)], &clusters());
+    let edge = edge(
+        mode,
+        &[("api.yaml", API), ("shop.yaml", SHOP), ("others.yaml", &others)],
+        &clusters(),
+    );
     edge.wait_for("app-9.example.org", "/", Some("svc-web"));
     edge.wait_for("www.example.com", "/", Some("svc-web"));
     let envoy_id = edge.envoy.id();

@@ -17,5 +17,10 @@ use aether_e2e::{Controller, Edge, Mode};
 
 /// An edge running this build's controller.
 fn edge(mode: Mode, files: &[(&str, &str)], clusters: &BTreeSet<String>) -> Edge {
-    Edge::start(Controller::new(env!("CARGO_BIN_EXE_aether-controller")), mode, files, clusters)
+    Edge::start(
+        Controller::new(env!("CARGO_BIN_EXE_aether-controller")),
+        mode,
+        files,
+        clusters,
+    )
 }

@@ -10,8 +10,8 @@ use proptest::test_runner::TestRunner;
 use prost::Message;
 use serde_json::{Value, json};
 
-use aether_e2e::edge::{PATIENCE, projection};
 use aether_e2e::Mode;
+use aether_e2e::edge::{PATIENCE, projection};
 
 use crate::edge;
 
