@@ -215,3 +215,146 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
             .any(|host| host.domains == ["api.example.com"])
     );
 }
+
+/// A manifest of `default/NAME`, serving NAME.example.com.
+fn named(name: &str) -> String {
+    GOOD.replace("name: api", &format!("name: {name}"))
+        .replace("api.example.com", &format!("{name}.example.com"))
+}
+
+fn options(manifests: &std::path::Path, out: &std::path::Path) -> Options {
+    Options {
+        manifests: manifests.to_owned(),
+        out: out.to_owned(),
+        poll: Duration::from_millis(10),
+        quiet: Duration::ZERO,
+        max_delay: Duration::ZERO,
+        once: true,
+        projection: ProjectionConfig::default(),
+    }
+}
+
+/// When every status's condition last flipped, as `status.json` holds it.
+const LONG_AGO: &str = "2020-01-01T00:00:00Z";
+
+/// `manifests/` holding `a.yaml`, `b/b.yaml` and `c.yaml` (objects `default/a`,
+/// `b` and `c`), reconciled once into `out`; then every stored transition
+/// time is set back to [`LONG_AGO`] and local mode restarted on it, so that
+/// a status dropped and made anew shows (within the same second it would
+/// get the same time). Returns the manifests directory and local mode.
+fn reconciled_tree(input: &std::path::Path, out: &std::path::Path) -> (std::path::PathBuf, Local) {
+    let manifests = input.join("manifests");
+    std::fs::create_dir_all(manifests.join("b")).unwrap();
+    std::fs::write(manifests.join("a.yaml"), named("a")).unwrap();
+    std::fs::write(manifests.join("b/b.yaml"), named("b")).unwrap();
+    std::fs::write(manifests.join("c.yaml"), named("c")).unwrap();
+    let first = Local::new(options(&manifests, out)).unwrap().reconcile().unwrap();
+    assert_eq!((first.input_errors, first.status_changes), (0, 3));
+    let status: Value = serde_json::from_slice(&std::fs::read(out.join(STATUS_FILE)).unwrap()).unwrap();
+    let now = status["default/a"]["conditions"][0]["lastTransitionTime"]
+        .as_str()
+        .unwrap();
+    let text = String::from_utf8(std::fs::read(out.join(STATUS_FILE)).unwrap()).unwrap();
+    std::fs::write(out.join(STATUS_FILE), text.replace(now, LONG_AGO)).unwrap();
+    let mut local = Local::new(options(&manifests, out)).unwrap();
+    let restarted = local.reconcile().unwrap();
+    assert_eq!((restarted.written, restarted.status_changes), (Vec::new(), 0));
+    assert_eq!(transition_times(out).len(), 3);
+    (manifests, local)
+}
+
+/// Every object's `lastTransitionTime` in `status.json`.
+fn transition_times(out: &std::path::Path) -> Vec<(String, String)> {
+    let status: Value = serde_json::from_slice(&std::fs::read(out.join(STATUS_FILE)).unwrap()).unwrap();
+    status
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, status)| {
+            let time = status["conditions"][0]["lastTransitionTime"].as_str().unwrap();
+            (key.clone(), time.to_owned())
+        })
+        .collect()
+}
+
+/// The hosts `routes.json` serves.
+fn served_hosts(out: &std::path::Path) -> Vec<String> {
+    let binary = common::decode_routes(&std::fs::read(out.join(ROUTES_FILE)).unwrap()).unwrap();
+    RouteConfiguration::decode(binary.as_slice())
+        .unwrap()
+        .virtual_hosts
+        .into_iter()
+        .flat_map(|host| host.domains)
+        .collect()
+}
+
+/// `expected_errors` input errors and nothing written: every object, route
+/// and transition time as the first pass left them.
+fn assert_kept(local: &mut Local, out: &std::path::Path, expected_errors: usize, what: &str) {
+    let routes = std::fs::read(out.join(ROUTES_FILE)).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.input_errors, expected_errors, "{what}");
+    assert_eq!(summary.written, Vec::<&str>::new(), "{what}: nothing to write");
+    assert_eq!(std::fs::read(out.join(ROUTES_FILE)).unwrap(), routes, "{what}");
+    assert_eq!(
+        transition_times(out),
+        ["default/a", "default/b", "default/c"].map(|key| (key.to_owned(), LONG_AGO.to_owned())),
+        "{what}"
+    );
+}
+
+#[test]
+fn a_manifest_directory_moved_away_or_a_dangling_link_keeps_every_object_and_status() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (manifests, mut local) = reconciled_tree(input.path(), out.path());
+
+    // `mv manifests manifests.away` for a while: the listing fails, nothing is lost.
+    let away = input.path().join("manifests.away");
+    std::fs::rename(&manifests, &away).unwrap();
+    assert_kept(&mut local, out.path(), 1, "the directory moved away");
+    std::fs::rename(&away, &manifests).unwrap();
+    assert_kept(&mut local, out.path(), 0, "the directory back");
+
+    // A manifest that is a link to a file that is not there (a volume gone):
+    // it cannot be read, which is not the same as it being deleted.
+    std::fs::rename(manifests.join("a.yaml"), input.path().join("a.yaml")).unwrap();
+    std::os::unix::fs::symlink(input.path().join("gone/a.yaml"), manifests.join("a.yaml")).unwrap();
+    assert_kept(&mut local, out.path(), 1, "a.yaml a dangling link");
+    std::fs::remove_file(manifests.join("a.yaml")).unwrap();
+    std::os::unix::fs::symlink(input.path().join("a.yaml"), manifests.join("a.yaml")).unwrap();
+    assert_kept(&mut local, out.path(), 0, "a.yaml a link to the file");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unlistable_subdirectory_keeps_its_objects_and_a_deleted_file_loses_them() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (manifests, mut local) = reconciled_tree(input.path(), out.path());
+    let sub = manifests.join("b");
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
+    {
+        let _unprivileged = aether_manifests::testing::WithoutFileCapabilities::enter();
+        assert!(std::fs::read_dir(&sub).is_err(), "chmod 000 did not stop the listing");
+        // b/ cannot be listed, and c.yaml after it is still read.
+        assert_kept(&mut local, out.path(), 1, "b/ unlistable");
+    }
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_kept(&mut local, out.path(), 0, "b/ listable again");
+    assert_eq!(
+        served_hosts(out.path()),
+        ["a.example.com", "b.example.com", "c.example.com"]
+    );
+
+    // A listing that succeeds without the file does remove its object.
+    std::fs::remove_file(sub.join("b.yaml")).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.input_errors, 0);
+    assert!(summary.written.contains(&ROUTES_FILE), "{summary:?}");
+    assert_eq!(served_hosts(out.path()), ["a.example.com", "c.example.com"]);
+    assert_eq!(
+        transition_times(out.path()),
+        ["default/a", "default/c"].map(|key| (key.to_owned(), LONG_AGO.to_owned()))
+    );
+}

@@ -29,6 +29,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub mod objects;
+#[cfg(all(target_os = "linux", any(test, feature = "testing")))]
+pub mod testing;
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit
@@ -77,6 +79,22 @@ pub struct Document {
 pub struct ReadError {
     pub file: PathBuf,
     pub message: String,
+    pub failure: Failure,
+}
+
+/// Whether a [`ReadError`] says what a path holds, or that it is unknown.
+/// A reader that keeps state (the controller's local mode) must not take an
+/// I/O error for a deletion: only a listing that succeeds without a file
+/// says the file is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The path could not be listed, examined or read: whatever manifests
+    /// it holds (for a directory: every file under it) are unknown, not
+    /// absent.
+    Io,
+    /// The path was read and what it holds is wrong: bad content, a limit
+    /// broken, or a directory listed without a manifest in it.
+    Content,
 }
 
 impl fmt::Display for ReadError {
@@ -108,20 +126,23 @@ pub fn stamp(paths: &[PathBuf]) -> Stamp {
         .collect()
 }
 
-/// Every manifest file named by `paths`, expanded from directories, in order,
-/// and an error for each path that could not be listed or held no manifest.
-/// One bad path does not hide the others: callers report everything.
+/// Every manifest file named by `paths`, expanded from directories, in order
+/// (for one directory: the order of the paths), and an error for each path
+/// that could not be listed or examined ([`Failure::Io`]: a directory, or an
+/// entry that may be one, or a manifest link that leads nowhere; its
+/// siblings are still listed) or held no manifest. One bad path does not
+/// hide the others: callers report everything.
 pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
-            Err(e) => errors.push(error(path, format!("cannot read: {e}"))),
+            Err(e) => errors.push(io_error(path, format!("cannot read: {e}"))),
             Ok(metadata) if metadata.is_dir() => {
-                let before = out.len();
-                if let Err(e) = walk(path, &mut out) {
-                    errors.push(e);
-                } else if out.len() == before {
+                let (files_before, errors_before) = (out.len(), errors.len());
+                walk(path, &mut out, &mut errors);
+                // Only a complete listing can tell that nothing is there.
+                if out.len() == files_before && errors.len() == errors_before {
                     errors.push(error(path, "directory holds no .yaml, .yml or .json file".into()));
                 }
             }
@@ -134,41 +155,65 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
     (out, errors)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| error(dir, format!("cannot list: {e}")))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .collect();
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(e) => {
+            errors.push(io_error(dir, format!("cannot list: {e}")));
+            return;
+        }
+    };
+    let mut entries = Vec::new();
+    for entry in listing {
+        match entry {
+            Ok(entry) => entries.push(entry.path()),
+            // What the listing did not reach is unknown; what it did is read.
+            Err(e) => {
+                errors.push(io_error(dir, format!("cannot list: {e}")));
+                break;
+            }
+        }
+    }
     entries.sort();
     for path in entries {
+        let file_type = match std::fs::symlink_metadata(&path) {
+            Ok(metadata) => metadata.file_type(),
+            // Not even its type is known: it may be a directory of manifests.
+            Err(e) => {
+                errors.push(io_error(&path, format!("cannot read: {e}")));
+                continue;
+            }
+        };
         // Links are not followed into directories: no cycles.
-        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
-        if is_dir {
-            walk(&path, out)?;
+        if file_type.is_dir() {
+            walk(&path, out, errors);
         } else if path
             .extension()
             .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-            // Only regular files (links to them included): a FIFO found in a
-            // directory would block the read forever.
-            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
         {
-            out.push(path);
+            match std::fs::metadata(&path) {
+                // Only regular files (links to them included): a FIFO found
+                // in a directory would block the read forever.
+                Ok(metadata) if metadata.is_file() => out.push(path),
+                Ok(_) => {}
+                // A link to a manifest that is not there now (a volume gone,
+                // a link being replaced) is unreadable, not deleted.
+                Err(e) => errors.push(io_error(&path, format!("cannot read: {e}"))),
+            }
         }
     }
-    Ok(())
 }
 
 /// Reads one file's documents within `limits`.
 pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
-    let handle = std::fs::File::open(file).map_err(|e| error(file, format!("cannot open: {e}")))?;
+    let handle = std::fs::File::open(file).map_err(|e| io_error(file, format!("cannot open: {e}")))?;
     let mut bytes = Vec::new();
     // Read one byte past the limit to tell "at the limit" from "over it",
     // without trusting the size the file system reports.
     handle
         .take(limits.max_file_bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| error(file, format!("cannot read: {e}")))?;
+        .map_err(|e| io_error(file, format!("cannot read: {e}")))?;
     parse(file, &bytes, limits)
 }
 
@@ -304,10 +349,20 @@ fn depth(value: &Value) -> usize {
     deepest
 }
 
+/// A [`Failure::Content`] error.
 fn error(file: &Path, message: String) -> ReadError {
     ReadError {
         file: file.to_path_buf(),
         message,
+        failure: Failure::Content,
+    }
+}
+
+/// A [`Failure::Io`] error.
+fn io_error(file: &Path, message: String) -> ReadError {
+    ReadError {
+        failure: Failure::Io,
+        ..error(file, message)
     }
 }
 

@@ -192,12 +192,64 @@ fn every_bad_path_is_reported_and_the_good_ones_kept() {
     let (files, errors) = files(&[missing.clone(), good.clone(), empty.clone()]);
     // A named file is read whatever its extension.
     assert_eq!(files, [good]);
-    let errors: Vec<_> = errors.iter().map(|e| (e.file.clone(), e.message.clone())).collect();
+    let errors: Vec<_> = errors
+        .iter()
+        .map(|e| (e.file.clone(), e.message.clone(), e.failure))
+        .collect();
     assert_eq!(errors.len(), 2);
-    assert_eq!(errors[0].0, missing);
+    assert_eq!((&errors[0].0, errors[0].2), (&missing, Failure::Io));
     assert!(errors[0].1.starts_with("cannot read: "), "{}", errors[0].1);
+    // Listed, and nothing there: what the directory holds is known.
     assert_eq!(
         errors[1],
-        (empty, "directory holds no .yaml, .yml or .json file".to_owned())
+        (
+            empty,
+            "directory holds no .yaml, .yml or .json file".to_owned(),
+            Failure::Content
+        )
     );
+}
+
+#[test]
+fn an_unlistable_subdirectory_is_an_io_error_and_its_siblings_are_still_listed() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("b");
+    std::fs::create_dir(&sub).unwrap();
+    let a = write(dir.path(), "a.yaml", HOST);
+    write(&sub, "b.yaml", HOST);
+    let c = write(dir.path(), "c.yaml", HOST);
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let (files, errors) = {
+        let _unprivileged = testing::WithoutFileCapabilities::enter();
+        files(&[dir.path().to_path_buf()])
+    };
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(files, [a, c]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!((&errors[0].file, errors[0].failure), (&sub, Failure::Io));
+    assert!(errors[0].message.starts_with("cannot list: "), "{}", errors[0].message);
+}
+
+#[test]
+fn a_link_to_a_missing_manifest_is_an_io_error_and_links_to_directories_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    write(elsewhere.path(), "linked.yaml", HOST);
+    let link = |target: &Path, name: &str| {
+        let path = dir.path().join(name);
+        std::os::unix::fs::symlink(target, &path).unwrap();
+        path
+    };
+    let linked = link(&elsewhere.path().join("linked.yaml"), "a.yaml");
+    let dangling = link(&elsewhere.path().join("gone.yaml"), "b.yaml");
+    // Whatever these would lead to, they are not read.
+    link(elsewhere.path(), "c");
+    link(&elsewhere.path().join("gone"), "d");
+    let (files, errors) = files(&[dir.path().to_path_buf()]);
+    assert_eq!(files, [linked]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!((&errors[0].file, errors[0].failure), (&dangling, Failure::Io));
+    assert!(errors[0].message.starts_with("cannot read: "), "{}", errors[0].message);
 }
