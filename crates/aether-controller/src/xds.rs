@@ -36,7 +36,7 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{debug, info, warn};
 
 use crate::metrics::Metrics;
-use crate::outputs::ROUTE_CONFIGURATION_TYPE;
+use crate::outputs::{self, ROUTE_CONFIGURATION_TYPE};
 
 /// Responses a stream may have queued before it stops reading new versions.
 const STREAM_BUFFER: usize = 4;
@@ -44,7 +44,7 @@ const STREAM_BUFFER: usize = 4;
 /// One version of the route configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Version {
-    /// Digest of the encoded configuration: 16 hex digits of its SHA-256.
+    /// Digest of the encoded configuration ([`outputs::version_of`]).
     pub version: String,
     /// The encoded `envoy.config.route.v3.RouteConfiguration`.
     pub route_configuration: Vec<u8>,
@@ -52,10 +52,9 @@ pub struct Version {
 
 impl Version {
     fn of(route_configuration: &[u8]) -> Self {
-        let digest = ring::digest::digest(&ring::digest::SHA256, route_configuration);
-        let version = digest.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect();
         Self {
-            version,
+            // The same as routes.json's versionInfo.
+            version: outputs::version_of(route_configuration),
             route_configuration: route_configuration.to_vec(),
         }
     }

@@ -5,10 +5,13 @@ mod common;
 
 use common::run_once;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use aether_controller::local::{Local, Options};
+use aether_controller::metrics::Metrics;
 use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use aether_controller::xds;
 use aether_projection::ProjectionConfig;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest;
@@ -205,9 +208,12 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
         .unwrap();
     assert_eq!(response.resources.len(), 1);
     let served = RouteConfiguration::decode(response.resources[0].value.as_slice()).unwrap();
-    // Published after the files are written: routes.json holds the same configuration.
-    let written = common::decode_routes(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap()).unwrap();
+    // Published after the files are written: routes.json holds the same
+    // configuration, under the same version.
+    let routes = std::fs::read(out.path().join(ROUTES_FILE)).unwrap();
+    let written = common::decode_routes(&routes).unwrap();
     assert_eq!(served, RouteConfiguration::decode(written.as_slice()).unwrap());
+    assert_eq!(version_info(&routes), response.version_info);
     assert!(
         served
             .virtual_hosts
@@ -356,5 +362,44 @@ fn an_unlistable_subdirectory_keeps_its_objects_and_a_deleted_file_loses_them() 
     assert_eq!(
         transition_times(out.path()),
         ["default/a", "default/c"].map(|key| (key.to_owned(), LONG_AGO.to_owned()))
+    );
+}
+
+/// `routes.json`'s `versionInfo`.
+fn version_info(routes: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(routes).unwrap();
+    let version = value["versionInfo"].as_str();
+    version
+        .unwrap_or_else(|| panic!("no versionInfo in routes.json: {value}"))
+        .to_owned()
+}
+
+#[test]
+fn routes_json_carries_the_xds_version_and_both_change_with_the_routes() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
+    let (publisher, _service) = xds::channel("aether-edge", Arc::new(Metrics::new()));
+    let mut local = Local::new(options(input.path(), out.path()))
+        .unwrap()
+        .with_xds(publisher.clone());
+    let mut versions = Vec::new();
+    for name in ["b", "a"] {
+        local.reconcile().unwrap();
+        let version = version_info(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap());
+        // What every stream is sent (src/xds/tests.rs checks streams send this).
+        assert_eq!(
+            Some(&version),
+            publisher.current().map(|current| current.version.clone()).as_ref()
+        );
+        assert_eq!(version.len(), 16, "{version}");
+        versions.push(version);
+        std::fs::write(input.path().join("a.yaml"), named(name)).unwrap();
+    }
+    assert_ne!(versions[0], versions[1], "other routes, another version");
+    // The same routes again: the same version.
+    local.reconcile().unwrap();
+    assert_eq!(
+        version_info(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap()),
+        versions[0]
     );
 }
