@@ -14,7 +14,12 @@
 //!   version is not sent again; the next change is;
 //! - `resource_names` filters (the configuration's name is the projection's
 //!   `route_configuration_name`, `aether-edge` by default); a request naming
-//!   other resources gets a response without them.
+//!   other resources gets a response without them. Envoy then waits for
+//!   them (15 s by default) and serves its listener no routes, a mistake
+//!   of configuration seen only on its side: so each such request is
+//!   logged as a warning naming what was asked and what is served, and
+//!   counted, once per stream and list of names (Envoy repeats its names
+//!   in every ACK).
 //!
 //! Delta xDS is not served (`UNIMPLEMENTED`): one resource gains nothing
 //! from it.
@@ -23,6 +28,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use aether_projection::Snapshot;
+use envoy_types::pb::envoy::config::core::v3::Node;
 use envoy_types::pb::envoy::service::discovery::v3::{DeltaDiscoveryRequest, DeltaDiscoveryResponse};
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_server::{
@@ -263,6 +269,19 @@ impl StreamState {
     }
 }
 
+/// Warns about, and counts, a request whose `names` include some this
+/// server does not serve (`served`). Called once per distinct request, not
+/// for every ACK that repeats its names.
+fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Metrics) {
+    if names.iter().all(|name| name == served) {
+        return;
+    }
+    metrics.xds_unknown_resource_requests.inc();
+    warn!(requested = ?names, %served, node = ?node.map(|node| &node.id),
+        "xds: Envoy asked for a route configuration this server does not serve; \
+         it gets none, and its listener no routes (check rds.route_config_name)");
+}
+
 /// Decrements `xds_streams` when dropped.
 struct OpenStream<'a>(&'a Metrics);
 
@@ -321,6 +340,7 @@ async fn serve_stream(
                 if !(first || names_changed) {
                     continue;
                 }
+                check_names(&state.name, &state.names, request.node.as_ref(), &metrics);
                 // Asked anew: the current version, even if it was sent before.
                 current.borrow_and_update().clone()
             }
@@ -377,6 +397,12 @@ impl RouteDiscoveryService for RouteDiscovery {
 
     async fn fetch_routes(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
         let request = request.into_inner();
+        check_names(
+            &self.name,
+            &request.resource_names,
+            request.node.as_ref(),
+            &self.metrics,
+        );
         let current = self.current.borrow().clone();
         let Some(version) = current else {
             return Err(Status::unavailable("no route configuration yet"));

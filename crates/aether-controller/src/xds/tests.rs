@@ -32,6 +32,7 @@ struct Session {
 }
 
 async fn start() -> Session {
+    logs::init();
     let metrics = Arc::new(Metrics::new());
     let (publisher, service) = channel("aether-edge", metrics.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -263,4 +264,143 @@ async fn fetch_answers_with_the_current_version_and_delta_is_unimplemented() {
     let (_requests, outbound) = mpsc::channel(1);
     let status = client.delta_routes(ReceiverStream::new(outbound)).await.unwrap_err();
     assert_eq!(status.code(), Code::Unimplemented);
+}
+
+/// Captures the log lines of the thread that holds the capture (on a
+/// current-thread runtime: every task's, the server's included). tracing
+/// caches per call site whether any subscriber wants it, and a subscriber
+/// set for one thread only (`set_default`) loses that race whenever another
+/// test's thread reaches the same call site first; so one global subscriber,
+/// set before any server starts ([`start`]), writes every warning to the
+/// capture of the thread that logs it, if any.
+mod logs {
+    use std::cell::RefCell;
+    use std::sync::{Arc, Mutex, Once};
+
+    thread_local! {
+        static CAPTURE: RefCell<Option<Arc<Mutex<Vec<u8>>>>> = const { RefCell::new(None) };
+    }
+
+    pub fn init() {
+        static INIT: Once = Once::new();
+        INIT.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_writer(|| ThisThread)
+                .with_ansi(false)
+                .with_max_level(tracing::Level::WARN)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber in these tests");
+        });
+    }
+
+    /// The lines logged on this thread while it is alive.
+    pub struct Capture(Arc<Mutex<Vec<u8>>>);
+
+    impl Capture {
+        pub fn start() -> Self {
+            init();
+            let lines = Arc::new(Mutex::new(Vec::new()));
+            CAPTURE.with(|capture| *capture.borrow_mut() = Some(lines.clone()));
+            Self(lines)
+        }
+
+        pub fn lines_with(&self, text: &str) -> Vec<String> {
+            let bytes = self.0.lock().unwrap().clone();
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .filter(|line| line.contains(text))
+                .map(str::to_owned)
+                .collect()
+        }
+    }
+
+    impl Drop for Capture {
+        fn drop(&mut self) {
+            CAPTURE.with(|capture| capture.borrow_mut().take());
+        }
+    }
+
+    struct ThisThread;
+
+    impl std::io::Write for ThisThread {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            CAPTURE.with(|capture| {
+                if let Some(lines) = &*capture.borrow() {
+                    lines.lock().unwrap().extend_from_slice(bytes);
+                }
+            });
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}
+
+#[tokio::test]
+async fn names_not_served_are_warned_about_once_per_stream_and_request_and_counted() {
+    let logs = logs::Capture::start();
+    let unknown = || logs.lines_with("does not serve");
+    let mut session = start().await;
+    let count = |session: &Session| session.metrics.xds_unknown_resource_requests.get();
+    session.publisher.publish(&snapshot(&["a.example.com"]));
+    session.requests.send(request(&["edge-routes"], "", "")).await.unwrap();
+    let first = next(&mut session.responses).await;
+    assert!(first.resources.is_empty(), "{first:?}");
+    assert_eq!(count(&session), 1);
+    let warnings = unknown();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains(r#"requested=["edge-routes"]"#) && warnings[0].contains("served=aether-edge"),
+        "{warnings:?}"
+    );
+
+    // Envoy ACKs (twice), a new version is pushed and ACKed: the same
+    // request each time, no new warning.
+    for _ in 0..2 {
+        let ack = request(&["edge-routes"], &first.version_info, &first.nonce);
+        session.requests.send(ack).await.unwrap();
+    }
+    silent(&mut session.responses).await;
+    session.publisher.publish(&snapshot(&["b.example.com"]));
+    let second = next(&mut session.responses).await;
+    let ack = request(&["edge-routes"], &second.version_info, &second.nonce);
+    session.requests.send(ack).await.unwrap();
+    silent(&mut session.responses).await;
+    assert_eq!((count(&session), unknown().len()), (1, 1));
+
+    // Other names are another request; ours alone, or all, are served.
+    let both = request(&["aether-edge", "edge-routes-2"], &second.version_info, &second.nonce);
+    session.requests.send(both).await.unwrap();
+    let third = next(&mut session.responses).await;
+    assert_eq!(domains(&third), ["b.example.com"]);
+    let warnings = unknown();
+    assert_eq!((count(&session), warnings.len()), (2, 2), "{warnings:?}");
+    assert!(
+        warnings[1].contains(r#"requested=["aether-edge", "edge-routes-2"]"#),
+        "{warnings:?}"
+    );
+    let ours = request(&["aether-edge"], &third.version_info, &third.nonce);
+    session.requests.send(ours).await.unwrap();
+    let fourth = next(&mut session.responses).await;
+    session
+        .requests
+        .send(request(&[], &fourth.version_info, &fourth.nonce))
+        .await
+        .unwrap();
+    assert_eq!(domains(&next(&mut session.responses).await), ["b.example.com"]);
+    assert_eq!(count(&session), 2);
+
+    // Another stream, and a fetch, asking for it are warned about too.
+    let (requests, mut responses) = open(session.addr).await;
+    requests.send(request(&["edge-routes"], "", "")).await.unwrap();
+    next(&mut responses).await;
+    let mut client = RouteDiscoveryServiceClient::connect(format!("http://{}", session.addr))
+        .await
+        .unwrap();
+    let fetched = client.fetch_routes(request(&["edge-routes"], "", "")).await.unwrap();
+    assert!(fetched.into_inner().resources.is_empty());
+    assert_eq!((count(&session), unknown().len()), (4, 4));
 }
