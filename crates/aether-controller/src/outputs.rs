@@ -5,7 +5,10 @@
 //!   `envoy.config.route.v3.RouteConfiguration`, the form Envoy's
 //!   file-based dynamic configuration (`rds.config_source.path_config_source`)
 //!   reads. Envoy reloads it when a file is moved onto that path, which is
-//!   exactly what an atomic rename does. Its `versionInfo` is the version
+//!   exactly what an atomic rename does; it is moved there at most once a
+//!   pass and only when its bytes change, so an Envoy that watches this
+//!   path (not the whole directory, where the other files are renamed too)
+//!   reloads once per change of routes. Its `versionInfo` is the version
 //!   the xDS server gives the same configuration ([`version_of`]), which
 //!   Envoy reports as the version it runs.
 //! - `dependencies.json`: the backend services and their ports.

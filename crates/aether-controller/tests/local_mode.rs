@@ -403,3 +403,40 @@ fn routes_json_carries_the_xds_version_and_both_change_with_the_routes() {
         versions[0]
     );
 }
+
+#[test]
+fn a_pass_that_changes_only_statuses_leaves_routes_json_alone() {
+    use std::os::unix::fs::MetadataExt;
+
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
+    let mut local = Local::new(options(input.path(), out.path())).unwrap();
+    local.reconcile().unwrap();
+    let routes = out.path().join(ROUTES_FILE);
+    let inode = std::fs::metadata(&routes).unwrap().ino();
+
+    // An object that loses its only host to `default/a`, and one that
+    // breaks the API's rules: new statuses, the same routes.
+    let loser = named("b").replace("b.example.com", "a.example.com");
+    std::fs::write(input.path().join("b.yaml"), loser).unwrap();
+    std::fs::write(
+        input.path().join("c.yaml"),
+        named("c").replace("prefix: /", "prefix: //"),
+    )
+    .unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!((summary.written, summary.status_changes), (vec![STATUS_FILE], 2));
+    let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
+    assert_eq!(status["default/b"]["conditions"][0]["reason"], "HostConflict");
+    assert_eq!(status["default/c"]["conditions"][0]["reason"], "Invalid");
+    // Not renamed over: an Envoy watching routes.json is not woken.
+    assert_eq!(std::fs::metadata(&routes).unwrap().ino(), inode);
+
+    // A change of routes renames it once in the pass.
+    std::fs::remove_file(input.path().join("a.yaml")).unwrap();
+    let summary = local.reconcile().unwrap();
+    let renames = summary.written.iter().filter(|name| **name == ROUTES_FILE).count();
+    assert_eq!(renames, 1, "{summary:?}");
+    assert_ne!(std::fs::metadata(&routes).unwrap().ino(), inode);
+    assert_eq!(served_hosts(out.path()), ["a.example.com"], "default/b serves it now");
+}
