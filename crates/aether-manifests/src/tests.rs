@@ -210,6 +210,7 @@ fn every_bad_path_is_reported_and_the_good_ones_kept() {
     );
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn an_unlistable_subdirectory_is_an_io_error_and_its_siblings_are_still_listed() {
     use std::os::unix::fs::PermissionsExt;
