@@ -14,15 +14,19 @@
 //!
 //! Bad input never loses what was read before: a file that cannot be read
 //! or decoded keeps the objects it last gave (with an error logged), and two
-//! documents naming the same object keep the first one (in file order).
+//! documents naming the same object keep the first one (in file order). An
+//! I/O error never removes objects, only a listing that succeeds without
+//! their file does: when a directory cannot be listed (moved away for a
+//! moment, no permission, a volume gone), every file last read under it
+//! keeps its objects, so the edge and the statuses' transition times stay.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
-use aether_manifests::{self as manifests, Limits, objects};
+use aether_manifests::{self as manifests, Failure, Limits, objects};
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
 use anyhow::Context;
 use jiff::Timestamp;
@@ -72,7 +76,7 @@ pub struct Local {
     /// The objects fed to the projector.
     objects: BTreeMap<ObjectKey, VirtualHostObject>,
     /// Per file, the objects it last gave when it was read successfully.
-    last_good: HashMap<PathBuf, Vec<VirtualHostObject>>,
+    last_good: BTreeMap<PathBuf, Vec<VirtualHostObject>>,
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
     written: outputs::Written,
     xds: Option<xds::Publisher>,
@@ -112,7 +116,7 @@ impl Local {
             options,
             limits: Limits::default(),
             objects: BTreeMap::new(),
-            last_good: HashMap::new(),
+            last_good: BTreeMap::new(),
             statuses,
             written,
             xds: None,
@@ -137,12 +141,10 @@ impl Local {
     fn load(&mut self) -> usize {
         let mut errors = 0;
         let (files, listing_errors) = manifests::files(std::slice::from_ref(&self.options.manifests));
-        for err in listing_errors {
-            error!(file = %err.file.display(), message = %err.message, "cannot list manifests");
-            errors += 1;
-        }
-        let mut last_good = HashMap::new();
-        let mut next: BTreeMap<ObjectKey, (VirtualHostObject, PathBuf)> = BTreeMap::new();
+        // Per file, the objects it gives this pass. In path order, which for
+        // one directory is the order it is listed in, so that of two
+        // documents naming one object the first stays first.
+        let mut last_good = BTreeMap::new();
         for file in files {
             let objects = match read_file(&file, &self.limits) {
                 Ok(objects) => objects,
@@ -160,7 +162,29 @@ impl Local {
                     }
                 }
             };
-            for object in &objects {
+            last_good.insert(file, objects);
+        }
+        for err in listing_errors {
+            error!(path = %err.file.display(), message = %err.message, "cannot list manifests");
+            errors += 1;
+            if err.failure != Failure::Io {
+                continue;
+            }
+            let mut kept = 0;
+            for (file, objects) in &self.last_good {
+                if file.starts_with(&err.file) && !last_good.contains_key(file) {
+                    last_good.insert(file.clone(), objects.clone());
+                    kept += 1;
+                }
+            }
+            if kept > 0 {
+                warn!(path = %err.file.display(), files = kept,
+                    "keeping the objects the files under this path gave when last read");
+            }
+        }
+        let mut next: BTreeMap<ObjectKey, (VirtualHostObject, PathBuf)> = BTreeMap::new();
+        for (file, objects) in &last_good {
+            for object in objects {
                 let key = object.key();
                 if let Some((_, first)) = next.get(&key) {
                     error!(namespace = %key.namespace, name = %key.name, file = %file.display(), first = %first.display(),
@@ -170,7 +194,6 @@ impl Local {
                 }
                 next.insert(key, (object.clone(), file.clone()));
             }
-            last_good.insert(file, objects);
         }
         self.last_good = last_good;
         let gone: Vec<ObjectKey> = self

@@ -46,6 +46,9 @@ pub struct Metrics {
     pub xds_responses: Counter,
     /// xDS responses Envoy rejected (NACKs).
     pub xds_nacks: Counter,
+    /// xDS requests naming route configurations this server does not serve
+    /// (counted once per stream per distinct list of names).
+    pub xds_unknown_resource_requests: Counter,
     /// xDS streams open now.
     pub xds_streams: Gauge,
     /// 1 once a pass has written the edge's files (so every watched scope
@@ -77,6 +80,7 @@ impl Metrics {
             leader: Gauge::default(),
             xds_responses: Counter::default(),
             xds_nacks: Counter::default(),
+            xds_unknown_resource_requests: Counter::default(),
             xds_streams: Gauge::default(),
             ready: Gauge::default(),
             registry: Registry::default(),
@@ -117,6 +121,11 @@ impl Metrics {
         );
         registry.register("xds_responses", "xDS responses sent", metrics.xds_responses.clone());
         registry.register("xds_nacks", "xDS responses Envoy rejected", metrics.xds_nacks.clone());
+        registry.register(
+            "xds_unknown_resource_requests",
+            "xDS requests naming route configurations this server does not serve",
+            metrics.xds_unknown_resource_requests.clone(),
+        );
         registry.register("xds_streams", "xDS streams open now", metrics.xds_streams.clone());
         registry.register(
             "ready",

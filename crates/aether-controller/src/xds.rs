@@ -14,7 +14,12 @@
 //!   version is not sent again; the next change is;
 //! - `resource_names` filters (the configuration's name is the projection's
 //!   `route_configuration_name`, `aether-edge` by default); a request naming
-//!   other resources gets a response without them.
+//!   other resources gets a response without them. Envoy then waits for
+//!   them (15 s by default) and serves its listener no routes, a mistake
+//!   of configuration seen only on its side: so each such request is
+//!   logged as a warning naming what was asked and what is served, and
+//!   counted, once per stream and list of names (Envoy repeats its names
+//!   in every ACK).
 //!
 //! Delta xDS is not served (`UNIMPLEMENTED`): one resource gains nothing
 //! from it.
@@ -23,6 +28,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use aether_projection::Snapshot;
+use envoy_types::pb::envoy::config::core::v3::Node;
 use envoy_types::pb::envoy::service::discovery::v3::{DeltaDiscoveryRequest, DeltaDiscoveryResponse};
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_server::{
@@ -36,7 +42,7 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{debug, info, warn};
 
 use crate::metrics::Metrics;
-use crate::outputs::ROUTE_CONFIGURATION_TYPE;
+use crate::outputs::{self, ROUTE_CONFIGURATION_TYPE};
 
 /// Responses a stream may have queued before it stops reading new versions.
 const STREAM_BUFFER: usize = 4;
@@ -44,7 +50,7 @@ const STREAM_BUFFER: usize = 4;
 /// One version of the route configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Version {
-    /// Digest of the encoded configuration: 16 hex digits of its SHA-256.
+    /// Digest of the encoded configuration ([`outputs::version_of`]).
     pub version: String,
     /// The encoded `envoy.config.route.v3.RouteConfiguration`.
     pub route_configuration: Vec<u8>,
@@ -52,10 +58,9 @@ pub struct Version {
 
 impl Version {
     fn of(route_configuration: &[u8]) -> Self {
-        let digest = ring::digest::digest(&ring::digest::SHA256, route_configuration);
-        let version = digest.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect();
         Self {
-            version,
+            // The same as routes.json's versionInfo.
+            version: outputs::version_of(route_configuration),
             route_configuration: route_configuration.to_vec(),
         }
     }
@@ -264,6 +269,19 @@ impl StreamState {
     }
 }
 
+/// Warns about, and counts, a request whose `names` include some this
+/// server does not serve (`served`). Called once per distinct request, not
+/// for every ACK that repeats its names.
+fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Metrics) {
+    if names.iter().all(|name| name == served) {
+        return;
+    }
+    metrics.xds_unknown_resource_requests.inc();
+    warn!(requested = ?names, %served, node = ?node.map(|node| &node.id),
+        "xds: Envoy asked for a route configuration this server does not serve; \
+         it gets none, and its listener no routes (check rds.route_config_name)");
+}
+
 /// Decrements `xds_streams` when dropped.
 struct OpenStream<'a>(&'a Metrics);
 
@@ -322,6 +340,7 @@ async fn serve_stream(
                 if !(first || names_changed) {
                     continue;
                 }
+                check_names(&state.name, &state.names, request.node.as_ref(), &metrics);
                 // Asked anew: the current version, even if it was sent before.
                 current.borrow_and_update().clone()
             }
@@ -378,6 +397,12 @@ impl RouteDiscoveryService for RouteDiscovery {
 
     async fn fetch_routes(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
         let request = request.into_inner();
+        check_names(
+            &self.name,
+            &request.resource_names,
+            request.node.as_ref(),
+            &self.metrics,
+        );
         let current = self.current.borrow().clone();
         let Some(version) = current else {
             return Err(Status::unavailable("no route configuration yet"));
@@ -388,269 +413,4 @@ impl RouteDiscoveryService for RouteDiscovery {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use aether_projection::{ProjectionConfig, parse_manifests, project};
-    use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
-    use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
-    use envoy_types::pb::google::rpc::Status as RpcStatus;
-    use prost::Message;
-    use tonic::Code;
-
-    use super::*;
-
-    fn snapshot(hosts: &[&str]) -> Snapshot {
-        let mut text = String::new();
-        for (index, host) in hosts.iter().enumerate() {
-            text.push_str(&format!(
-                "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: vh{index}, namespace: shop}}\n\
-                 spec:\n  hosts: [\"{host}\"]\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: web}}\n"
-            ));
-        }
-        project(parse_manifests(&text).unwrap(), &ProjectionConfig::default()).unwrap()
-    }
-
-    /// A server on 127.0.0.1 and one open stream to it.
-    struct Session {
-        publisher: Publisher,
-        metrics: Arc<Metrics>,
-        addr: std::net::SocketAddr,
-        requests: mpsc::Sender<DiscoveryRequest>,
-        responses: Streaming<DiscoveryResponse>,
-    }
-
-    async fn start() -> Session {
-        let metrics = Arc::new(Metrics::new());
-        let (publisher, service) = channel("aether-edge", metrics.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(service.serve(listener));
-        let (requests, responses) = open(addr).await;
-        Session {
-            publisher,
-            metrics,
-            addr,
-            requests,
-            responses,
-        }
-    }
-
-    async fn open(addr: std::net::SocketAddr) -> (mpsc::Sender<DiscoveryRequest>, Streaming<DiscoveryResponse>) {
-        let mut client = RouteDiscoveryServiceClient::connect(format!("http://{addr}"))
-            .await
-            .unwrap();
-        let (requests, outbound) = mpsc::channel(8);
-        let responses = client
-            .stream_routes(ReceiverStream::new(outbound))
-            .await
-            .unwrap()
-            .into_inner();
-        (requests, responses)
-    }
-
-    fn request(names: &[&str], version: &str, nonce: &str) -> DiscoveryRequest {
-        DiscoveryRequest {
-            type_url: ROUTE_CONFIGURATION_TYPE.to_owned(),
-            resource_names: names.iter().map(|name| (*name).to_owned()).collect(),
-            version_info: version.to_owned(),
-            response_nonce: nonce.to_owned(),
-            ..DiscoveryRequest::default()
-        }
-    }
-
-    async fn next(responses: &mut Streaming<DiscoveryResponse>) -> DiscoveryResponse {
-        tokio::time::timeout(Duration::from_secs(10), responses.message())
-            .await
-            .expect("a response within 10 s")
-            .unwrap()
-            .expect("the stream is open")
-    }
-
-    /// No response comes within 300 ms (what "nothing is sent" can mean on a stream).
-    async fn silent(responses: &mut Streaming<DiscoveryResponse>) {
-        if let Ok(message) = tokio::time::timeout(Duration::from_millis(300), responses.message()).await {
-            panic!("expected no response, got {message:?}");
-        }
-    }
-
-    fn domains(response: &DiscoveryResponse) -> Vec<String> {
-        assert_eq!(response.type_url, ROUTE_CONFIGURATION_TYPE);
-        response
-            .resources
-            .iter()
-            .flat_map(|any| {
-                assert_eq!(any.type_url, ROUTE_CONFIGURATION_TYPE);
-                let config = RouteConfiguration::decode(any.value.as_slice()).unwrap();
-                assert_eq!(config.name, "aether-edge");
-                config.virtual_hosts.into_iter().flat_map(|host| host.domains)
-            })
-            .collect()
-    }
-
-    #[tokio::test]
-    async fn a_stream_gets_the_configuration_then_each_new_version_once() {
-        let mut session = start().await;
-        // Asked before the first pass: the answer waits for it.
-        session.requests.send(request(&["aether-edge"], "", "")).await.unwrap();
-        silent(&mut session.responses).await;
-        session.publisher.publish(&snapshot(&["a.example.com"]));
-        let first = next(&mut session.responses).await;
-        assert_eq!(domains(&first), ["a.example.com"]);
-        assert_eq!(first.version_info.len(), 16);
-        assert_eq!(first.nonce, "1");
-
-        // ACK; publishing the same configuration again sends nothing.
-        session
-            .requests
-            .send(request(&["aether-edge"], &first.version_info, "1"))
-            .await
-            .unwrap();
-        session.publisher.publish(&snapshot(&["a.example.com"]));
-        silent(&mut session.responses).await;
-
-        // A new configuration is pushed without being asked for.
-        session
-            .publisher
-            .publish(&snapshot(&["a.example.com", "b.example.com"]));
-        let second = next(&mut session.responses).await;
-        assert_eq!(domains(&second), ["a.example.com", "b.example.com"]);
-        assert_ne!(second.version_info, first.version_info);
-        assert_eq!(second.nonce, "2");
-        assert_eq!(session.metrics.xds_responses.get(), 2);
-
-        // Another stream starts from the current version; the version is the
-        // configuration's digest, the same on any server.
-        let (requests, mut responses) = open(session.addr).await;
-        requests.send(request(&["aether-edge"], "", "")).await.unwrap();
-        let other = next(&mut responses).await;
-        assert_eq!(other.version_info, second.version_info);
-        assert_eq!(other.resources, second.resources);
-        assert_eq!(session.metrics.xds_streams.get(), 2);
-
-        // Envoy goes away: the stream ends and is counted down.
-        drop((requests, responses));
-        tokio::time::timeout(Duration::from_secs(10), async {
-            while session.metrics.xds_streams.get() != 1 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-        .await
-        .expect("the closed stream is counted down within 10 s");
-    }
-
-    #[tokio::test]
-    async fn a_nack_is_counted_and_the_rejected_version_is_not_sent_again() {
-        let mut session = start().await;
-        session.publisher.publish(&snapshot(&["a.example.com"]));
-        session.requests.send(request(&["aether-edge"], "", "")).await.unwrap();
-        let first = next(&mut session.responses).await;
-        let mut nack = request(&["aether-edge"], "", &first.nonce);
-        nack.error_detail = Some(RpcStatus {
-            code: 3,
-            message: "route: unknown cluster".into(),
-            details: Vec::new(),
-        });
-        session.requests.send(nack).await.unwrap();
-        silent(&mut session.responses).await;
-        assert_eq!(session.metrics.xds_nacks.get(), 1);
-
-        // A request carrying an old nonce is stale: ignored, not counted.
-        let mut stale = request(&["aether-edge"], "", "0");
-        stale.error_detail = Some(RpcStatus::default());
-        session.requests.send(stale).await.unwrap();
-        silent(&mut session.responses).await;
-        assert_eq!(session.metrics.xds_nacks.get(), 1);
-
-        // The next configuration goes out.
-        session.publisher.publish(&snapshot(&["c.example.com"]));
-        assert_eq!(domains(&next(&mut session.responses).await), ["c.example.com"]);
-    }
-
-    #[tokio::test]
-    async fn names_filter_the_resources_and_a_foreign_type_ends_the_stream() {
-        let mut session = start().await;
-        session.publisher.publish(&snapshot(&["a.example.com"]));
-        session.requests.send(request(&["other-routes"], "", "")).await.unwrap();
-        let response = next(&mut session.responses).await;
-        assert!(response.resources.is_empty(), "{response:?}");
-        // Asking for ours (new names) answers at once.
-        session
-            .requests
-            .send(request(&["aether-edge"], "", &response.nonce))
-            .await
-            .unwrap();
-        assert_eq!(domains(&next(&mut session.responses).await), ["a.example.com"]);
-
-        let mut cluster_request = request(&[], "", "");
-        cluster_request.type_url = "type.googleapis.com/envoy.config.cluster.v3.Cluster".into();
-        session.requests.send(cluster_request).await.unwrap();
-        let status = tokio::time::timeout(Duration::from_secs(10), session.responses.message())
-            .await
-            .unwrap()
-            .unwrap_err();
-        assert_eq!(status.code(), Code::InvalidArgument);
-        assert!(
-            status.message().contains("envoy.config.cluster.v3.Cluster"),
-            "{}",
-            status.message()
-        );
-    }
-
-    #[tokio::test]
-    async fn a_connection_beyond_the_bound_waits_until_one_closes() {
-        let metrics = Arc::new(Metrics::new());
-        let (publisher, service) = channel("aether-edge", metrics.clone());
-        publisher.publish(&snapshot(&["a.example.com"]));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(service.serve_bounded(listener, 1));
-
-        let (first_requests, mut first) = open(addr).await;
-        first_requests.send(request(&["aether-edge"], "", "")).await.unwrap();
-        assert_eq!(domains(&next(&mut first).await), ["a.example.com"]);
-
-        // The second connection is not served while the first is open...
-        let second = tokio::spawn(async move {
-            let (requests, mut responses) = open(addr).await;
-            requests.send(request(&["aether-edge"], "", "")).await.unwrap();
-            let response = next(&mut responses).await;
-            (requests, response)
-        });
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(
-            !second.is_finished(),
-            "a second connection was served beyond the bound of 1"
-        );
-        assert_eq!(metrics.xds_streams.get(), 1);
-
-        // ...and is once it closes.
-        drop((first_requests, first));
-        let (_requests, response) = tokio::time::timeout(Duration::from_secs(10), second)
-            .await
-            .expect("served within 10 s of the first closing")
-            .unwrap();
-        assert_eq!(domains(&response), ["a.example.com"]);
-    }
-
-    #[tokio::test]
-    async fn fetch_answers_with_the_current_version_and_delta_is_unimplemented() {
-        let session = start().await;
-        let mut client = RouteDiscoveryServiceClient::connect(format!("http://{}", session.addr))
-            .await
-            .unwrap();
-        let status = client.fetch_routes(request(&[], "", "")).await.unwrap_err();
-        assert_eq!(status.code(), Code::Unavailable);
-        session.publisher.publish(&snapshot(&["a.example.com"]));
-        let fetched = client.fetch_routes(request(&[], "", "")).await.unwrap().into_inner();
-        assert_eq!(domains(&fetched), ["a.example.com"]);
-        assert_eq!(
-            Some(fetched.version_info),
-            session.publisher.current().map(|v| v.version.clone())
-        );
-
-        let (_requests, outbound) = mpsc::channel(1);
-        let status = client.delta_routes(ReceiverStream::new(outbound)).await.unwrap_err();
-        assert_eq!(status.code(), Code::Unimplemented);
-    }
-}
+mod tests;

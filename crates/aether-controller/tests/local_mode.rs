@@ -5,10 +5,13 @@ mod common;
 
 use common::run_once;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use aether_controller::local::{Local, Options};
+use aether_controller::metrics::Metrics;
 use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use aether_controller::xds;
 use aether_projection::ProjectionConfig;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest;
@@ -205,13 +208,235 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
         .unwrap();
     assert_eq!(response.resources.len(), 1);
     let served = RouteConfiguration::decode(response.resources[0].value.as_slice()).unwrap();
-    // Published after the files are written: routes.json holds the same configuration.
-    let written = common::decode_routes(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap()).unwrap();
+    // Published after the files are written: routes.json holds the same
+    // configuration, under the same version.
+    let routes = std::fs::read(out.path().join(ROUTES_FILE)).unwrap();
+    let written = common::decode_routes(&routes).unwrap();
     assert_eq!(served, RouteConfiguration::decode(written.as_slice()).unwrap());
+    assert_eq!(version_info(&routes), response.version_info);
     assert!(
         served
             .virtual_hosts
             .iter()
             .any(|host| host.domains == ["api.example.com"])
     );
+}
+
+/// A manifest of `default/NAME`, serving NAME.example.com.
+fn named(name: &str) -> String {
+    GOOD.replace("name: api", &format!("name: {name}"))
+        .replace("api.example.com", &format!("{name}.example.com"))
+}
+
+fn options(manifests: &std::path::Path, out: &std::path::Path) -> Options {
+    Options {
+        manifests: manifests.to_owned(),
+        out: out.to_owned(),
+        poll: Duration::from_millis(10),
+        quiet: Duration::ZERO,
+        max_delay: Duration::ZERO,
+        once: true,
+        projection: ProjectionConfig::default(),
+    }
+}
+
+/// When every status's condition last flipped, as `status.json` holds it.
+const LONG_AGO: &str = "2020-01-01T00:00:00Z";
+
+/// `manifests/` holding `a.yaml`, `b/b.yaml` and `c.yaml` (objects `default/a`,
+/// `b` and `c`), reconciled once into `out`; then every stored transition
+/// time is set back to [`LONG_AGO`] and local mode restarted on it, so that
+/// a status dropped and made anew shows (within the same second it would
+/// get the same time). Returns the manifests directory and local mode.
+fn reconciled_tree(input: &std::path::Path, out: &std::path::Path) -> (std::path::PathBuf, Local) {
+    let manifests = input.join("manifests");
+    std::fs::create_dir_all(manifests.join("b")).unwrap();
+    std::fs::write(manifests.join("a.yaml"), named("a")).unwrap();
+    std::fs::write(manifests.join("b/b.yaml"), named("b")).unwrap();
+    std::fs::write(manifests.join("c.yaml"), named("c")).unwrap();
+    let first = Local::new(options(&manifests, out)).unwrap().reconcile().unwrap();
+    assert_eq!((first.input_errors, first.status_changes), (0, 3));
+    let status: Value = serde_json::from_slice(&std::fs::read(out.join(STATUS_FILE)).unwrap()).unwrap();
+    let now = status["default/a"]["conditions"][0]["lastTransitionTime"]
+        .as_str()
+        .unwrap();
+    let text = String::from_utf8(std::fs::read(out.join(STATUS_FILE)).unwrap()).unwrap();
+    std::fs::write(out.join(STATUS_FILE), text.replace(now, LONG_AGO)).unwrap();
+    let mut local = Local::new(options(&manifests, out)).unwrap();
+    let restarted = local.reconcile().unwrap();
+    assert_eq!((restarted.written, restarted.status_changes), (Vec::new(), 0));
+    assert_eq!(transition_times(out).len(), 3);
+    (manifests, local)
+}
+
+/// Every object's `lastTransitionTime` in `status.json`.
+fn transition_times(out: &std::path::Path) -> Vec<(String, String)> {
+    let status: Value = serde_json::from_slice(&std::fs::read(out.join(STATUS_FILE)).unwrap()).unwrap();
+    status
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, status)| {
+            let time = status["conditions"][0]["lastTransitionTime"].as_str().unwrap();
+            (key.clone(), time.to_owned())
+        })
+        .collect()
+}
+
+/// The hosts `routes.json` serves.
+fn served_hosts(out: &std::path::Path) -> Vec<String> {
+    let binary = common::decode_routes(&std::fs::read(out.join(ROUTES_FILE)).unwrap()).unwrap();
+    RouteConfiguration::decode(binary.as_slice())
+        .unwrap()
+        .virtual_hosts
+        .into_iter()
+        .flat_map(|host| host.domains)
+        .collect()
+}
+
+/// `expected_errors` input errors and nothing written: every object, route
+/// and transition time as the first pass left them.
+fn assert_kept(local: &mut Local, out: &std::path::Path, expected_errors: usize, what: &str) {
+    let routes = std::fs::read(out.join(ROUTES_FILE)).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.input_errors, expected_errors, "{what}");
+    assert_eq!(summary.written, Vec::<&str>::new(), "{what}: nothing to write");
+    assert_eq!(std::fs::read(out.join(ROUTES_FILE)).unwrap(), routes, "{what}");
+    assert_eq!(
+        transition_times(out),
+        ["default/a", "default/b", "default/c"].map(|key| (key.to_owned(), LONG_AGO.to_owned())),
+        "{what}"
+    );
+}
+
+#[test]
+fn a_manifest_directory_moved_away_or_a_dangling_link_keeps_every_object_and_status() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (manifests, mut local) = reconciled_tree(input.path(), out.path());
+
+    // `mv manifests manifests.away` for a while: the listing fails, nothing is lost.
+    let away = input.path().join("manifests.away");
+    std::fs::rename(&manifests, &away).unwrap();
+    assert_kept(&mut local, out.path(), 1, "the directory moved away");
+    std::fs::rename(&away, &manifests).unwrap();
+    assert_kept(&mut local, out.path(), 0, "the directory back");
+
+    // A manifest that is a link to a file that is not there (a volume gone):
+    // it cannot be read, which is not the same as it being deleted.
+    std::fs::rename(manifests.join("a.yaml"), input.path().join("a.yaml")).unwrap();
+    std::os::unix::fs::symlink(input.path().join("gone/a.yaml"), manifests.join("a.yaml")).unwrap();
+    assert_kept(&mut local, out.path(), 1, "a.yaml a dangling link");
+    std::fs::remove_file(manifests.join("a.yaml")).unwrap();
+    std::os::unix::fs::symlink(input.path().join("a.yaml"), manifests.join("a.yaml")).unwrap();
+    assert_kept(&mut local, out.path(), 0, "a.yaml a link to the file");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unlistable_subdirectory_keeps_its_objects_and_a_deleted_file_loses_them() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (manifests, mut local) = reconciled_tree(input.path(), out.path());
+    let sub = manifests.join("b");
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
+    {
+        let _unprivileged = aether_manifests::testing::WithoutFileCapabilities::enter();
+        assert!(std::fs::read_dir(&sub).is_err(), "chmod 000 did not stop the listing");
+        // b/ cannot be listed, and c.yaml after it is still read.
+        assert_kept(&mut local, out.path(), 1, "b/ unlistable");
+    }
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_kept(&mut local, out.path(), 0, "b/ listable again");
+    assert_eq!(
+        served_hosts(out.path()),
+        ["a.example.com", "b.example.com", "c.example.com"]
+    );
+
+    // A listing that succeeds without the file does remove its object.
+    std::fs::remove_file(sub.join("b.yaml")).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.input_errors, 0);
+    assert!(summary.written.contains(&ROUTES_FILE), "{summary:?}");
+    assert_eq!(served_hosts(out.path()), ["a.example.com", "c.example.com"]);
+    assert_eq!(
+        transition_times(out.path()),
+        ["default/a", "default/c"].map(|key| (key.to_owned(), LONG_AGO.to_owned()))
+    );
+}
+
+/// `routes.json`'s `versionInfo`.
+fn version_info(routes: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(routes).unwrap();
+    let version = value["versionInfo"].as_str();
+    version
+        .unwrap_or_else(|| panic!("no versionInfo in routes.json: {value}"))
+        .to_owned()
+}
+
+#[test]
+fn routes_json_carries_the_xds_version_and_both_change_with_the_routes() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
+    let (publisher, _service) = xds::channel("aether-edge", Arc::new(Metrics::new()));
+    let mut local = Local::new(options(input.path(), out.path()))
+        .unwrap()
+        .with_xds(publisher.clone());
+    let mut versions = Vec::new();
+    for name in ["b", "a"] {
+        local.reconcile().unwrap();
+        let version = version_info(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap());
+        // What every stream is sent (src/xds/tests.rs checks streams send this).
+        assert_eq!(
+            Some(&version),
+            publisher.current().map(|current| current.version.clone()).as_ref()
+        );
+        assert_eq!(version.len(), 16, "{version}");
+        versions.push(version);
+        std::fs::write(input.path().join("a.yaml"), named(name)).unwrap();
+    }
+    assert_ne!(versions[0], versions[1], "other routes, another version");
+    // The same routes again: the same version.
+    local.reconcile().unwrap();
+    assert_eq!(
+        version_info(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap()),
+        versions[0]
+    );
+}
+
+#[test]
+fn a_pass_that_changes_only_statuses_leaves_routes_json_alone() {
+    use std::os::unix::fs::MetadataExt;
+
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
+    let mut local = Local::new(options(input.path(), out.path())).unwrap();
+    local.reconcile().unwrap();
+    let routes = out.path().join(ROUTES_FILE);
+    let inode = std::fs::metadata(&routes).unwrap().ino();
+
+    // An object that loses its only host to `default/a`, and one that
+    // breaks the API's rules: new statuses, the same routes.
+    let loser = named("b").replace("b.example.com", "a.example.com");
+    std::fs::write(input.path().join("b.yaml"), loser).unwrap();
+    std::fs::write(
+        input.path().join("c.yaml"),
+        named("c").replace("prefix: /", "prefix: //"),
+    )
+    .unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!((summary.written, summary.status_changes), (vec![STATUS_FILE], 2));
+    let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
+    assert_eq!(status["default/b"]["conditions"][0]["reason"], "HostConflict");
+    assert_eq!(status["default/c"]["conditions"][0]["reason"], "Invalid");
+    // Not renamed over: an Envoy watching routes.json is not woken.
+    assert_eq!(std::fs::metadata(&routes).unwrap().ino(), inode);
+
+    // A change of routes renames it once in the pass.
+    std::fs::remove_file(input.path().join("a.yaml")).unwrap();
+    let summary = local.reconcile().unwrap();
+    let renames = summary.written.iter().filter(|name| **name == ROUTES_FILE).count();
+    assert_eq!(renames, 1, "{summary:?}");
+    assert_ne!(std::fs::metadata(&routes).unwrap().ino(), inode);
+    assert_eq!(served_hosts(out.path()), ["a.example.com"], "default/b serves it now");
 }

@@ -29,6 +29,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub mod objects;
+#[cfg(all(target_os = "linux", any(test, feature = "testing")))]
+pub mod testing;
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit
@@ -77,6 +79,22 @@ pub struct Document {
 pub struct ReadError {
     pub file: PathBuf,
     pub message: String,
+    pub failure: Failure,
+}
+
+/// Whether a [`ReadError`] says what a path holds, or that it is unknown.
+/// A reader that keeps state (the controller's local mode) must not take an
+/// I/O error for a deletion: only a listing that succeeds without a file
+/// says the file is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The path could not be listed, examined or read: whatever manifests
+    /// it holds (for a directory: every file under it) are unknown, not
+    /// absent.
+    Io,
+    /// The path was read and what it holds is wrong: bad content, a limit
+    /// broken, or a directory listed without a manifest in it.
+    Content,
 }
 
 impl fmt::Display for ReadError {
@@ -108,20 +126,23 @@ pub fn stamp(paths: &[PathBuf]) -> Stamp {
         .collect()
 }
 
-/// Every manifest file named by `paths`, expanded from directories, in order,
-/// and an error for each path that could not be listed or held no manifest.
-/// One bad path does not hide the others: callers report everything.
+/// Every manifest file named by `paths`, expanded from directories, in order
+/// (for one directory: the order of the paths), and an error for each path
+/// that could not be listed or examined ([`Failure::Io`]: a directory, or an
+/// entry that may be one, or a manifest link that leads nowhere; its
+/// siblings are still listed) or held no manifest. One bad path does not
+/// hide the others: callers report everything.
 pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
-            Err(e) => errors.push(error(path, format!("cannot read: {e}"))),
+            Err(e) => errors.push(io_error(path, format!("cannot read: {e}"))),
             Ok(metadata) if metadata.is_dir() => {
-                let before = out.len();
-                if let Err(e) = walk(path, &mut out) {
-                    errors.push(e);
-                } else if out.len() == before {
+                let (files_before, errors_before) = (out.len(), errors.len());
+                walk(path, &mut out, &mut errors);
+                // Only a complete listing can tell that nothing is there.
+                if out.len() == files_before && errors.len() == errors_before {
                     errors.push(error(path, "directory holds no .yaml, .yml or .json file".into()));
                 }
             }
@@ -134,41 +155,65 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
     (out, errors)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| error(dir, format!("cannot list: {e}")))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .collect();
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(e) => {
+            errors.push(io_error(dir, format!("cannot list: {e}")));
+            return;
+        }
+    };
+    let mut entries = Vec::new();
+    for entry in listing {
+        match entry {
+            Ok(entry) => entries.push(entry.path()),
+            // What the listing did not reach is unknown; what it did is read.
+            Err(e) => {
+                errors.push(io_error(dir, format!("cannot list: {e}")));
+                break;
+            }
+        }
+    }
     entries.sort();
     for path in entries {
+        let file_type = match std::fs::symlink_metadata(&path) {
+            Ok(metadata) => metadata.file_type(),
+            // Not even its type is known: it may be a directory of manifests.
+            Err(e) => {
+                errors.push(io_error(&path, format!("cannot read: {e}")));
+                continue;
+            }
+        };
         // Links are not followed into directories: no cycles.
-        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
-        if is_dir {
-            walk(&path, out)?;
+        if file_type.is_dir() {
+            walk(&path, out, errors);
         } else if path
             .extension()
             .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-            // Only regular files (links to them included): a FIFO found in a
-            // directory would block the read forever.
-            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
         {
-            out.push(path);
+            match std::fs::metadata(&path) {
+                // Only regular files (links to them included): a FIFO found
+                // in a directory would block the read forever.
+                Ok(metadata) if metadata.is_file() => out.push(path),
+                Ok(_) => {}
+                // A link to a manifest that is not there now (a volume gone,
+                // a link being replaced) is unreadable, not deleted.
+                Err(e) => errors.push(io_error(&path, format!("cannot read: {e}"))),
+            }
         }
     }
-    Ok(())
 }
 
 /// Reads one file's documents within `limits`.
 pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
-    let handle = std::fs::File::open(file).map_err(|e| error(file, format!("cannot open: {e}")))?;
+    let handle = std::fs::File::open(file).map_err(|e| io_error(file, format!("cannot open: {e}")))?;
     let mut bytes = Vec::new();
     // Read one byte past the limit to tell "at the limit" from "over it",
     // without trusting the size the file system reports.
     handle
         .take(limits.max_file_bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| error(file, format!("cannot read: {e}")))?;
+        .map_err(|e| io_error(file, format!("cannot read: {e}")))?;
     parse(file, &bytes, limits)
 }
 
@@ -304,214 +349,22 @@ fn depth(value: &Value) -> usize {
     deepest
 }
 
+/// A [`Failure::Content`] error.
 fn error(file: &Path, message: String) -> ReadError {
     ReadError {
         file: file.to_path_buf(),
         message,
+        failure: Failure::Content,
+    }
+}
+
+/// A [`Failure::Io`] error.
+fn io_error(file: &Path, message: String) -> ReadError {
+    ReadError {
+        failure: Failure::Io,
+        ..error(file, message)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const HOST: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a}\n";
-
-    fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-
-    fn read_err(file: &Path, limits: &Limits) -> String {
-        let e = read(file, limits).unwrap_err();
-        assert_eq!(e.file, file);
-        e.message
-    }
-
-    #[test]
-    fn yaml_documents_are_numbered_in_order_and_empty_ones_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = write(dir.path(), "a.yaml", "---\na: 1\n---\n---\nb: 2\n---\n");
-        let documents = read(&file, &Limits::default()).unwrap();
-        let found: Vec<_> = documents.iter().map(|d| (d.index, d.value.clone())).collect();
-        assert_eq!(
-            found,
-            [(0, serde_json::json!({"a": 1})), (1, serde_json::json!({"b": 2}))]
-        );
-        assert!(documents.iter().all(|d| d.file == file));
-    }
-
-    #[test]
-    fn json_files_hold_one_or_more_values() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = write(dir.path(), "a.json", r#"{"a": 1} {"b": [2]}"#);
-        let values: Vec<_> = read(&file, &Limits::default())
-            .unwrap()
-            .into_iter()
-            .map(|d| d.value)
-            .collect();
-        assert_eq!(values, [serde_json::json!({"a": 1}), serde_json::json!({"b": [2]})]);
-        let bad = write(dir.path(), "b.json", r#"{"a": "#);
-        assert!(read_err(&bad, &Limits::default()).starts_with("invalid JSON: "));
-    }
-
-    #[test]
-    fn list_items_are_documents_of_their_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = write(
-            dir.path(),
-            "list.yaml",
-            "kind: List\nitems: [{a: 1}, {a: 2}]\n---\n{a: 3}\n",
-        );
-        let found: Vec<_> = read(&file, &Limits::default())
-            .unwrap()
-            .into_iter()
-            .map(|d| (d.index, d.value["a"].as_i64().unwrap()))
-            .collect();
-        assert_eq!(found, [(0, 1), (1, 2), (2, 3)]);
-        let bad = write(dir.path(), "bad.yaml", "kind: List\nitems: {a: 1}\n");
-        assert!(read_err(&bad, &Limits::default()).contains("`kind: List` document needs an `items` list"));
-    }
-
-    #[test]
-    fn a_file_at_the_size_limit_is_read_and_one_byte_more_is_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let limits = Limits {
-            max_file_bytes: HOST.len() as u64,
-            ..Limits::default()
-        };
-        let at = write(dir.path(), "at.yaml", HOST);
-        assert_eq!(read(&at, &limits).unwrap().len(), 1);
-        let over = write(dir.path(), "over.yaml", format!("{HOST}\n"));
-        assert_eq!(
-            read_err(&over, &limits),
-            format!("larger than the {} byte limit", HOST.len())
-        );
-    }
-
-    #[test]
-    fn invalid_utf8_names_its_offset() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = write(dir.path(), "a.yaml", b"kind: \xff\n");
-        assert_eq!(
-            read_err(&file, &Limits::default()),
-            "not UTF-8: invalid byte at offset 6 (manifests must be UTF-8 text)"
-        );
-    }
-
-    #[test]
-    fn a_file_without_documents_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in [
-            ("empty.yaml", ""),
-            ("comments.yaml", "# nothing\n---\n"),
-            ("empty.json", " \n"),
-        ] {
-            let file = write(dir.path(), name, text);
-            assert_eq!(
-                read_err(&file, &Limits::default()),
-                "holds no document (empty, or only comments)",
-                "{name}"
-            );
-        }
-    }
-
-    #[test]
-    fn nesting_beyond_the_depth_limit_is_an_error_in_yaml_and_json() {
-        let dir = tempfile::tempdir().unwrap();
-        let limits = Limits {
-            max_depth: 3,
-            ..Limits::default()
-        };
-        let ok = write(dir.path(), "ok.yaml", "a: {b: [1]}\n");
-        assert_eq!(read(&ok, &limits).unwrap().len(), 1);
-        let block = write(dir.path(), "block.yaml", "a:\n  b:\n    c:\n      d: 1\n");
-        assert!(read_err(&block, &limits).starts_with("nested deeper than 3 levels (at line "));
-        let json = write(dir.path(), "deep.json", r#"{"a": {"b": {"c": [1]}}}"#);
-        assert_eq!(read_err(&json, &limits), "nested deeper than 3 levels");
-        // A List counts whole, as in YAML: its items are 2 levels down.
-        let list = write(dir.path(), "list.json", r#"{"kind": "List", "items": [{"a": [1]}]}"#);
-        assert_eq!(read_err(&list, &limits), "nested deeper than 3 levels");
-    }
-
-    #[test]
-    fn document_node_and_alias_limits_are_errors() {
-        let dir = tempfile::tempdir().unwrap();
-        let small = Limits {
-            max_documents: 2,
-            max_nodes: 10,
-            ..Limits::default()
-        };
-        let documents = write(dir.path(), "docs.yaml", "a: 1\n---\nb: 2\n---\nc: 3\n");
-        assert!(read_err(&documents, &small).starts_with("more than 2 documents"));
-        let list = write(dir.path(), "list.json", r#"{"kind": "List", "items": [1, 2, 3]}"#);
-        assert_eq!(read_err(&list, &small), "more than 2 documents");
-        let nodes = write(dir.path(), "nodes.yaml", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
-        assert!(read_err(&nodes, &small).starts_with("more than 10 YAML nodes"));
-        let few_aliases = Limits {
-            max_aliases: 2,
-            ..Limits::default()
-        };
-        let aliases = write(dir.path(), "aliases.yaml", "a: &a 1\nb: *a\nc: *a\nd: *a\n");
-        assert!(read_err(&aliases, &few_aliases).starts_with("more than 2 YAML aliases"));
-        let small_expansion = Limits {
-            max_alias_expansion: 20,
-            ..Limits::default()
-        };
-        // 2 aliases of 9 nodes each: 18 added, within 20; 3 would be 27.
-        let within = write(
-            dir.path(),
-            "within.yaml",
-            "a: &a [1, 2, 3, 4, 5, 6, 7, 8]\nb: [*a, *a]\n",
-        );
-        assert_eq!(read(&within, &small_expansion).unwrap().len(), 1);
-        let bomb = write(
-            dir.path(),
-            "bomb.yaml",
-            "a: &a [1, 2, 3, 4, 5, 6, 7, 8]\nb: [*a, *a, *a]\n",
-        );
-        let message = read_err(&bomb, &small_expansion);
-        assert!(message.contains("alias replay limit exceeded"), "{message}");
-    }
-
-    #[test]
-    fn duplicate_keys_are_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = write(dir.path(), "dup.yaml", "a: 1\na: 2\n");
-        assert!(read_err(&file, &Limits::default()).contains("duplicate mapping key: a"));
-    }
-
-    #[test]
-    fn directories_are_walked_in_name_order_for_manifest_files_only() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let b = write(dir.path(), "b.yml", HOST);
-        let a = write(dir.path(), "a.json", "{}");
-        let c = write(&dir.path().join("sub"), "c.yaml", HOST);
-        write(dir.path(), "notes.txt", "not a manifest");
-        let (files, errors) = files(&[dir.path().to_path_buf()]);
-        assert_eq!(files, [a, b, c]);
-        assert!(errors.is_empty());
-    }
-
-    #[test]
-    fn every_bad_path_is_reported_and_the_good_ones_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let good = write(dir.path(), "good.txt", HOST);
-        let missing = dir.path().join("missing.yaml");
-        let empty = dir.path().join("empty");
-        std::fs::create_dir(&empty).unwrap();
-        let (files, errors) = files(&[missing.clone(), good.clone(), empty.clone()]);
-        // A named file is read whatever its extension.
-        assert_eq!(files, [good]);
-        let errors: Vec<_> = errors.iter().map(|e| (e.file.clone(), e.message.clone())).collect();
-        assert_eq!(errors.len(), 2);
-        assert_eq!(errors[0].0, missing);
-        assert!(errors[0].1.starts_with("cannot read: "), "{}", errors[0].1);
-        assert_eq!(
-            errors[1],
-            (empty, "directory holds no .yaml, .yml or .json file".to_owned())
-        );
-    }
-}
+mod tests;
