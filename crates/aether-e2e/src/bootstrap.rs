@@ -23,6 +23,8 @@ pub enum RouteSource {
 }
 
 const LISTENER: &str = "/static_resources/listeners/0";
+/// The listener's `rds` (route configuration name and source), as a JSON pointer.
+pub const RDS: &str = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/rds";
 const CONFIG_SOURCE: &str = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/rds/config_source";
 
 /// The generated bootstrap for `source`, as checked in.

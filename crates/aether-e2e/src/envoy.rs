@@ -50,7 +50,21 @@ impl Envoy {
     /// interface answers.
     pub fn start(source: &RouteSource, clusters: &BTreeMap<String, SocketAddr>) -> Self {
         let (admin, listener) = (free_port(), free_port());
-        let bootstrap = bootstrap::on_loopback(source, admin, listener, clusters);
+        Self::run(bootstrap::on_loopback(source, admin, listener, clusters))
+    }
+
+    /// Starts Envoy on `bootstrap` (from [`bootstrap::on_loopback`], maybe
+    /// changed further); returns once its admin interface answers.
+    pub fn run(bootstrap: Value) -> Self {
+        let port = |at: &str| {
+            let port = bootstrap
+                .pointer(at)
+                .and_then(Value::as_u64)
+                .unwrap_or_else(|| panic!("the bootstrap has no port at {at}"));
+            u16::try_from(port).expect("a port")
+        };
+        let admin = port("/admin/address/socket_address/port_value");
+        let listener = port("/static_resources/listeners/0/address/socket_address/port_value");
         let dir = tempfile::tempdir().expect("a temporary directory");
         let config = dir.path().join("bootstrap.json");
         std::fs::write(&config, serde_json::to_vec_pretty(&bootstrap).expect("JSON")).expect("writing the bootstrap");

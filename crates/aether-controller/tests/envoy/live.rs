@@ -132,6 +132,7 @@ fn check(mode: Mode) {
     edge.wait_for("app-9.example.org", "/", Some("svc-web"));
     edge.wait_for("www.example.com", "/", Some("svc-web"));
     let envoy_id = edge.envoy.id();
+    let _versions: BTreeSet<String> = BTreeSet::new();
     for step in steps() {
         let (attempts, successes) = (edge.envoy.stat(UPDATE_ATTEMPT), edge.envoy.stat(UPDATE_SUCCESS));
         let started = Instant::now();

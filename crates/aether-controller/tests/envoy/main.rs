@@ -7,6 +7,7 @@
 
 mod escapes;
 mod examples;
+mod faults;
 mod live;
 mod properties;
 mod restart;
