@@ -97,11 +97,10 @@ fn median(mut values: Vec<f64>) -> f64 {
 fn measure(n: usize, mode: Mode) {
     let edited = n / 2;
     let file_of = |i: usize| format!("objects-{:04}.yaml", i / PER_FILE);
-    let files: Vec<(String, String)> = (0..n.div_ceil(PER_FILE))
-        .map(|f| {
-            let range = f * PER_FILE..((f + 1) * PER_FILE).min(n);
-            (file_of(range.start), manifest(range.map(|i| fixtures::object(i, 1))))
-        })
+    let files: Vec<(String, String)> = fixtures::objects(n)
+        .chunks(PER_FILE)
+        .enumerate()
+        .map(|(f, chunk)| (file_of(f * PER_FILE), manifest(chunk.iter().cloned())))
         .collect();
     let edited_text = |version: u32| {
         let start = edited / PER_FILE * PER_FILE;
