@@ -12,6 +12,7 @@ use crate::envoy;
 use crate::input::VirtualHostObject;
 use crate::projector::ProjectError;
 use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
+use crate::tls;
 use crate::validation;
 
 /// Projects a set of VirtualHost objects in one go. Takes objects or
@@ -103,6 +104,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     let mut dependencies: HashSet<(&str, u32)> = HashSet::new();
     let mut tls_secrets = HashSet::new();
     let mut left_out = Vec::new();
+    let mut served = Vec::new();
     for ((object, problems), won) in objects.iter().zip(problems).zip(won) {
         if !problems.is_empty() {
             left_out.push(LeftOut {
@@ -136,8 +138,15 @@ pub fn project<O: Borrow<VirtualHostObject>>(
                 .filter_map(|r| r.backend.as_ref())
                 .map(|b| (b.service.as_str(), b.port)),
         );
-        tls_secrets.extend(TlsSecret::of(object));
+        let secret = TlsSecret::of(object);
+        tls_secrets.extend(secret.clone());
+        served.push((object.key(), domains, secret));
     }
+    let (tls_chains, plain_hosts_under_tls_wildcards) = tls::chains(
+        served
+            .iter()
+            .map(|(key, domains, secret)| (key.clone(), domains.as_slice(), secret.as_ref())),
+    );
     envoy::encode_route_configuration_tail(&mut route_configuration);
     let mut dependencies: Vec<(String, u32)> = dependencies
         .into_iter()
@@ -150,6 +159,8 @@ pub fn project<O: Borrow<VirtualHostObject>>(
         route_configuration,
         dependencies: Dependency::group(&dependencies),
         tls_secrets,
+        tls_chains,
+        plain_hosts_under_tls_wildcards,
         report: Report { conflicts, left_out },
     })
 }

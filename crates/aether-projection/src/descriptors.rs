@@ -1,11 +1,13 @@
 //! Envoy's own descriptors, for the canonical proto3 JSON form of the
-//! `RouteConfiguration`.
+//! resources the edge is given: the `RouteConfiguration`, the HTTPS
+//! `Listener` (with the connection manager, TLS context and filters packed
+//! into it), `Secret`s and the `DiscoveryResponse` files hold them in.
 //!
 //! envoy-types compiles its types from Envoy's protos and keeps the
 //! descriptor set it used (`src/generated/types.bin`), but has no API for it.
 //! `cargo xtask codegen` (generator `aether-envoy-route` in buf.gen.yaml)
-//! writes the part of that set which `envoy.config.route.v3.RouteConfiguration`
-//! needs to `generated/descriptors/envoy_route_v3.binpb`, from the envoy-types
+//! writes the part of that set which those messages need to
+//! `generated/descriptors/envoy_edge_v3.binpb`, from the envoy-types
 //! version this crate builds against; its drift check says when an
 //! envoy-types upgrade needs a regeneration.
 
@@ -17,13 +19,13 @@ use prost_reflect::{DescriptorPool, MessageDescriptor};
 pub const ROUTE_CONFIGURATION: &str = "envoy.config.route.v3.RouteConfiguration";
 
 /// The generated subset of envoy-types' descriptor set.
-pub const ENVOY_ROUTE_V3_DESCRIPTORS: &[u8] = include_bytes!("../generated/descriptors/envoy_route_v3.binpb");
+pub const ENVOY_EDGE_V3_DESCRIPTORS: &[u8] = include_bytes!("../generated/descriptors/envoy_edge_v3.binpb");
 
 static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
-    DescriptorPool::decode(ENVOY_ROUTE_V3_DESCRIPTORS).expect("the generated descriptor set decodes (tested)")
+    DescriptorPool::decode(ENVOY_EDGE_V3_DESCRIPTORS).expect("the generated descriptor set decodes (tested)")
 });
 
-/// The descriptor pool holding `RouteConfiguration` and everything it uses.
+/// The descriptor pool holding the edge's resources and everything they use.
 pub fn pool() -> &'static DescriptorPool {
     &POOL
 }

@@ -41,11 +41,13 @@ mod config;
 pub mod descriptors;
 mod envoy;
 mod input;
+pub mod listener;
 mod manifest;
 mod output;
 mod path;
 mod projector;
 mod snapshot;
+mod tls;
 mod validation;
 
 pub use aether_api::ObjectKey;
@@ -58,6 +60,7 @@ pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};
 pub use projector::{ProjectError, Projector};
 pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
+pub use tls::{TlsChain, covering_wildcards};
 pub use validation::Problem;
 
 /// Envoy's generated types, as returned by [`Snapshot::route_configuration`].

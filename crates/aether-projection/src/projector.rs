@@ -19,6 +19,7 @@ use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
+use crate::tls;
 use crate::validation::{self, Problem};
 use aether_api::ObjectKey;
 
@@ -301,10 +302,17 @@ impl Projector {
             }))
             .collect();
         left_out.sort_by(|a, b| a.object.cmp(&b.object));
+        let (tls_chains, plain_hosts_under_tls_wildcards) =
+            tls::chains(self.included.iter().filter_map(|key| match self.objects.get(key) {
+                Some(Entry::Valid(valid)) => Some((key.clone(), valid.domains.as_slice(), valid.secret.as_ref())),
+                _ => None,
+            }));
         Snapshot {
             route_configuration,
             dependencies,
             tls_secrets: self.secrets.keys().cloned().collect(),
+            tls_chains,
+            plain_hosts_under_tls_wildcards,
             report: Report { conflicts, left_out },
         }
     }

@@ -7,6 +7,7 @@ use prost::Message;
 use serde::Serialize;
 
 use crate::input::VirtualHostObject;
+use crate::tls::TlsChain;
 use crate::validation::Problem;
 use aether_api::ObjectKey;
 
@@ -27,6 +28,16 @@ pub struct Snapshot {
     pub dependencies: Vec<Dependency>,
     /// Every TLS secret the projected objects terminate with, sorted.
     pub tls_secrets: Vec<TlsSecret>,
+    /// The HTTPS listener's filter chains: one per secret of
+    /// [`Snapshot::tls_secrets`], in the same order, with the hosts it
+    /// serves.
+    pub tls_chains: Vec<TlsChain>,
+    /// Hosts served without TLS (their object has no `tls`) that a TLS
+    /// wildcard host of another object would otherwise cover, sorted: the
+    /// HTTPS listener refuses their SNI rather than answer it with that
+    /// wildcard's certificate, since a host without `tls` is not served
+    /// over TLS.
+    pub plain_hosts_under_tls_wildcards: Vec<String>,
     /// Conflicts and objects left out.
     pub report: Report,
 }
@@ -90,7 +101,7 @@ pub struct TlsSecret {
 
 impl TlsSecret {
     /// The secret a (valid) object terminates TLS with, if any.
-    pub(crate) fn of(object: &VirtualHostObject) -> Option<Self> {
+    pub fn of(object: &VirtualHostObject) -> Option<Self> {
         object.spec.tls.as_ref().map(|tls| {
             // Validation lets only defined providers through.
             let provider = SecretProvider::try_from(tls.provider).unwrap_or(SecretProvider::Unspecified);

@@ -189,6 +189,43 @@ proptest! {
         prop_assert_eq!(reported, invalid);
     }
 
+    /// Each served host is in the TLS chain of its owner's secret, and in
+    /// no chain when its owner has no `tls`: a host lost to an older object
+    /// never brings its secret along, and no two chains share a host (Envoy
+    /// would reject the listener). Plain hosts listed as under a TLS
+    /// wildcard are exactly those a chain's wildcard covers.
+    #[test]
+    fn every_served_host_is_in_its_owners_chain_only(objects in objects_strategy()) {
+        let snapshot = full(&objects);
+        let by_key: BTreeMap<String, &VirtualHostObject> = objects.iter().map(|o| (o.key().to_string(), o)).collect();
+        let mut expected: BTreeMap<String, String> = BTreeMap::new();
+        let mut plain = Vec::new();
+        for virtual_host in &snapshot.route_configuration().unwrap().virtual_hosts {
+            let owner = by_key[&virtual_host.name];
+            for domain in &virtual_host.domains {
+                match owner.spec.tls.as_ref().and_then(|_| aether_projection::TlsSecret::of(owner)) {
+                    Some(secret) => { expected.insert(domain.clone(), aether_projection::listener::sds_secret_name(&secret)); }
+                    None => plain.push(domain.clone()),
+                }
+            }
+        }
+        let mut actual = BTreeMap::new();
+        for chain in &snapshot.tls_chains {
+            for name in &chain.server_names {
+                prop_assert!(actual.insert(name.clone(), aether_projection::listener::sds_secret_name(&chain.secret)).is_none(), "{name} in two chains");
+            }
+        }
+        prop_assert_eq!(&actual, &expected);
+        let secrets: Vec<_> = snapshot.tls_chains.iter().map(|chain| chain.secret.clone()).collect();
+        prop_assert_eq!(secrets, snapshot.tls_secrets.clone());
+        let mut covered: Vec<String> = plain
+            .into_iter()
+            .filter(|host| aether_projection::covering_wildcards(host).any(|w| actual.contains_key(&w)))
+            .collect();
+        covered.sort();
+        prop_assert_eq!(covered, snapshot.plain_hosts_under_tls_wildcards.clone());
+    }
+
     /// The route configuration is assembled from cached encodings (a head,
     /// the virtual hosts, a tail); decoding it and encoding it again with
     /// prost, which writes fields in field-number order, gives the same

@@ -1,14 +1,17 @@
-//! `aether-envoy-route`: Envoy's own descriptors for its route configuration,
-//! so that aether-projection writes and reads `RouteConfiguration` in
-//! Envoy's canonical proto3 JSON without protoc or Envoy's protos.
+//! `aether-envoy-route`: Envoy's own descriptors for the resources the edge
+//! is given (its route configuration, its HTTPS listener with everything
+//! packed into it, its secrets, and the `DiscoveryResponse` of the files
+//! Envoy reads them from), so that aether-projection and the controller
+//! write and read them in Envoy's canonical proto3 JSON without protoc or
+//! Envoy's protos.
 //!
 //! envoy-types compiles its types from Envoy's protos and keeps the
 //! descriptor set it used (`src/generated/types.bin` in its crate), but has
 //! no API for it. The input here is that file, from the envoy-types source
 //! Cargo.lock pins (the version aether-projection builds against); the
-//! output is the part of it that `envoy.config.route.v3.RouteConfiguration`
-//! needs, dependencies first, without source info (only comments and spans,
-//! and most of the size). It does not depend on `api/`.
+//! output is the part of it that [`ROOTS`] need, dependencies first, without
+//! source info (only comments and spans, and most of the size). It does not
+//! depend on `api/`.
 
 use std::collections::HashSet;
 
@@ -18,29 +21,45 @@ use prost_reflect::{DescriptorPool, FileDescriptor};
 
 use crate::proto_deps::PinnedCrates;
 
-/// The message the subset is made for.
+/// The route configuration, the first of [`ROOTS`].
 pub const ROUTE_CONFIGURATION: &str = "envoy.config.route.v3.RouteConfiguration";
+/// The messages the subset is made for: the resources the edge is given,
+/// and each message packed into an `Any` inside them (JSON spells a packed
+/// message out, so its descriptor must be there too).
+pub const ROOTS: &[&str] = &[
+    ROUTE_CONFIGURATION,
+    "envoy.config.listener.v3.Listener",
+    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+    "envoy.extensions.filters.http.router.v3.Router",
+    "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector",
+    "envoy.extensions.filters.network.direct_response.v3.Config",
+    "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext",
+    "envoy.extensions.transport_sockets.tls.v3.Secret",
+    "envoy.service.discovery.v3.DiscoveryResponse",
+];
 /// The output's file name.
-pub const FILE: &str = "envoy_route_v3.binpb";
+pub const FILE: &str = "envoy_edge_v3.binpb";
 
 pub fn generate(pinned: &PinnedCrates) -> Result<Vec<(String, Vec<u8>)>> {
     let source = pinned.dir("envoy-types")?.join("src/generated/types.bin");
     let full = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
-    let subset = route_configuration_subset(&full).with_context(|| format!("in {}", source.display()))?;
+    let subset = edge_subset(&full).with_context(|| format!("in {}", source.display()))?;
     Ok(vec![(FILE.to_owned(), subset)])
 }
 
-/// From a full `FileDescriptorSet`, the files that define
-/// [`ROUTE_CONFIGURATION`] and all they import, dependencies first (as
-/// `DescriptorPool::decode` wants them), source info stripped.
-pub fn route_configuration_subset(full_set: &[u8]) -> Result<Vec<u8>> {
+/// From a full `FileDescriptorSet`, the files that define [`ROOTS`] and all
+/// they import, dependencies first (as `DescriptorPool::decode` wants them),
+/// source info stripped.
+pub fn edge_subset(full_set: &[u8]) -> Result<Vec<u8>> {
     let pool = DescriptorPool::decode(full_set).context("decoding the descriptor set")?;
-    let message = pool
-        .get_message_by_name(ROUTE_CONFIGURATION)
-        .ok_or_else(|| anyhow!("the descriptor set has no {ROUTE_CONFIGURATION}"))?;
     let mut seen = HashSet::new();
     let mut files = Vec::new();
-    add_with_dependencies(message.parent_file(), &mut seen, &mut files);
+    for root in ROOTS {
+        let message = pool
+            .get_message_by_name(root)
+            .ok_or_else(|| anyhow!("the descriptor set has no {root}"))?;
+        add_with_dependencies(message.parent_file(), &mut seen, &mut files);
+    }
     let file = files
         .into_iter()
         .map(|file| {
@@ -79,6 +98,9 @@ mod tests {
         let pool = DescriptorPool::decode(bytes.as_slice()).unwrap();
         let route = pool.get_message_by_name(ROUTE_CONFIGURATION).unwrap();
         assert!(route.get_field_by_name("virtual_hosts").is_some());
+        for root in ROOTS {
+            assert!(pool.get_message_by_name(root).is_some(), "{root}");
+        }
         assert!(
             pool.files()
                 .all(|f| f.file_descriptor_proto().source_code_info.is_none())
@@ -100,7 +122,7 @@ mod tests {
 
     #[test]
     fn a_set_without_route_configuration_is_refused_by_name() {
-        let err = route_configuration_subset(&prost_types::FileDescriptorSet::default().encode_to_vec()).unwrap_err();
+        let err = edge_subset(&prost_types::FileDescriptorSet::default().encode_to_vec()).unwrap_err();
         assert!(err.to_string().contains(ROUTE_CONFIGURATION), "{err}");
     }
 }

@@ -1,0 +1,133 @@
+//! Which certificate each served host is terminated with: the edge's HTTPS
+//! listener, as data. [`crate::listener`] turns it into Envoy's listener.
+//!
+//! Hosts are the ones the route configuration serves, after the host dedup:
+//! a host an object lost to an older one is not in the loser's chain, so it
+//! never brings the loser's secret along. Every served host has exactly one
+//! owner, so it is in at most one chain, and a host never needs two
+//! certificates. Two objects naming one secret share its chain.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::snapshot::TlsSecret;
+use aether_api::ObjectKey;
+
+/// One filter chain of the HTTPS listener: a secret and the hosts served
+/// with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsChain {
+    /// The certificate and key.
+    pub secret: TlsSecret,
+    /// The hosts (exact or `*.` wildcards) whose SNI selects this chain:
+    /// every host the referencing objects serve, sorted.
+    pub server_names: Vec<String>,
+    /// The served objects that reference the secret, sorted.
+    pub objects: Vec<ObjectKey>,
+}
+
+/// Collects the chains from the served objects: `(object, hosts it serves,
+/// its secret)`, in any order. Returns the chains sorted by secret, and the
+/// hosts served without TLS that a TLS wildcard would otherwise cover
+/// (see [`Snapshot::plain_hosts_under_tls_wildcards`](crate::Snapshot)).
+pub(crate) fn chains<'a>(
+    served: impl IntoIterator<Item = (ObjectKey, &'a [String], Option<&'a TlsSecret>)>,
+) -> (Vec<TlsChain>, Vec<String>) {
+    let mut by_secret: BTreeMap<&TlsSecret, (BTreeSet<String>, BTreeSet<ObjectKey>)> = BTreeMap::new();
+    let mut plain: Vec<&String> = Vec::new();
+    for (key, hosts, secret) in served {
+        match secret {
+            Some(secret) => {
+                let (names, objects) = by_secret.entry(secret).or_default();
+                names.extend(hosts.iter().cloned());
+                objects.insert(key);
+            }
+            None => plain.extend(hosts),
+        }
+    }
+    let tls_wildcards: BTreeSet<&str> = by_secret
+        .values()
+        .flat_map(|(names, _)| names.iter())
+        .filter(|name| name.starts_with("*."))
+        .map(String::as_str)
+        .collect();
+    let mut uncovered: Vec<String> = plain
+        .into_iter()
+        .filter(|host| covering_wildcards(host).any(|wildcard| tls_wildcards.contains(wildcard.as_str())))
+        .cloned()
+        .collect();
+    uncovered.sort_unstable();
+    let chains = by_secret
+        .into_iter()
+        .map(|(secret, (names, objects))| TlsChain {
+            secret: secret.clone(),
+            server_names: names.into_iter().collect(),
+            objects: objects.into_iter().collect(),
+        })
+        .collect();
+    (chains, uncovered)
+}
+
+/// The wildcards that Envoy would match `host` against when no more
+/// specific server name matches, most specific first: for
+/// `a.b.example.com` (or `*.b.example.com`), `*.b.example.com` (not for the
+/// wildcard itself), `*.example.com`, `*.com`. Envoy's filter chain match
+/// tries them in this order, as its route matching does for domains.
+pub fn covering_wildcards(host: &str) -> impl Iterator<Item = String> + '_ {
+    let wildcard = host.starts_with("*.");
+    host.match_indices('.')
+        .map(move |(dot, _)| format!("*{}", &host[dot..]))
+        .filter(move |candidate| !(wildcard && candidate == host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aether_api::config::v1::SecretProvider;
+
+    fn secret(name: &str) -> TlsSecret {
+        TlsSecret {
+            provider: SecretProvider::Kubernetes,
+            namespace: Some("default".into()),
+            secret_name: name.into(),
+        }
+    }
+
+    #[test]
+    fn covering_wildcards_are_every_parent_suffix_most_specific_first() {
+        let all: Vec<String> = covering_wildcards("a.b.example.com").collect();
+        assert_eq!(all, ["*.b.example.com", "*.example.com", "*.com"]);
+        let all: Vec<String> = covering_wildcards("*.b.example.com").collect();
+        assert_eq!(all, ["*.example.com", "*.com"]);
+        assert_eq!(covering_wildcards("localhost").count(), 0);
+    }
+
+    #[test]
+    fn objects_sharing_a_secret_share_a_chain_and_plain_hosts_under_a_tls_wildcard_are_listed() {
+        let (a, b) = (secret("a"), secret("b"));
+        let hosts = |list: &[&str]| list.iter().map(|h| h.to_string()).collect::<Vec<_>>();
+        let one = hosts(&["one.example.com"]);
+        let two = hosts(&["*.example.com", "two.example.net"]);
+        let other = hosts(&["other.example.org"]);
+        let plain = hosts(&["plain.example.com", "*.x.example.com", "plain.example.org"]);
+        let (chains, uncovered) = chains([
+            (ObjectKey::new("default", "two"), two.as_slice(), Some(&a)),
+            (ObjectKey::new("default", "one"), one.as_slice(), Some(&a)),
+            (ObjectKey::new("default", "other"), other.as_slice(), Some(&b)),
+            (ObjectKey::new("default", "plain"), plain.as_slice(), None),
+        ]);
+        assert_eq!(chains.len(), 2);
+        assert_eq!(
+            chains[0].server_names,
+            ["*.example.com", "one.example.com", "two.example.net"]
+        );
+        assert_eq!(
+            chains[0].objects,
+            [ObjectKey::new("default", "one"), ObjectKey::new("default", "two")]
+        );
+        assert_eq!(chains[1].server_names, ["other.example.org"]);
+        assert_eq!(uncovered, ["*.x.example.com", "plain.example.com"]);
+    }
+}
