@@ -23,6 +23,7 @@ pub mod local;
 pub mod metrics;
 pub mod outputs;
 pub mod status;
+pub mod tls;
 pub mod xds;
 
 pub use outputs::{Files, Written};

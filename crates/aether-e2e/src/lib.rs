@@ -20,6 +20,7 @@
 
 pub mod backends;
 pub mod bootstrap;
+pub mod certs;
 pub mod edge;
 pub mod envoy;
 pub mod http;
