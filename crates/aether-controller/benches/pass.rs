@@ -44,7 +44,7 @@ fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Obs
             )
         })
         .collect();
-    let first = plan(&snapshot, &observed, &Written::default(), now).unwrap();
+    let first = plan(&snapshot, &no_tls(), &observed, &Written::default(), now).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
     let files: Files = first.writes.into_iter().collect();
@@ -73,7 +73,7 @@ fn pass(c: &mut Criterion) {
                     }
                     projector.upsert(fixtures::object(n / 2, version));
                     let snapshot = projector.snapshot();
-                    let plan = plan(&snapshot, &observed, &written, now).unwrap();
+                    let plan = plan(&snapshot, &no_tls(), &observed, &written, now).unwrap();
                     assert_eq!(plan.writes.len(), usize::from(changes_routes));
                     assert_eq!(plan.patches, []);
                     black_box(plan)
@@ -86,3 +86,11 @@ fn pass(c: &mut Criterion) {
 
 criterion_group!(benches, pass);
 criterion_main!(benches);
+
+/// No secret read: every referenced one is refused.
+fn no_tls() -> aether_controller::EdgeTls {
+    aether_controller::EdgeTls {
+        settings: aether_controller::TlsSettings::new("/var/run/aether"),
+        resolutions: Default::default(),
+    }
+}

@@ -37,6 +37,9 @@ use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, TLS_SECRETS_FILE};
 use crate::status::Observed;
+use crate::tls::cluster::ClusterSecrets;
+use crate::tls::edge::LISTENERS_FILE;
+use crate::tls::{EdgeTls, TlsSettings};
 use crate::xds;
 
 /// What is watched: one namespace, or all (`None`).
@@ -91,6 +94,8 @@ pub struct ClusterState {
     listed: HashSet<Scope>,
     written: outputs::Written,
     xds: Option<xds::Publisher>,
+    tls: TlsSettings,
+    secrets: ClusterSecrets,
 }
 
 /// The projection's view of a VirtualHost, and its generation; `None` for
@@ -113,10 +118,12 @@ impl ClusterState {
     /// A state watching `scopes`, writing into `out` (which must exist).
     /// Files already in `out` are read so that identical ones are not rewritten.
     pub fn new(scopes: Vec<Scope>, out: PathBuf, projection: ProjectionConfig) -> Self {
-        let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE];
+        let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, LISTENERS_FILE];
         outputs::remove_stray_temporaries(&out, &files);
         let written = outputs::Written::read_existing(&out, &files);
         Self {
+            tls: TlsSettings::new(out.to_string_lossy()),
+            secrets: ClusterSecrets::default(),
             out,
             scopes,
             projector: Projector::new(projection),
@@ -126,6 +133,23 @@ impl ClusterState {
             written,
             xds: None,
         }
+    }
+
+    /// Hands the HTTPS listener to Envoy with `settings`, its `KUBERNETES`
+    /// secrets from `secrets`.
+    pub fn with_tls(mut self, settings: TlsSettings, secrets: ClusterSecrets) -> Self {
+        self.tls = settings;
+        self.secrets = secrets;
+        self
+    }
+
+    /// The Secrets store, fed by the Secret watch.
+    pub fn secrets_mut(&mut self) -> &mut ClusterSecrets {
+        &mut self.secrets
+    }
+
+    fn resolve_secrets(&mut self, secrets: &[aether_projection::TlsSecret]) -> crate::tls::Resolutions {
+        self.secrets.resolve(secrets, &self.tls, Timestamp::now().as_second())
     }
 
     /// Also publishes each pass's route configuration to an xDS server.
@@ -240,7 +264,11 @@ impl ClusterState {
             .iter()
             .map(|(key, known)| (key.clone(), known.observed.clone()))
             .collect();
-        let plan = crate::plan(&snapshot, &observed, &self.written, now)?;
+        let tls = EdgeTls {
+            resolutions: self.resolve_secrets(&snapshot.tls_secrets),
+            settings: self.tls.clone(),
+        };
+        let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);
         metrics.objects.set(self.known.len() as i64);
@@ -249,6 +277,7 @@ impl ClusterState {
         let written = outputs::write_changed(
             &self.out,
             &files,
+            &plan.secret_files,
             &mut self.written,
             snapshot.route_configuration_binary(),
         )?;

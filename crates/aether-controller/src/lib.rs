@@ -28,12 +28,17 @@ pub mod xds;
 
 pub use outputs::{Files, Written};
 pub use status::{Observed, StatusPatch};
+pub use tls::{EdgeTls, TlsSettings};
 
 /// What one reconcile pass should do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// Files whose content changed, in write order (name, bytes).
     pub writes: Vec<(&'static str, Vec<u8>)>,
+    /// Every SDS file of the ready secrets (name under `secrets/`,
+    /// content); [`outputs::write_changed`] writes those that changed and
+    /// removes the others.
+    pub secret_files: Vec<(String, Vec<u8>)>,
     /// Objects whose status differs from the stored one, in key order.
     pub patches: Vec<StatusPatch>,
     /// Host conflicts in the snapshot (one per lost host).
@@ -68,12 +73,20 @@ impl std::error::Error for PlanError {}
 /// differs from the desired one). `now` stamps conditions whose status flips.
 pub fn plan(
     snapshot: &Snapshot,
+    tls: &EdgeTls,
     observed: &BTreeMap<ObjectKey, Observed>,
     written: &Written,
     now: Timestamp,
 ) -> Result<Plan, PlanError> {
-    let writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
-    let patches = status::patches(snapshot, observed, now).map_err(PlanError::Decode)?;
+    let mut writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
+    let route_configuration_name = route_configuration_name(snapshot).map_err(PlanError::Decode)?;
+    let listener = tls::edge::files_listener(snapshot, tls, &route_configuration_name);
+    let listeners = tls::edge::discovery_response(&listener).map_err(PlanError::Render)?;
+    if written.differs(tls::edge::LISTENERS_FILE, &listeners) {
+        writes.push((tls::edge::LISTENERS_FILE, listeners));
+    }
+    let secret_files = tls::edge::secret_files(tls).map_err(PlanError::Render)?;
+    let patches = status::patches(snapshot, Some(&tls.resolutions), observed, now).map_err(PlanError::Decode)?;
     let invalid = snapshot
         .report
         .left_out
@@ -82,8 +95,20 @@ pub fn plan(
         .count();
     Ok(Plan {
         writes,
+        secret_files,
         patches,
         conflicts: snapshot.report.conflicts.len(),
         invalid,
     })
+}
+
+/// The `name` of the snapshot's route configuration, read without decoding
+/// the rest (prost skips every virtual host).
+fn route_configuration_name(snapshot: &Snapshot) -> Result<String, prost::DecodeError> {
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Name {
+        #[prost(string, tag = "1")]
+        name: String,
+    }
+    <Name as prost::Message>::decode(snapshot.route_configuration_binary()).map(|outline| outline.name)
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
 use aether_manifests::{self as manifests, Failure, Limits, objects};
-use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+use aether_projection::{ObjectKey, ProjectionConfig, Projector, TlsSecret, VirtualHostObject};
 use anyhow::Context;
 use jiff::Timestamp;
 use tracing::{error, info, warn};
@@ -36,6 +36,10 @@ use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
 use crate::status::{ACCEPTED, Observed};
+use crate::tls::edge::LISTENERS_FILE;
+use crate::tls::local::{self as secrets, SecretsDir};
+use crate::tls::status::RESOLVED_REFS;
+use crate::tls::{EdgeTls, TlsSettings};
 use crate::xds;
 
 /// Settings of local mode.
@@ -55,6 +59,11 @@ pub struct Options {
     pub once: bool,
     /// The projection's settings.
     pub projection: ProjectionConfig,
+    /// `--secrets DIR`: the `KUBERNETES` TLS secrets, as mounted Secrets
+    /// (`NAMESPACE/NAME/tls.crt`, `tls.key`); `None`: none available.
+    pub secrets: Option<PathBuf>,
+    /// How the HTTPS listener is handed to Envoy.
+    pub tls: TlsSettings,
 }
 
 /// What one pass did.
@@ -80,6 +89,9 @@ pub struct Local {
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
     written: outputs::Written,
     xds: Option<xds::Publisher>,
+    secrets: SecretsDir,
+    /// The secrets the last pass's snapshot referenced (polled for rotation).
+    referenced: Vec<TlsSecret>,
     /// The metrics (logged, since local mode serves no HTTP).
     pub metrics: Arc<Metrics>,
 }
@@ -92,7 +104,13 @@ impl Local {
             "the output directory {} does not exist",
             options.out.display()
         );
-        let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, STATUS_FILE];
+        let files = [
+            ROUTES_FILE,
+            DEPENDENCIES_FILE,
+            TLS_SECRETS_FILE,
+            STATUS_FILE,
+            LISTENERS_FILE,
+        ];
         outputs::remove_stray_temporaries(&options.out, &files);
         let written = outputs::Written::read_existing(&options.out, &files);
         let statuses = match written.get(STATUS_FILE) {
@@ -112,6 +130,8 @@ impl Local {
             },
         };
         Ok(Self {
+            secrets: SecretsDir::new(options.secrets.clone()),
+            referenced: Vec::new(),
             projector: Projector::new(options.projection.clone()),
             options,
             limits: Limits::default(),
@@ -131,9 +151,13 @@ impl Local {
         self
     }
 
-    /// The manifest files and their sizes and modification times.
-    fn fingerprint(&self) -> manifests::Stamp {
-        manifests::stamp(std::slice::from_ref(&self.options.manifests))
+    /// The manifest files and their sizes and modification times, and
+    /// those of the referenced secrets' files.
+    fn fingerprint(&self) -> (manifests::Stamp, secrets::Stamp) {
+        (
+            manifests::stamp(std::slice::from_ref(&self.options.manifests)),
+            self.secrets.stamp(&self.referenced, Timestamp::now().as_second()),
+        )
     }
 
     /// Reads the manifests and brings the projector up to date. Returns the
@@ -238,7 +262,15 @@ impl Local {
                 (key.clone(), Observed { generation: 0, status })
             })
             .collect();
-        let plan = crate::plan(&snapshot, &observed, &self.written, Timestamp::now())?;
+        let now = Timestamp::now();
+        let tls = EdgeTls {
+            resolutions: self
+                .secrets
+                .resolve(&snapshot.tls_secrets, &self.options.tls, now.as_second()),
+            settings: self.options.tls.clone(),
+        };
+        self.referenced = snapshot.tls_secrets.clone();
+        let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
         self.metrics.conflicts.set(plan.conflicts as i64);
         self.metrics.invalid_objects.set(plan.invalid as i64);
         self.metrics.objects.set(self.objects.len() as i64);
@@ -259,6 +291,7 @@ impl Local {
         let written = outputs::write_changed(
             &self.options.out,
             &files,
+            &plan.secret_files,
             &mut self.written,
             snapshot.route_configuration_binary(),
         )
@@ -328,12 +361,15 @@ impl Local {
 /// Logs a status change with the object's namespace and name.
 pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
     let accepted = status.conditions.iter().find(|c| c.r#type == ACCEPTED);
+    let refs = status.conditions.iter().find(|c| c.r#type == RESOLVED_REFS);
     info!(
         namespace = %key.namespace,
         name = %key.name,
         accepted = accepted.map_or("", |c| c.status.as_str()),
         reason = accepted.map_or("", |c| c.reason.as_str()),
         detail = accepted.map_or("", |c| c.message.as_str()),
+        resolved_refs = refs.map_or("", |c| c.status.as_str()),
+        refs_detail = refs.map_or("", |c| c.message.as_str()),
         route_count = status.route_count,
         "status changed"
     );

@@ -12,6 +12,8 @@ use aether_controller::debounce::{DEFAULT_MAX_DELAY, DEFAULT_QUIET, Debouncer};
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
+use aether_controller::tls::TlsSettings;
+use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
 use aether_projection::ProjectionConfig;
 use anyhow::Context;
@@ -53,6 +55,28 @@ struct Cli {
     /// Discovery Service (state of the world), on this address.
     #[arg(long, value_name = "ADDR", conflicts_with = "once")]
     xds_addr: Option<SocketAddr>,
+    /// Local mode: the TLS secrets the objects name (`KUBERNETES`), laid
+    /// out as mounted Secrets: DIR/NAMESPACE/NAME/tls.crt and tls.key.
+    /// Read when referenced, checked, and handed to Envoy by SDS; a change
+    /// of their files is served without a restart.
+    #[arg(long, value_name = "DIR", requires = "manifests")]
+    secrets: Option<PathBuf>,
+    /// Where Envoy's HTTPS listener (from listeners.json or LDS) binds.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8443")]
+    https_addr: SocketAddr,
+    /// The output directory as Envoy sees it, for the paths in
+    /// listeners.json; default --out (mount it at the same path).
+    #[arg(long, value_name = "DIR")]
+    envoy_dir: Option<PathBuf>,
+    /// Envoy's cluster for this controller's xDS server, which the HTTPS
+    /// listener served over xDS takes its routes and secrets through.
+    #[arg(long, value_name = "NAME", default_value = "aether-controller-xds")]
+    xds_cluster: String,
+    /// Envoy's cluster for the mesh's SDS, which serves the
+    /// AWS_SECRETS_MANAGER certificates by name; without it, those chains
+    /// are left out (ResolvedRefs=False).
+    #[arg(long, value_name = "NAME")]
+    mesh_sds_cluster: Option<String>,
     /// Cluster mode: serve Prometheus metrics at /metrics, and /readyz
     /// (200 once a pass has written the edge's files), on this address.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9090")]
@@ -105,6 +129,26 @@ fn main() -> ExitCode {
     })
 }
 
+/// How the HTTPS listener is handed to Envoy, from the flags.
+fn tls_settings(cli: &Cli) -> anyhow::Result<TlsSettings> {
+    let envoy_dir = match &cli.envoy_dir {
+        Some(dir) => dir.clone(),
+        // Envoy resolves a relative path against its own directory.
+        None => std::path::absolute(&cli.out).context("the output directory's absolute path")?,
+    };
+    let envoy_dir = envoy_dir
+        .to_str()
+        .context("the output directory's path is not UTF-8")?
+        .to_owned();
+    Ok(TlsSettings {
+        https_address: cli.https_addr.ip().to_string(),
+        https_port: cli.https_addr.port(),
+        xds_cluster: cli.xds_cluster.clone(),
+        mesh_sds_cluster: cli.mesh_sds_cluster.clone(),
+        ..TlsSettings::new(envoy_dir)
+    })
+}
+
 fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
     let projection = ProjectionConfig::default();
     let mut local = Local::new(Options {
@@ -115,6 +159,8 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
         max_delay: Duration::from_millis(cli.max_delay_ms),
         once: cli.once,
         projection: projection.clone(),
+        secrets: cli.secrets.clone(),
+        tls: tls_settings(cli)?,
     })?;
     // Local mode runs on this thread; an xDS server on a runtime of its own,
     // whose worker serves it until the runtime is dropped on return.
@@ -169,7 +215,8 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     });
     let events = futures_util::stream::select_all(streams);
     let projection = ProjectionConfig::default();
-    let mut state = ClusterState::new(scopes, cli.out.clone(), projection.clone());
+    let mut state = ClusterState::new(scopes, cli.out.clone(), projection.clone())
+        .with_tls(tls_settings(cli)?, ClusterSecrets::default());
     if let Some(addr) = cli.xds_addr {
         state = state.with_xds(start_xds(addr, &projection, metrics.clone()).await?);
     }

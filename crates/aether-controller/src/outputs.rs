@@ -13,6 +13,11 @@
 //!   Envoy reports as the version it runs.
 //! - `dependencies.json`: the backend services and their ports.
 //! - `tls-secrets.json`: the TLS secrets the edge must load.
+//! - `listeners.json` and `secrets/*.json`: the HTTPS listener and its
+//!   certificates ([`crate::tls::edge`]); the listener is moved into place
+//!   after `routes.json` (its chains route with it) and after the
+//!   certificates it names, and a certificate no longer named is removed
+//!   only after the listener that named it is replaced.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -102,12 +107,22 @@ pub fn temporary_name(name: &str) -> String {
 /// rename it over the target, fsync the directory (so the rename itself
 /// survives a power loss). On error the target is untouched.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_mode(dir, name, bytes, 0o644)
+}
+
+/// [`write_atomic`] with the file created with `mode` (before the umask):
+/// `0o600` for a file holding a private key, which is then never readable
+/// by others, not even between its creation and the rename.
+pub fn write_atomic_mode(dir: &Path, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let temporary = dir.join(temporary_name(name));
     let result = (|| {
+        // A temporary left by a killed run keeps its mode when reopened.
+        let _ = fs::remove_file(&temporary);
         let mut file = OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
+            .mode(mode)
             .open(&temporary)?;
         file.write_all(bytes)?;
         file.sync_all()?;
@@ -142,6 +157,9 @@ pub fn remove_stray_temporaries(dir: &Path, names: &[&'static str]) {
 pub struct Written {
     files: Files,
     routes_source: Option<Vec<u8>>,
+    /// The SDS files in `secrets/`: name → SHA-256 of the content (not the
+    /// content: it holds a private key).
+    secrets: BTreeMap<String, Vec<u8>>,
 }
 
 impl Written {
@@ -153,9 +171,26 @@ impl Written {
             .iter()
             .filter_map(|name| fs::read(dir.join(name)).ok().map(|bytes| (*name, bytes)))
             .collect();
+        // The SDS files an earlier run left: each is kept if this run
+        // writes the same, and removed otherwise (it may hold the key of a
+        // secret no longer referenced).
+        let mut secrets = BTreeMap::new();
+        let secrets_dir = dir.join(crate::tls::edge::secrets_dir());
+        if let Ok(entries) = fs::read_dir(&secrets_dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    // A temporary a killed run left.
+                    let _ = fs::remove_file(entry.path());
+                } else if let Ok(bytes) = fs::read(entry.path()) {
+                    secrets.insert(name, digest(&bytes));
+                }
+            }
+        }
         Self {
             files,
             routes_source: None,
+            secrets,
         }
     }
 
@@ -169,7 +204,7 @@ impl Written {
         self.routes_source.as_deref() == Some(binary)
     }
 
-    fn differs(&self, name: &str, bytes: &[u8]) -> bool {
+    pub(crate) fn differs(&self, name: &str, bytes: &[u8]) -> bool {
         self.get(name) != Some(bytes)
     }
 }
@@ -190,17 +225,52 @@ pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'s
     Ok(files)
 }
 
+fn digest(bytes: &[u8]) -> Vec<u8> {
+    ring::digest::digest(&ring::digest::SHA256, bytes).as_ref().to_vec()
+}
+
+/// Where a file goes in the write order: what others refer to first,
+/// `routes.json` after it, `listeners.json` (whose chains route with
+/// `routes.json`) last.
+fn write_rank(name: &str) -> u8 {
+    match name {
+        ROUTES_FILE => 1,
+        crate::tls::edge::LISTENERS_FILE => 2,
+        _ => 0,
+    }
+}
+
 /// Writes each of `files` that differs from `written` with [`write_atomic`]
-/// (`routes.json` last) and records it; `routes_source` is the route
-/// configuration `routes.json` was rendered from. Returns the names written.
-/// Stops at the first failure, which leaves that file as it was and
-/// unrecorded, so the next pass writes it again.
+/// (`routes.json`, then `listeners.json`, last) and records it;
+/// `routes_source` is the route configuration `routes.json` was rendered
+/// from. Before them, the SDS files of `secrets` (name relative to
+/// `secrets/` → content) that changed, owner-only; after them, the SDS
+/// files no longer in `secrets`, removed. Returns the names written
+/// (`secrets/` once for any SDS file written or removed). Stops at the
+/// first failure, which leaves that file as it was and unrecorded, so the
+/// next pass writes it again.
 pub fn write_changed(
     dir: &Path,
     files: &Files,
+    secrets: &[(String, Vec<u8>)],
     written: &mut Written,
     routes_source: &[u8],
 ) -> io::Result<Vec<&'static str>> {
+    let mut done = Vec::new();
+    let secrets_dir = dir.join(crate::tls::edge::secrets_dir());
+    let mut secrets_changed = false;
+    for (name, bytes) in secrets {
+        let name = name.rsplit('/').next().unwrap_or(name);
+        let hash = digest(bytes);
+        if written.secrets.get(name) == Some(&hash) {
+            continue;
+        }
+        ensure_private_dir(&secrets_dir)?;
+        write_atomic_mode(&secrets_dir, name, bytes, 0o600)
+            .map_err(|err| io::Error::new(err.kind(), format!("writing secrets/{name}: {err}")))?;
+        written.secrets.insert(name.to_owned(), hash);
+        secrets_changed = true;
+    }
     let mut changed: Vec<(&'static str, &Vec<u8>)> = files
         .iter()
         .filter(|(name, bytes)| match **name {
@@ -209,8 +279,7 @@ pub fn write_changed(
         })
         .map(|(name, bytes)| (*name, bytes))
         .collect();
-    changed.sort_by_key(|(name, _)| (*name == ROUTES_FILE, *name));
-    let mut done = Vec::new();
+    changed.sort_by_key(|(name, _)| (write_rank(name), *name));
     for (name, bytes) in changed {
         write_atomic(dir, name, bytes).map_err(|err| io::Error::new(err.kind(), format!("writing {name}: {err}")))?;
         if name == ROUTES_FILE {
@@ -221,5 +290,39 @@ pub fn write_changed(
         }
         done.push(name);
     }
+    let current: std::collections::BTreeSet<&str> = secrets
+        .iter()
+        .map(|(name, _)| name.rsplit('/').next().unwrap_or(name))
+        .collect();
+    let stale: Vec<String> = written
+        .secrets
+        .keys()
+        .filter(|name| !current.contains(name.as_str()))
+        .cloned()
+        .collect();
+    for name in stale {
+        match fs::remove_file(secrets_dir.join(&name)) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(io::Error::new(err.kind(), format!("removing secrets/{name}: {err}"))),
+        }
+        written.secrets.remove(&name);
+        secrets_changed = true;
+    }
+    if secrets_changed {
+        done.insert(0, "secrets/");
+    }
     Ok(done)
+}
+
+/// Creates `dir` owner-only (0700) if missing, and makes it so if not.
+fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        }
+        Err(err) => Err(err),
+    }
 }

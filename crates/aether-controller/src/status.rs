@@ -16,15 +16,20 @@
 //! `lastTransitionTime` changes only when `status` flips (as
 //! `meta.SetStatusCondition` does); conditions of other types are kept as
 //! they are.
+//!
+//! It also owns `ResolvedRefs`, whether the object's TLS secret could be
+//! served ([`crate::tls::status`], Gateway API's condition of that name).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
-use aether_projection::{LeftOutReason, ObjectKey, Problem, Snapshot};
+use aether_projection::{LeftOutReason, ObjectKey, Problem, Snapshot, TlsSecret};
 use jiff::Timestamp;
 use prost::Message as _;
 use serde_json::{Value, json};
+
+use crate::tls::Resolutions;
 
 /// The condition type the controller sets.
 pub const ACCEPTED: &str = "Accepted";
@@ -115,6 +120,8 @@ pub(crate) struct Index<'a> {
     lost: HashMap<&'a ObjectKey, Vec<(&'a str, &'a ObjectKey)>>,
     /// `namespace/name` → (domains, route count) of the served objects.
     served: HashMap<String, (Vec<String>, u32)>,
+    /// Served object → the secret its hosts are served with.
+    secret_of: HashMap<&'a ObjectKey, &'a TlsSecret>,
 }
 
 impl<'a> Index<'a> {
@@ -143,7 +150,25 @@ impl<'a> Index<'a> {
                 )
             })
             .collect();
-        Ok(Self { invalid, lost, served })
+        let secret_of = snapshot
+            .tls_chains
+            .iter()
+            .flat_map(|chain| chain.objects.iter().map(move |key| (key, &chain.secret)))
+            .collect();
+        Ok(Self {
+            invalid,
+            lost,
+            served,
+            secret_of,
+        })
+    }
+
+    /// For a served object, `Some(its secret)` (`Some(None)`: it has no
+    /// `tls`); `None` for an object the edge does not serve.
+    fn served_secret(&self, key: &ObjectKey) -> Option<Option<&'a TlsSecret>> {
+        self.served
+            .contains_key(&key.to_string())
+            .then(|| self.secret_of.get(key).copied())
     }
 
     fn verdict(&self, key: &ObjectKey) -> Verdict {
@@ -202,30 +227,46 @@ impl<'a> Index<'a> {
 }
 
 /// The status `key` should have, given what it has now. `now` is used only
-/// when the `Accepted` status flips (or first appears).
-pub(crate) fn desired(index: &Index<'_>, key: &ObjectKey, observed: &Observed, now: &str) -> VirtualHostStatus {
+/// when a condition's status flips (or it first appears). With `tls`, the
+/// `ResolvedRefs` condition is set too ([`crate::tls::status`]); without
+/// (aetherctl, which reads no secrets), it is left as stored.
+pub(crate) fn desired(
+    index: &Index<'_>,
+    key: &ObjectKey,
+    observed: &Observed,
+    now: &str,
+    tls: Option<&Resolutions>,
+) -> VirtualHostStatus {
     let verdict = index.verdict(key);
-    let current = observed.status.clone().unwrap_or_default();
-    let status = if verdict.accepted { "True" } else { "False" };
-    let previous = current.conditions.iter().position(|c| c.r#type == ACCEPTED);
-    let last_transition_time = match previous.map(|i| &current.conditions[i]) {
-        Some(condition) if condition.status == status && !condition.last_transition_time.is_empty() => {
-            condition.last_transition_time.clone()
+    let mut conditions = observed.status.clone().unwrap_or_default().conditions;
+    put_condition(
+        &mut conditions,
+        Condition {
+            r#type: ACCEPTED.to_owned(),
+            status: if verdict.accepted { "True" } else { "False" }.to_owned(),
+            observed_generation: observed.generation,
+            last_transition_time: String::new(),
+            reason: verdict.reason.to_owned(),
+            message: verdict.message,
+        },
+        now,
+    );
+    if let Some(tls) = tls {
+        match crate::tls::status::resolved_refs(index.served_secret(key), tls) {
+            Some((status, reason, message)) => put_condition(
+                &mut conditions,
+                Condition {
+                    r#type: crate::tls::status::RESOLVED_REFS.to_owned(),
+                    status: status.to_owned(),
+                    observed_generation: observed.generation,
+                    last_transition_time: String::new(),
+                    reason: reason.to_owned(),
+                    message,
+                },
+                now,
+            ),
+            None => conditions.retain(|c| c.r#type != crate::tls::status::RESOLVED_REFS),
         }
-        _ => now.to_owned(),
-    };
-    let condition = Condition {
-        r#type: ACCEPTED.to_owned(),
-        status: status.to_owned(),
-        observed_generation: observed.generation,
-        last_transition_time,
-        reason: verdict.reason.to_owned(),
-        message: truncate(verdict.message, MAX_MESSAGE_CHARS),
-    };
-    let mut conditions = current.conditions;
-    match previous {
-        Some(i) => conditions[i] = condition,
-        None => conditions.push(condition),
     }
     VirtualHostStatus {
         conditions,
@@ -233,9 +274,30 @@ pub(crate) fn desired(index: &Index<'_>, key: &ObjectKey, observed: &Observed, n
     }
 }
 
-/// The status every object of `observed` should have, in key order.
+/// Sets `condition` in `conditions` (replacing the one of its type, or
+/// appending it), its message cut to the proto's bound; its
+/// `lastTransitionTime` is kept while its status stays, `now` when it
+/// flips or appears (as `meta.SetStatusCondition` does).
+fn put_condition(conditions: &mut Vec<Condition>, mut condition: Condition, now: &str) {
+    let previous = conditions.iter().position(|c| c.r#type == condition.r#type);
+    condition.last_transition_time = match previous.map(|i| &conditions[i]) {
+        Some(old) if old.status == condition.status && !old.last_transition_time.is_empty() => {
+            old.last_transition_time.clone()
+        }
+        _ => now.to_owned(),
+    };
+    condition.message = truncate(condition.message, MAX_MESSAGE_CHARS);
+    match previous {
+        Some(i) => conditions[i] = condition,
+        None => conditions.push(condition),
+    }
+}
+
+/// The status every object of `observed` should have, in key order; `tls`
+/// as for [`desired`].
 pub fn statuses(
     snapshot: &Snapshot,
+    tls: Option<&Resolutions>,
     observed: &BTreeMap<ObjectKey, Observed>,
     now: Timestamp,
 ) -> Result<Vec<StatusPatch>, prost::DecodeError> {
@@ -245,7 +307,7 @@ pub fn statuses(
         .iter()
         .map(|(key, observed)| StatusPatch {
             key: key.clone(),
-            status: desired(&index, key, observed, &now),
+            status: desired(&index, key, observed, &now, tls),
         })
         .collect())
 }
@@ -253,10 +315,11 @@ pub fn statuses(
 /// Every status that differs from what is stored, in key order.
 pub fn patches(
     snapshot: &Snapshot,
+    tls: Option<&Resolutions>,
     observed: &BTreeMap<ObjectKey, Observed>,
     now: Timestamp,
 ) -> Result<Vec<StatusPatch>, prost::DecodeError> {
-    let mut all = statuses(snapshot, observed, now)?;
+    let mut all = statuses(snapshot, tls, observed, now)?;
     all.retain(|patch| observed[&patch.key].status.as_ref() != Some(&patch.status));
     Ok(all)
 }

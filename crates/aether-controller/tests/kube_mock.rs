@@ -178,6 +178,10 @@ fn expected_patches() -> Vec<Sent> {
             body: json!({"status": {"routeCount": 1, "conditions": [{
                 "type": "Accepted", "status": "True", "observedGeneration": 1, "lastTransitionTime": NOW,
                 "reason": "Accepted", "message": "serving shop.example.com"
+            }, {
+                // Served without `tls`; the canary, not served, has none.
+                "type": "ResolvedRefs", "status": "True", "observedGeneration": 1, "lastTransitionTime": NOW,
+                "reason": "ResolvedRefs", "message": "no TLS secret referenced: served over plain HTTP only"
             }]}}),
         },
     ]
@@ -193,7 +197,8 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
 
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
     assert_eq!(summary.patched, 2);
-    assert_eq!(summary.written.len(), 3);
+    // dependencies, tls-secrets, routes, listeners.
+    assert_eq!(summary.written.len(), 4);
     assert!(out.path().join("routes.json").is_file());
     assert_eq!(sent, expected_patches());
 
@@ -279,7 +284,7 @@ async fn a_follower_writes_its_files_and_leaves_every_status_to_the_leader() {
     assert_eq!(sent, []);
     assert_eq!(
         (summary.written.len(), summary.patched, summary.left_to_leader),
-        (3, 0, 2)
+        (4, 0, 2)
     );
     assert!(out.path().join("routes.json").is_file());
     assert_eq!(metrics.status_patches_pending.get(), 2);

@@ -8,9 +8,11 @@ use common::run_once;
 use std::sync::Arc;
 use std::time::Duration;
 
+use aether_controller::TlsSettings;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
 use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_controller::xds;
 use aether_projection::ProjectionConfig;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
@@ -26,14 +28,16 @@ fn the_binary_on_the_examples_writes_every_file_then_nothing_on_a_rerun() {
     let (code, log) = run_once(examples, out.path());
     assert_eq!(code, 0, "{log}");
     assert!(
-        log.contains(r#"written=["dependencies.json", "status.json", "tls-secrets.json", "routes.json"]"#),
+        log.contains(
+            r#"written=["dependencies.json", "status.json", "tls-secrets.json", "routes.json", "listeners.json"]"#
+        ),
         "{log}"
     );
     assert!(
         log.contains("namespace=shop name=storefront-canary accepted=\"False\" reason=\"HostConflict\""),
         "{log}"
     );
-    for name in [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE] {
+    for name in [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, LISTENERS_FILE] {
         assert!(out.path().join(name).is_file(), "{name}");
     }
     common::decode_routes(&std::fs::read(out.path().join(ROUTES_FILE)).unwrap()).unwrap();
@@ -77,6 +81,8 @@ fn a_file_that_turns_bad_keeps_its_last_objects_and_a_duplicate_keeps_the_first(
         max_delay: Duration::ZERO,
         once: true,
         projection: ProjectionConfig::default(),
+        secrets: None,
+        tls: TlsSettings::new(out.path().to_string_lossy()),
     })
     .unwrap();
     let first = local.reconcile().unwrap();
@@ -126,7 +132,13 @@ fn a_start_removes_the_temporary_files_a_killed_run_left() {
     let input = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     std::fs::write(input.path().join("a.yaml"), GOOD).unwrap();
-    let names = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, STATUS_FILE];
+    let names = [
+        ROUTES_FILE,
+        DEPENDENCIES_FILE,
+        TLS_SECRETS_FILE,
+        STATUS_FILE,
+        LISTENERS_FILE,
+    ];
     for name in names {
         std::fs::write(out.path().join(outputs::temporary_name(name)), b"half a wri").unwrap();
     }
@@ -237,6 +249,8 @@ fn options(manifests: &std::path::Path, out: &std::path::Path) -> Options {
         max_delay: Duration::ZERO,
         once: true,
         projection: ProjectionConfig::default(),
+        secrets: None,
+        tls: TlsSettings::new(out.to_string_lossy()),
     }
 }
 

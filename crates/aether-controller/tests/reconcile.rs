@@ -54,7 +54,7 @@ fn patch_for<'a>(patches: &'a [StatusPatch], key: &str) -> &'a VirtualHostStatus
 fn first_pass_writes_every_file_and_a_status_for_every_object() {
     let objects = examples();
     let snapshot = project(objects.clone(), &ProjectionConfig::default()).unwrap();
-    let plan = plan(&snapshot, &observe(&objects, 3), &Written::default(), ts(T0)).unwrap();
+    let plan = plan(&snapshot, &no_tls(), &observe(&objects, 3), &Written::default(), ts(T0)).unwrap();
 
     let names: Vec<&str> = plan.writes.iter().map(|(name, _)| *name).collect();
     assert_eq!(names, [DEPENDENCIES_FILE, TLS_SECRETS_FILE, ROUTES_FILE], "routes last");
@@ -132,25 +132,25 @@ fn stored(patches: &[StatusPatch], generation: i64) -> BTreeMap<ObjectKey, Obser
 fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     let objects = examples();
     let snapshot = project(objects.clone(), &ProjectionConfig::default()).unwrap();
-    let first = plan(&snapshot, &observe(&objects, 1), &Written::default(), ts(T0)).unwrap();
+    let first = plan(&snapshot, &no_tls(), &observe(&objects, 1), &Written::default(), ts(T0)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
     let files: Files = first.writes.into_iter().collect();
     let binary = snapshot.route_configuration_binary();
     assert_eq!(
-        outputs::write_changed(dir.path(), &files, &mut written, binary)
+        outputs::write_changed(dir.path(), &files, &[], &mut written, binary)
             .unwrap()
             .len(),
         3
     );
-    let second = plan(&snapshot, &stored(&first.patches, 1), &written, ts(T1)).unwrap();
+    let second = plan(&snapshot, &no_tls(), &stored(&first.patches, 1), &written, ts(T1)).unwrap();
     assert_eq!(second.writes, []);
     assert_eq!(second.patches, []);
 
     // A restarted controller reads the files back and finds them current too.
     let restarted = Written::read_existing(dir.path(), &[ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE]);
     assert_eq!(
-        plan(&snapshot, &stored(&first.patches, 1), &restarted, ts(T1))
+        plan(&snapshot, &no_tls(), &stored(&first.patches, 1), &restarted, ts(T1))
             .unwrap()
             .writes,
         []
@@ -160,11 +160,18 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     // the first one writes it again.
     let without_api = objects.iter().filter(|object| object.name != "api").cloned();
     let other = project(without_api, &ProjectionConfig::default()).unwrap();
-    let changed = plan(&other, &BTreeMap::new(), &written, ts(T1)).unwrap();
+    let changed = plan(&other, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     assert!(changed.writes.iter().any(|(name, _)| *name == ROUTES_FILE));
     let files: Files = changed.writes.into_iter().collect();
-    outputs::write_changed(dir.path(), &files, &mut written, other.route_configuration_binary()).unwrap();
-    let back = plan(&snapshot, &BTreeMap::new(), &written, ts(T1)).unwrap();
+    outputs::write_changed(
+        dir.path(),
+        &files,
+        &[],
+        &mut written,
+        other.route_configuration_binary(),
+    )
+    .unwrap();
+    let back = plan(&snapshot, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     let (name, bytes) = back.writes.last().unwrap();
     assert_eq!(
         (*name, bytes),
@@ -201,6 +208,7 @@ fn last_transition_time_moves_only_when_the_status_flips() {
     let objects = two("2026-02-01T00:00:00Z");
     let first = plan(
         &snapshot_of(objects.clone()),
+        &no_tls(),
         &observe(&objects, 1),
         &Written::default(),
         ts(T0),
@@ -216,6 +224,7 @@ fn last_transition_time_moves_only_when_the_status_flips() {
     let objects = two("2025-01-01T00:00:00Z");
     let second = plan(
         &snapshot_of(objects),
+        &no_tls(),
         &stored(&first.patches, 1),
         &Written::default(),
         ts(T1),
@@ -247,7 +256,7 @@ fn last_transition_time_moves_only_when_the_status_flips() {
 fn a_new_generation_alone_is_patched_and_other_conditions_are_kept() {
     let objects = two("2026-02-01T00:00:00Z");
     let snapshot = snapshot_of(objects.clone());
-    let first = plan(&snapshot, &observe(&objects, 1), &Written::default(), ts(T0)).unwrap();
+    let first = plan(&snapshot, &no_tls(), &observe(&objects, 1), &Written::default(), ts(T0)).unwrap();
     let mut observed = stored(&first.patches, 2);
     let foreign = Condition {
         r#type: "example.com/Audited".into(),
@@ -260,7 +269,7 @@ fn a_new_generation_alone_is_patched_and_other_conditions_are_kept() {
     for o in observed.values_mut() {
         o.status.as_mut().unwrap().conditions.insert(0, foreign.clone());
     }
-    let second = plan(&snapshot, &observed, &Written::default(), ts(T1)).unwrap();
+    let second = plan(&snapshot, &no_tls(), &observed, &Written::default(), ts(T1)).unwrap();
     assert_eq!(second.patches.len(), 2);
     for patch in &second.patches {
         assert_eq!(
@@ -305,21 +314,29 @@ fn a_failed_write_leaves_the_previous_file_and_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
     let old: Files = [(ROUTES_FILE, b"old\n".to_vec())].into();
-    outputs::write_changed(dir.path(), &old, &mut written, b"old").unwrap();
+    outputs::write_changed(dir.path(), &old, &[], &mut written, b"old").unwrap();
     // Block the temporary file's path: the write must fail before the rename.
     std::fs::create_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
     let new: Files = [(ROUTES_FILE, b"new\n".to_vec())].into();
-    assert!(outputs::write_changed(dir.path(), &new, &mut written, b"new").is_err());
+    assert!(outputs::write_changed(dir.path(), &new, &[], &mut written, b"new").is_err());
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"old\n");
     std::fs::remove_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
     // Not recorded as written, so the next pass writes it.
     assert_eq!(
-        outputs::write_changed(dir.path(), &new, &mut written, b"new").unwrap(),
+        outputs::write_changed(dir.path(), &new, &[], &mut written, b"new").unwrap(),
         [ROUTES_FILE]
     );
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"new\n");
     assert_eq!(
-        outputs::write_changed(dir.path(), &new, &mut written, b"new").unwrap(),
+        outputs::write_changed(dir.path(), &new, &[], &mut written, b"new").unwrap(),
         Vec::<&str>::new()
     );
+}
+
+/// No secret read: every referenced one is refused.
+fn no_tls() -> aether_controller::EdgeTls {
+    aether_controller::EdgeTls {
+        settings: aether_controller::TlsSettings::new("/var/run/aether"),
+        resolutions: Default::default(),
+    }
 }

@@ -68,7 +68,7 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
             (l.object.key(), observed)
         })
         .collect();
-    let statuses = match status::statuses(&snapshot, &observed, now) {
+    let statuses = match status::statuses(&snapshot, None, &observed, now) {
         Ok(statuses) => statuses,
         Err(e) => {
             // The snapshot was made here: a bug, reported rather than hidden.

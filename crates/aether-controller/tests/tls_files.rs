@@ -1,0 +1,208 @@
+//! Local mode with `--secrets`: the HTTPS listener and its SDS files, the
+//! `ResolvedRefs` statuses, rotation and clean-up, without Envoy (the
+//! real-Envoy suite runs the same files through Envoy).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use aether_controller::TlsSettings;
+use aether_controller::local::{Local, Options};
+use aether_controller::outputs::STATUS_FILE;
+use aether_controller::tls::edge::LISTENERS_FILE;
+use aether_e2e::certs::{Leaf, TestCa, write_secret};
+use aether_projection::ProjectionConfig;
+use serde_json::Value;
+
+fn manifest(name: &str, hosts: &str, tls: &str) -> String {
+    format!(
+        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: default}}\n\
+         spec:\n  hosts: {hosts}\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: svc-{name}}}\n{tls}"
+    )
+}
+
+fn tls(secret: &str) -> String {
+    format!("  tls: {{secretName: {secret}, provider: KUBERNETES}}\n")
+}
+
+fn local(manifests: &Path, out: &Path, secrets: &Path) -> Local {
+    Local::new(Options {
+        manifests: manifests.to_owned(),
+        out: out.to_owned(),
+        poll: Duration::from_millis(10),
+        quiet: Duration::ZERO,
+        max_delay: Duration::ZERO,
+        once: true,
+        projection: ProjectionConfig::default(),
+        secrets: Some(secrets.to_owned()),
+        tls: TlsSettings::new(out.to_string_lossy()),
+    })
+    .unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))).unwrap()
+}
+
+/// `(chain name, server names)` of listeners.json.
+fn chains(out: &Path) -> Vec<(String, Vec<String>)> {
+    let listener = &json(&out.join(LISTENERS_FILE))["resources"][0];
+    // Envoy's JSON omits an empty list.
+    listener["filterChains"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|chain| {
+            let names = chain["filterChainMatch"]["serverNames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|name| name.as_str().unwrap().to_owned())
+                .collect();
+            (chain["name"].as_str().unwrap().to_owned(), names)
+        })
+        .collect()
+}
+
+fn resolved_refs(out: &Path, key: &str) -> (String, String, String) {
+    let status = json(&out.join(STATUS_FILE));
+    let condition = status[key]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "ResolvedRefs")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let text = |field: &str| condition[field].as_str().unwrap_or("").to_owned();
+    (text("status"), text("reason"), text("message"))
+}
+
+#[test]
+fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
+    let (manifests, out, secrets) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let ca = TestCa::new();
+    let good = ca.issue(&Leaf::new(&["api.example.com", "*.example.com"], 0x10));
+    let other = ca.issue(&Leaf::new(&["x.example.org"], 0x11));
+    write_secret(secrets.path(), "default", "good", &good.chain_pem, &good.key_pem);
+    write_secret(secrets.path(), "default", "mismatched", &good.chain_pem, &other.key_pem);
+    let text = [
+        manifest("api", "[api.example.com]", &tls("good")),
+        manifest("tenants", "['*.example.com']", &tls("good")),
+        manifest("broken", "[broken.example.com]", &tls("mismatched")),
+        manifest("missing", "[missing.example.com]", &tls("absent")),
+        manifest("plain", "[plain.example.com]", ""),
+    ]
+    .concat();
+    std::fs::write(manifests.path().join("all.yaml"), text).unwrap();
+    let mut local = local(manifests.path(), out.path(), secrets.path());
+    let summary = local.reconcile().unwrap();
+    assert!(summary.written.contains(&"secrets/"), "{summary:?}");
+
+    assert_eq!(
+        chains(out.path()),
+        [
+            (
+                "kubernetes://default/good".to_owned(),
+                vec!["*.example.com".to_owned(), "api.example.com".to_owned()]
+            ),
+            (
+                "refused".to_owned(),
+                vec![
+                    "broken.example.com".to_owned(),
+                    "missing.example.com".to_owned(),
+                    "plain.example.com".to_owned()
+                ]
+            ),
+        ]
+    );
+    let sds = out.path().join("secrets/default.good.json");
+    assert_eq!(std::fs::metadata(&sds).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(out.path().join("secrets"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
+    let secret = &json(&sds)["resources"][0];
+    assert_eq!(secret["name"], "kubernetes://default/good");
+    assert!(secret["tlsCertificate"]["privateKey"]["inlineBytes"].is_string());
+    // Only the good secret reaches a file.
+    assert_eq!(std::fs::read_dir(out.path().join("secrets")).unwrap().count(), 1);
+
+    let (status, reason, message) = resolved_refs(out.path(), "default/api");
+    assert_eq!((status.as_str(), reason.as_str()), ("True", "ResolvedRefs"));
+    assert!(message.contains(&format!("serial {}", good.serial)), "{message}");
+    let (status, reason, message) = resolved_refs(out.path(), "default/broken");
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "InvalidCertificateRef"));
+    assert!(
+        message.starts_with("secret default/mismatched: tls.key is not the key of the first certificate"),
+        "{message}"
+    );
+    let (status, _, message) = resolved_refs(out.path(), "default/missing");
+    assert_eq!(status, "False");
+    assert!(message.contains("secret default/absent: not found"), "{message}");
+    assert_eq!(resolved_refs(out.path(), "default/plain").0, "True");
+    // No key material in the status report.
+    let key_body: String = good.key_pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let report = std::fs::read_to_string(out.path().join(STATUS_FILE)).unwrap();
+    assert!(!report.contains(&key_body[..20]));
+
+    // Rotation: the SDS file changes, the listener does not.
+    let listener = std::fs::read(out.path().join(LISTENERS_FILE)).unwrap();
+    let rotated = ca.issue(&Leaf::new(&["api.example.com", "*.example.com"], 0x20));
+    write_secret(secrets.path(), "default", "good", &rotated.chain_pem, &rotated.key_pem);
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.written, ["secrets/", "status.json"], "{summary:?}");
+    assert_eq!(std::fs::read(out.path().join(LISTENERS_FILE)).unwrap(), listener);
+    assert!(
+        resolved_refs(out.path(), "default/api")
+            .2
+            .contains(&format!("serial {}", rotated.serial))
+    );
+
+    // Fixed: the broken object's chain appears; the good one stays.
+    write_secret(
+        secrets.path(),
+        "default",
+        "mismatched",
+        &other.chain_pem,
+        &other.key_pem,
+    );
+    local.reconcile().unwrap();
+    let names: Vec<String> = chains(out.path()).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(
+        names,
+        [
+            "kubernetes://default/good",
+            "kubernetes://default/mismatched",
+            "refused"
+        ]
+    );
+
+    // No longer referenced: its file goes, after the listener that named it.
+    std::fs::write(
+        manifests.path().join("all.yaml"),
+        manifest("plain", "[plain.example.com]", ""),
+    )
+    .unwrap();
+    local.reconcile().unwrap();
+    assert_eq!(std::fs::read_dir(out.path().join("secrets")).unwrap().count(), 0);
+    assert!(chains(out.path()).is_empty());
+
+    // A restart finds no stale file to keep, and a key file left by an
+    // earlier run for a secret no longer named is removed at once.
+    std::fs::write(out.path().join("secrets/default.old.json"), b"{}").unwrap();
+    let mut restarted = local_again(manifests.path(), out.path(), secrets.path());
+    restarted.reconcile().unwrap();
+    assert!(!out.path().join("secrets/default.old.json").exists());
+}
+
+fn local_again(manifests: &Path, out: &Path, secrets: &Path) -> Local {
+    local(manifests, out, secrets)
+}
