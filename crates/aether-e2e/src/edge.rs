@@ -61,6 +61,24 @@ impl Controller {
     }
 }
 
+impl Controller {
+    /// The controller in local mode on `manifests`, writing to `out`,
+    /// logging at `info` (more arguments may follow).
+    pub fn local_mode(&self, manifests: &Path, out: &Path) -> Command {
+        let mut command = Command::new(&self.binary);
+        command
+            .arg("--manifests")
+            .arg(manifests)
+            .arg("--out")
+            .arg(out)
+            .arg(format!("--poll-ms={}", self.poll_ms))
+            .arg(format!("--debounce-ms={}", self.debounce_ms))
+            .arg(format!("--max-delay-ms={}", self.max_delay_ms))
+            .env("RUST_LOG", "info");
+        command
+    }
+}
+
 /// A running edge; every process and directory goes when it is dropped.
 pub struct Edge {
     /// How Envoy takes its routes.
@@ -223,16 +241,7 @@ impl Edge {
 }
 
 fn start_controller(settings: &Controller, mode: Mode, manifests: &Path, out: &Path, xds_port: u16) -> Process {
-    let mut command = Command::new(&settings.binary);
-    command
-        .arg("--manifests")
-        .arg(manifests)
-        .arg("--out")
-        .arg(out)
-        .arg(format!("--poll-ms={}", settings.poll_ms))
-        .arg(format!("--debounce-ms={}", settings.debounce_ms))
-        .arg(format!("--max-delay-ms={}", settings.max_delay_ms))
-        .env("RUST_LOG", "info");
+    let mut command = settings.local_mode(manifests, out);
     if mode == Mode::Xds {
         command.arg(format!("--xds-addr=127.0.0.1:{xds_port}"));
     }

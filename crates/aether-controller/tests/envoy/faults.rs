@@ -2,7 +2,6 @@
 //! Envoy asking for a route configuration the controller does not serve.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::time::Duration;
 
 use aether_e2e::edge::PATIENCE;
@@ -71,14 +70,8 @@ fn an_envoy_asking_for_another_route_configuration_is_named_in_the_controllers_l
     let out = tempfile::tempdir().unwrap();
     std::fs::write(manifests.path().join("api.yaml"), API).unwrap();
     let xds = free_port();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aether-controller"));
-    command
-        .arg("--manifests")
-        .arg(manifests.path())
-        .arg("--out")
-        .arg(out.path())
-        .arg(format!("--xds-addr=127.0.0.1:{xds}"))
-        .env("RUST_LOG", "info");
+    let mut command = crate::controller().local_mode(manifests.path(), out.path());
+    command.arg(format!("--xds-addr=127.0.0.1:{xds}"));
     let controller = Process::spawn("aether-controller", command, &out.path().join("controller.log"));
     let mut config = bootstrap::on_loopback(
         &RouteSource::Xds(([127, 0, 0, 1], xds).into()),

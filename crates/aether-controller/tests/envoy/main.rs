@@ -16,12 +16,12 @@ use std::collections::BTreeSet;
 
 use aether_e2e::{Controller, Edge, Mode};
 
+/// This build's controller.
+fn controller() -> Controller {
+    Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
+}
+
 /// An edge running this build's controller.
 fn edge(mode: Mode, files: &[(&str, &str)], clusters: &BTreeSet<String>) -> Edge {
-    Edge::start(
-        Controller::new(env!("CARGO_BIN_EXE_aether-controller")),
-        mode,
-        files,
-        clusters,
-    )
+    Edge::start(controller(), mode, files, clusters)
 }

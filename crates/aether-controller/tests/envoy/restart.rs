@@ -81,11 +81,8 @@ fn over_files_envoy_starts_after_the_controllers_first_pass() {
             || String::from_utf8_lossy(&refused.stdout).contains("routes.json"),
         "Envoy should name the missing routes file"
     );
-    let init = Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-        .arg("--manifests")
-        .arg(manifests.path())
-        .arg("--out")
-        .arg(out.path())
+    let init = crate::controller()
+        .local_mode(manifests.path(), out.path())
         .arg("--once")
         .output()
         .unwrap();
