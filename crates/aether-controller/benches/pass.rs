@@ -48,7 +48,14 @@ fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Obs
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
     let files: Files = first.writes.into_iter().collect();
-    outputs::write_changed(dir.path(), &files, &mut written, snapshot.route_configuration_binary()).unwrap();
+    outputs::write_changed(
+        dir.path(),
+        &files,
+        &[],
+        &mut written,
+        snapshot.route_configuration_binary(),
+    )
+    .unwrap();
     for patch in first.patches {
         observed.get_mut(&patch.key).unwrap().status = Some(patch.status);
     }

@@ -287,6 +287,7 @@ impl ClusterState {
         }
         if let Some(publisher) = &self.xds {
             publisher.publish(&snapshot);
+            publisher.publish_tls(&snapshot, &tls);
         }
 
         let mut summary = Summary {

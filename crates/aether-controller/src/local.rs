@@ -300,6 +300,7 @@ impl Local {
         self.metrics.status_patches.inc_by(status_changes as u64);
         if let Some(publisher) = &self.xds {
             publisher.publish(&snapshot);
+            publisher.publish_tls(&snapshot, &tls);
         }
         Ok(Summary {
             written,

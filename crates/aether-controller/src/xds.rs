@@ -1,7 +1,9 @@
 //! The route configuration over gRPC: Envoy's Route Discovery Service
 //! (`envoy.service.route.v3.RouteDiscoveryService`, state of the world), on
 //! envoy-types' tonic server. An alternative to `routes.json` for Envoys
-//! that do not share the controller's file system.
+//! that do not share the controller's file system. Beside it, on the same
+//! server and through the same stream implementation ([`sotw`]), the
+//! HTTPS listener (LDS) and its certificates (SDS): see [`tls`].
 //!
 //! Each pass [`Publisher::publish`]es the snapshot's RouteConfiguration; its
 //! version is a digest of its bytes, so every replica gives the same
@@ -34,42 +36,36 @@ use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, Discovery
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_server::{
     RouteDiscoveryService, RouteDiscoveryServiceServer,
 };
-use envoy_types::pb::google::protobuf::Any;
-use futures_util::{Stream, StreamExt};
+use futures_util::Stream;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 use crate::metrics::Metrics;
-use crate::outputs::{self, ROUTE_CONFIGURATION_TYPE};
+use crate::outputs::ROUTE_CONFIGURATION_TYPE;
+
+pub mod sotw;
+pub mod tls;
+
+pub use sotw::Resources;
+use sotw::{Kind, StreamState};
 
 /// Responses a stream may have queued before it stops reading new versions.
 const STREAM_BUFFER: usize = 4;
 
-/// One version of the route configuration.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Version {
-    /// Digest of the encoded configuration ([`outputs::version_of`]).
-    pub version: String,
-    /// The encoded `envoy.config.route.v3.RouteConfiguration`.
-    pub route_configuration: Vec<u8>,
-}
-
-impl Version {
-    fn of(route_configuration: &[u8]) -> Self {
-        Self {
-            // The same as routes.json's versionInfo.
-            version: outputs::version_of(route_configuration),
-            route_configuration: route_configuration.to_vec(),
-        }
-    }
-}
+/// One version of the route configuration (its one resource, the
+/// encoded `envoy.config.route.v3.RouteConfiguration`).
+pub type Version = Resources;
 
 /// Hands each pass's configuration to the server's streams.
 #[derive(Debug, Clone)]
 pub struct Publisher {
+    /// The route configuration's name (its resource name in RDS).
+    name: Arc<str>,
     current: Arc<watch::Sender<Option<Arc<Version>>>>,
+    /// The HTTPS listener and the certificates ([`tls`]).
+    pub(crate) tls: tls::TlsSenders,
 }
 
 impl Publisher {
@@ -81,12 +77,13 @@ impl Publisher {
             // Most passes leave the routes alone: a comparison, no digest or copy.
             if current
                 .as_ref()
-                .is_some_and(|current| current.route_configuration == binary)
+                .is_some_and(|current| current.items.first().is_some_and(|(_, body)| body == binary))
             {
                 return false;
             }
-            let next = Version::of(binary);
-            info!(version = %next.version, bytes = next.route_configuration.len(), "xds: new route configuration");
+            // The same version as routes.json's versionInfo.
+            let next = Resources::new(vec![(self.name.to_string(), binary.to_vec())]);
+            info!(version = %next.version, bytes = binary.len(), "xds: new route configuration");
             *current = Some(Arc::new(next));
             true
         });
@@ -105,19 +102,24 @@ pub struct RouteDiscovery {
     name: Arc<str>,
     current: watch::Receiver<Option<Arc<Version>>>,
     metrics: Arc<Metrics>,
+    tls: tls::TlsReceivers,
 }
 
 /// A publisher and the service that serves what it publishes, the
 /// RouteConfiguration named `name`.
 pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, RouteDiscovery) {
     let (sender, receiver) = watch::channel(None);
+    let (tls_senders, tls_receivers) = tls::channels();
     let publisher = Publisher {
+        name: name.into(),
         current: Arc::new(sender),
+        tls: tls_senders,
     };
     let service = RouteDiscovery {
         name: name.into(),
         current: receiver,
         metrics,
+        tls: tls_receivers,
     };
     (publisher, service)
 }
@@ -142,10 +144,13 @@ impl RouteDiscovery {
         listener: tokio::net::TcpListener,
         max_connections: usize,
     ) -> Result<(), tonic::transport::Error> {
+        let (listeners, secrets) = tls::services(&self.tls, &self.metrics);
         tonic::transport::Server::builder()
             // Each stream is a task and a response buffer: bound them too.
             .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
             .add_service(self.into_service())
+            .add_service(listeners)
+            .add_service(secrets)
             .serve_with_incoming(bounded::incoming(listener, max_connections))
             .await
     }
@@ -225,50 +230,6 @@ mod bounded {
     }
 }
 
-/// What one stream has sent, and what its Envoy asked for.
-struct StreamState {
-    name: Arc<str>,
-    /// Resource names of the last request (empty: all).
-    names: Vec<String>,
-    /// Nonce of the last response (a counter per stream).
-    nonce: u64,
-    /// Version of the last response, or the last NACKed one: not sent again.
-    sent: Option<String>,
-}
-
-impl StreamState {
-    /// Nothing sent yet, `names` asked for.
-    fn new(name: Arc<str>, names: Vec<String>) -> Self {
-        Self {
-            name,
-            names,
-            nonce: 0,
-            sent: None,
-        }
-    }
-
-    fn response(&mut self, version: &Version) -> DiscoveryResponse {
-        self.nonce += 1;
-        self.sent = Some(version.version.clone());
-        let wanted = self.names.is_empty() || self.names.iter().any(|name| **name == *self.name);
-        let resources = if wanted {
-            vec![Any {
-                type_url: ROUTE_CONFIGURATION_TYPE.to_owned(),
-                value: version.route_configuration.clone(),
-            }]
-        } else {
-            Vec::new()
-        };
-        DiscoveryResponse {
-            version_info: version.version.clone(),
-            resources,
-            type_url: ROUTE_CONFIGURATION_TYPE.to_owned(),
-            nonce: self.nonce.to_string(),
-            ..DiscoveryResponse::default()
-        }
-    }
-}
-
 /// Warns about, and counts, a request whose `names` include some this
 /// server does not serve (`served`). Called once per distinct request, not
 /// for every ACK that repeats its names.
@@ -282,84 +243,12 @@ fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Me
          it gets none, and its listener no routes (check rds.route_config_name)");
 }
 
-/// Decrements `xds_streams` when dropped.
-struct OpenStream<'a>(&'a Metrics);
-
-impl Drop for OpenStream<'_> {
-    fn drop(&mut self) {
-        self.0.xds_streams.dec();
-    }
-}
-
-/// Serves one stream until Envoy closes it or the response channel closes.
-async fn serve_stream(
-    name: Arc<str>,
-    mut requests: Streaming<DiscoveryRequest>,
-    mut current: watch::Receiver<Option<Arc<Version>>>,
-    responses: mpsc::Sender<Result<DiscoveryResponse, Status>>,
-    metrics: Arc<Metrics>,
-) {
-    let mut state = StreamState::new(name, Vec::new());
-    metrics.xds_streams.inc();
-    // Counted down however the stream ends.
-    let _open = OpenStream(&metrics);
-    // Nothing is sent before the first request says what is wanted.
-    let mut asked = false;
-    loop {
-        let version = tokio::select! {
-            request = requests.next() => {
-                let request = match request {
-                    Some(Ok(request)) => request,
-                    Some(Err(status)) => {
-                        debug!(%status, "xds: stream ended by an error");
-                        return;
-                    }
-                    None => return,
-                };
-                if !request.type_url.is_empty() && request.type_url != ROUTE_CONFIGURATION_TYPE {
-                    let message = format!("this server serves only {ROUTE_CONFIGURATION_TYPE}, not {}", request.type_url);
-                    let _ = responses.send(Err(Status::invalid_argument(message))).await;
-                    return;
-                }
-                if !request.response_nonce.is_empty() && request.response_nonce != state.nonce.to_string() {
-                    debug!(nonce = %request.response_nonce, "xds: stale request ignored");
-                    continue;
-                }
-                if let Some(error) = &request.error_detail {
-                    metrics.xds_nacks.inc();
-                    warn!(version = ?state.sent, message = %error.message,
-                        node = ?request.node.as_ref().map(|node| &node.id),
-                        "xds: Envoy rejected the route configuration");
-                } else if !request.response_nonce.is_empty() {
-                    debug!(version = %request.version_info, "xds: acknowledged");
-                }
-                let first = !asked;
-                asked = true;
-                let names_changed = request.resource_names != state.names;
-                state.names = request.resource_names;
-                if !(first || names_changed) {
-                    continue;
-                }
-                check_names(&state.name, &state.names, request.node.as_ref(), &metrics);
-                // Asked anew: the current version, even if it was sent before.
-                current.borrow_and_update().clone()
-            }
-            changed = current.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                let version = current.borrow_and_update().clone();
-                // A version not sent yet (nor NACKed), once Envoy has asked.
-                version.filter(|version| asked && state.sent.as_ref() != Some(&version.version))
-            }
-        };
-        let Some(version) = version else {
-            continue;
-        };
-        metrics.xds_responses.inc();
-        if responses.send(Ok(state.response(&version))).await.is_err() {
-            return;
-        }
+/// The RDS stream's kind: warns about names not served.
+fn routes_kind(name: Arc<str>, metrics: Arc<Metrics>) -> Kind {
+    Kind {
+        type_url: ROUTE_CONFIGURATION_TYPE,
+        by_name: false,
+        on_names: Arc::new(move |names, node| check_names(&name, names, node, &metrics)),
     }
 }
 
@@ -376,8 +265,8 @@ impl RouteDiscoveryService for RouteDiscovery {
     ) -> Result<Response<Self::StreamRoutesStream>, Status> {
         let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
         let current = self.current.clone();
-        tokio::spawn(serve_stream(
-            self.name.clone(),
+        tokio::spawn(sotw::serve_stream(
+            routes_kind(self.name.clone(), self.metrics.clone()),
             request.into_inner(),
             current,
             sender,
@@ -407,7 +296,7 @@ impl RouteDiscoveryService for RouteDiscovery {
         let Some(version) = current else {
             return Err(Status::unavailable("no route configuration yet"));
         };
-        let mut state = StreamState::new(self.name.clone(), request.resource_names);
+        let mut state = StreamState::new(ROUTE_CONFIGURATION_TYPE, false, request.resource_names);
         Ok(Response::new(state.response(&version)))
     }
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
+use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_controller::{Files, Observed, StatusPatch, Written, plan};
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, VirtualHostObject, parse_manifests, project};
 use common::{decode_routes, object};
@@ -57,7 +58,11 @@ fn first_pass_writes_every_file_and_a_status_for_every_object() {
     let plan = plan(&snapshot, &no_tls(), &observe(&objects, 3), &Written::default(), ts(T0)).unwrap();
 
     let names: Vec<&str> = plan.writes.iter().map(|(name, _)| *name).collect();
-    assert_eq!(names, [DEPENDENCIES_FILE, TLS_SECRETS_FILE, ROUTES_FILE], "routes last");
+    assert_eq!(
+        names,
+        [DEPENDENCIES_FILE, TLS_SECRETS_FILE, ROUTES_FILE, LISTENERS_FILE],
+        "routes, then the listener that routes with them, last"
+    );
     let routes = &plan.writes[2].1;
     assert_eq!(decode_routes(routes).unwrap(), snapshot.route_configuration_binary());
     let dependencies: serde_json::Value = serde_json::from_slice(&plan.writes[0].1).unwrap();
@@ -141,14 +146,17 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
         outputs::write_changed(dir.path(), &files, &[], &mut written, binary)
             .unwrap()
             .len(),
-        3
+        4
     );
     let second = plan(&snapshot, &no_tls(), &stored(&first.patches, 1), &written, ts(T1)).unwrap();
     assert_eq!(second.writes, []);
     assert_eq!(second.patches, []);
 
     // A restarted controller reads the files back and finds them current too.
-    let restarted = Written::read_existing(dir.path(), &[ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE]);
+    let restarted = Written::read_existing(
+        dir.path(),
+        &[ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, LISTENERS_FILE],
+    );
     assert_eq!(
         plan(&snapshot, &no_tls(), &stored(&first.patches, 1), &restarted, ts(T1))
             .unwrap()

@@ -1,7 +1,9 @@
 //! The generated sample bootstraps (`generated/deploy/envoy/`), made to run
 //! on loopback: the only changes are the admin and listener addresses, the
-//! route source (the routes file's path, or the controller's xDS address)
-//! and the backends' clusters, which in a cluster come from the mesh. Every
+//! route and listener sources (the routes and listeners files' paths, or
+//! the controller's xDS address) and the backends' clusters, which in a
+//! cluster come from the mesh. (The HTTPS listener's address is the
+//! controller's `--https-addr`.) Every
 //! other setting is run as generated; a change of the generated file's
 //! shape that moves one of the replaced fields fails here, by name.
 
@@ -45,11 +47,20 @@ pub fn on_loopback(source: &RouteSource, admin: u16, listener: u16, clusters: &B
     replace(&mut bootstrap, "/admin/address", loopback(admin));
     replace(&mut bootstrap, &format!("{LISTENER}/address"), loopback(listener));
     match source {
-        RouteSource::File(path) => replace(
-            &mut bootstrap,
-            &format!("{CONFIG_SOURCE}/path_config_source/path"),
-            json!(path.to_str().expect("a UTF-8 path")),
-        ),
+        RouteSource::File(path) => {
+            replace(
+                &mut bootstrap,
+                &format!("{CONFIG_SOURCE}/path_config_source/path"),
+                json!(path.to_str().expect("a UTF-8 path")),
+            );
+            // The HTTPS listener, from the same directory.
+            let listeners = path.with_file_name("listeners.json");
+            replace(
+                &mut bootstrap,
+                "/dynamic_resources/lds_config/path_config_source/path",
+                json!(listeners.to_str().expect("a UTF-8 path")),
+            );
+        }
         RouteSource::Xds(addr) => replace(
             &mut bootstrap,
             "/static_resources/clusters/0/load_assignment/endpoints/0/lb_endpoints/0/endpoint/address",

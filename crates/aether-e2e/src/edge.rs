@@ -86,7 +86,11 @@ pub struct Edge {
     manifests: TempDir,
     staging: TempDir,
     out: TempDir,
+    /// The controller's `--secrets` directory.
+    pub(crate) secrets: TempDir,
     xds_port: u16,
+    /// The port of Envoy's HTTPS listener (the controller's `--https-addr`).
+    pub(crate) https_port: u16,
     settings: Controller,
     controller: Option<Process>,
     /// The edge's Envoy.
@@ -99,29 +103,52 @@ impl Edge {
     /// every cluster in `clusters`, ready: Envoy serves the controller's
     /// first route configuration.
     pub fn start(settings: Controller, mode: Mode, files: &[(&str, &str)], clusters: &BTreeSet<String>) -> Self {
+        Self::start_with_secrets(settings, mode, files, clusters, |_| {})
+    }
+
+    /// [`Edge::start`], with the controller's `--secrets` directory filled
+    /// by `secrets` first (see [`crate::certs::write_secret`]).
+    pub fn start_with_secrets(
+        settings: Controller,
+        mode: Mode,
+        files: &[(&str, &str)],
+        clusters: &BTreeSet<String>,
+        secrets: impl FnOnce(&Path),
+    ) -> Self {
         let manifests = tempfile::tempdir().expect("a manifest directory");
         let staging = tempfile::tempdir().expect("a staging directory");
         let out = tempfile::tempdir().expect("an output directory");
+        let secrets_dir = tempfile::tempdir().expect("a secrets directory");
+        secrets(secrets_dir.path());
         let backends = Backends::start(clusters);
-        let xds_port = free_port();
+        let ports = Ports {
+            xds: free_port(),
+            https: free_port(),
+        };
         for (name, text) in files {
             std::fs::write(manifests.path().join(name), text).expect("writing a manifest");
         }
-        let controller = start_controller(&settings, mode, manifests.path(), out.path(), xds_port);
+        let dirs = Dirs {
+            manifests: manifests.path(),
+            out: out.path(),
+            secrets: secrets_dir.path(),
+        };
+        let controller = start_controller(&settings, mode, &dirs, ports);
         let source = match mode {
             Mode::Files => {
                 // The start order the bootstrap asks for: Envoy refuses a
-                // missing routes file, so it starts after the first pass.
-                let routes = out.path().join("routes.json");
+                // missing routes or listeners file, so it starts after the
+                // first pass, which writes listeners.json last.
+                let listeners = out.path().join("listeners.json");
                 wait_until(
-                    "the controller's first routes.json",
+                    "the controller's first listeners.json",
                     PATIENCE,
                     || controller.log_tail(30),
-                    || routes.exists().then_some(()),
+                    || listeners.exists().then_some(()),
                 );
-                RouteSource::File(routes)
+                RouteSource::File(out.path().join("routes.json"))
             }
-            Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], xds_port).into()),
+            Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], ports.xds).into()),
         };
         let envoy = Envoy::start(&source, backends.addrs());
         let edge = Self {
@@ -129,7 +156,9 @@ impl Edge {
             manifests,
             staging,
             out,
-            xds_port,
+            secrets: secrets_dir,
+            xds_port: ports.xds,
+            https_port: ports.https,
             settings,
             controller: Some(controller),
             envoy,
@@ -140,6 +169,14 @@ impl Edge {
             PATIENCE,
             || edge.logs(),
             || edge.envoy.dynamic_route_config(),
+        );
+        // Envoy starts its listeners once every initial fetch (routes, and
+        // the HTTPS listener over LDS) is done: `/ready` answers 200 then.
+        wait_until(
+            "Envoy to be ready (LIVE)",
+            PATIENCE,
+            || edge.logs(),
+            || edge.envoy.is_ready().then_some(()),
         );
         edge
     }
@@ -177,13 +214,16 @@ impl Edge {
     /// Starts the controller again, on the same directories and port.
     pub fn restart_controller(&mut self) {
         self.kill_controller();
-        self.controller = Some(start_controller(
-            &self.settings,
-            self.mode,
-            self.manifests.path(),
-            self.out.path(),
-            self.xds_port,
-        ));
+        let dirs = Dirs {
+            manifests: self.manifests.path(),
+            out: self.out.path(),
+            secrets: self.secrets.path(),
+        };
+        let ports = Ports {
+            xds: self.xds_port,
+            https: self.https_port,
+        };
+        self.controller = Some(start_controller(&self.settings, self.mode, &dirs, ports));
     }
 
     /// Where Envoy sends `GET path` for `host`: the backend's answer, or
@@ -240,12 +280,30 @@ impl Edge {
     }
 }
 
-fn start_controller(settings: &Controller, mode: Mode, manifests: &Path, out: &Path, xds_port: u16) -> Process {
-    let mut command = settings.local_mode(manifests, out);
+/// The controller's directories.
+struct Dirs<'a> {
+    manifests: &'a Path,
+    out: &'a Path,
+    secrets: &'a Path,
+}
+
+/// The ports the controller serves xDS on and tells Envoy's HTTPS listener to bind.
+#[derive(Clone, Copy)]
+struct Ports {
+    xds: u16,
+    https: u16,
+}
+
+fn start_controller(settings: &Controller, mode: Mode, dirs: &Dirs<'_>, ports: Ports) -> Process {
+    let mut command = settings.local_mode(dirs.manifests, dirs.out);
+    command
+        .arg("--secrets")
+        .arg(dirs.secrets)
+        .arg(format!("--https-addr=127.0.0.1:{}", ports.https));
     if mode == Mode::Xds {
-        command.arg(format!("--xds-addr=127.0.0.1:{xds_port}"));
+        command.arg(format!("--xds-addr=127.0.0.1:{}", ports.xds));
     }
-    let log = out.join("controller.log");
+    let log = dirs.out.join("controller.log");
     Process::spawn("aether-controller", command, &log)
 }
 

@@ -90,6 +90,11 @@ impl Envoy {
         envoy
     }
 
+    /// Whether Envoy has finished initializing (its listeners accept).
+    pub fn is_ready(&self) -> bool {
+        http::get(self.admin, "localhost", "/ready").is_ok_and(|response| response.status == 200)
+    }
+
     /// The edge listener's address.
     pub fn listener(&self) -> SocketAddr {
         self.listener

@@ -22,9 +22,11 @@ pub mod backends;
 pub mod bootstrap;
 pub mod certs;
 pub mod edge;
+pub mod edge_tls;
 pub mod envoy;
 pub mod http;
 pub mod process;
+pub mod tls;
 
 pub use backends::{Backends, Served};
 pub use bootstrap::RouteSource;

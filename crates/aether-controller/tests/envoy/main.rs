@@ -11,6 +11,7 @@ mod faults;
 mod live;
 mod properties;
 mod restart;
+mod tls;
 
 use std::collections::BTreeSet;
 

@@ -76,14 +76,19 @@ fn over_files_envoy_starts_after_the_controllers_first_pass() {
     };
     let refused = validate();
     assert!(!refused.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stderr),
+        String::from_utf8_lossy(&refused.stdout)
+    );
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("routes.json")
-            || String::from_utf8_lossy(&refused.stdout).contains("routes.json"),
-        "Envoy should name the missing routes file"
+        said.contains("routes.json") || said.contains("listeners.json"),
+        "Envoy should name a missing file: {said}"
     );
     let init = crate::controller()
         .local_mode(manifests.path(), out.path())
         .arg("--once")
+        .arg(format!("--https-addr=127.0.0.1:{}", aether_e2e::free_port()))
         .output()
         .unwrap();
     assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));

@@ -1,0 +1,283 @@
+//! The HTTPS listener over LDS (`envoy.service.listener.v3`) and its
+//! certificates over SDS (`envoy.service.secret.v3`), state of the world,
+//! on the RDS server's port and through the same stream implementation
+//! ([`super::sotw`]): first request answered with the current resources,
+//! each change pushed once, ACK/NACK by nonce, a NACK logged and counted
+//! and not re-sent. LDS serves its one listener to a request naming none
+//! (Envoy's wildcard); SDS serves each stream the secrets it names, and
+//! only those. The listener's chains name only secrets that passed the
+//! checks, so Envoy never waits for (or rejects) one; a secret no longer
+//! ready disappears from SDS only after the listener stopped naming it
+//! (the pass publishes secrets, routes, then the listener, and keeps the
+//! secrets of the previous listener until the next pass).
+//!
+//! Delta xDS is not served (`UNIMPLEMENTED`), as for RDS.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use aether_projection::Snapshot;
+use envoy_types::pb::envoy::service::discovery::v3::{
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+};
+use envoy_types::pb::envoy::service::listener::v3::listener_discovery_service_server::{
+    ListenerDiscoveryService, ListenerDiscoveryServiceServer,
+};
+use envoy_types::pb::envoy::service::secret::v3::secret_discovery_service_server::{
+    SecretDiscoveryService, SecretDiscoveryServiceServer,
+};
+use futures_util::Stream;
+use prost::Message;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::info;
+
+use super::sotw::{self, Kind, Resources, StreamState};
+use super::{Publisher, STREAM_BUFFER};
+use crate::metrics::Metrics;
+use crate::tls::EdgeTls;
+use crate::tls::edge;
+
+/// The type URL of LDS resources.
+pub const LISTENER_TYPE: &str = "type.googleapis.com/envoy.config.listener.v3.Listener";
+/// The type URL of SDS resources.
+pub const SECRET_TYPE: &str = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret";
+
+type Current = Option<Arc<Resources>>;
+
+/// The publishing ends of the listener's and the secrets' channels.
+#[derive(Debug, Clone)]
+pub(crate) struct TlsSenders {
+    listeners: Arc<watch::Sender<Current>>,
+    secrets: Arc<watch::Sender<Current>>,
+}
+
+/// The serving ends.
+#[derive(Debug, Clone)]
+pub(crate) struct TlsReceivers {
+    listeners: watch::Receiver<Current>,
+    secrets: watch::Receiver<Current>,
+}
+
+pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
+    let (listeners, listeners_receiver) = watch::channel(None);
+    let (secrets, secrets_receiver) = watch::channel(None);
+    (
+        TlsSenders {
+            listeners: Arc::new(listeners),
+            secrets: Arc::new(secrets),
+        },
+        TlsReceivers {
+            listeners: listeners_receiver,
+            secrets: secrets_receiver,
+        },
+    )
+}
+
+/// Publishes `resources` unless they are the ones published; returns
+/// whether they were new.
+fn publish(sender: &watch::Sender<Current>, resources: Resources) -> bool {
+    sender.send_if_modified(|current| {
+        if current
+            .as_ref()
+            .is_some_and(|current| current.version == resources.version)
+        {
+            return false;
+        }
+        *current = Some(Arc::new(resources));
+        true
+    })
+}
+
+impl Publisher {
+    /// Publishes the HTTPS listener of `snapshot` and the certificates of
+    /// `tls` (call [`Publisher::publish`] for the routes first). The
+    /// secrets the previous listener named stay served along with the new
+    /// ones, so an Envoy still warming that listener finds them; the next
+    /// publication drops them.
+    pub fn publish_tls(&self, snapshot: &Snapshot, tls: &EdgeTls) {
+        let route_configuration_name = self.name.to_string();
+        let listener = edge::xds_listener(snapshot, tls, &route_configuration_name);
+        let mut secrets: Vec<(String, Vec<u8>)> = edge::secrets(tls)
+            .into_iter()
+            .map(|(_, secret)| (secret.name.clone(), secret.encode_to_vec()))
+            .collect();
+        let previous = self.tls.secrets.borrow().clone();
+        if let Some(previous) = previous {
+            let named = listener_names(&self.tls.listeners.borrow());
+            for (name, body) in &previous.items {
+                if named.contains(name) && !secrets.iter().any(|(current, _)| current == name) {
+                    secrets.push((name.clone(), body.clone()));
+                }
+            }
+        }
+        if publish(&self.tls.secrets, Resources::new(secrets)) {
+            info!("xds: new secrets");
+        }
+        let listener = Resources::new(vec![(listener.name.clone(), listener.encode_to_vec())]);
+        let version = listener.version.clone();
+        if publish(&self.tls.listeners, listener) {
+            info!(%version, "xds: new listener");
+        }
+    }
+}
+
+/// The SDS names the published listener's chains ask for.
+fn listener_names(current: &Current) -> Vec<String> {
+    use envoy_types::pb::envoy::config::core::v3::transport_socket::ConfigType;
+    use envoy_types::pb::envoy::config::listener::v3::Listener;
+    use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::DownstreamTlsContext;
+    let Some(current) = current else { return Vec::new() };
+    let mut names = Vec::new();
+    for (_, body) in &current.items {
+        let Ok(listener) = Listener::decode(body.as_slice()) else {
+            continue;
+        };
+        for chain in listener.filter_chains {
+            let Some(ConfigType::TypedConfig(any)) = chain.transport_socket.and_then(|socket| socket.config_type)
+            else {
+                continue;
+            };
+            let Ok(context) = DownstreamTlsContext::decode(any.value.as_slice()) else {
+                continue;
+            };
+            for config in context
+                .common_tls_context
+                .map(|common| common.tls_certificate_sds_secret_configs)
+                .unwrap_or_default()
+            {
+                names.push(config.name);
+            }
+        }
+    }
+    names
+}
+
+/// The LDS service.
+#[derive(Clone)]
+pub struct ListenerDiscovery {
+    current: watch::Receiver<Current>,
+    metrics: Arc<Metrics>,
+}
+
+/// The SDS service.
+#[derive(Clone)]
+pub struct SecretDiscovery {
+    current: watch::Receiver<Current>,
+    metrics: Arc<Metrics>,
+}
+
+/// The two tonic services, serving what the publisher's TLS channels hold.
+pub(crate) fn services(
+    receivers: &TlsReceivers,
+    metrics: &Arc<Metrics>,
+) -> (
+    ListenerDiscoveryServiceServer<ListenerDiscovery>,
+    SecretDiscoveryServiceServer<SecretDiscovery>,
+) {
+    (
+        ListenerDiscoveryServiceServer::new(ListenerDiscovery {
+            current: receivers.listeners.clone(),
+            metrics: metrics.clone(),
+        }),
+        SecretDiscoveryServiceServer::new(SecretDiscovery {
+            current: receivers.secrets.clone(),
+            metrics: metrics.clone(),
+        }),
+    )
+}
+
+fn kind(type_url: &'static str) -> Kind {
+    Kind {
+        type_url,
+        by_name: type_url == SECRET_TYPE,
+        on_names: Arc::new(|_, _| {}),
+    }
+}
+
+type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+fn stream(
+    type_url: &'static str,
+    request: Request<Streaming<DiscoveryRequest>>,
+    current: &watch::Receiver<Current>,
+    metrics: &Arc<Metrics>,
+) -> Response<ResponseStream<DiscoveryResponse>> {
+    let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
+    tokio::spawn(sotw::serve_stream(
+        kind(type_url),
+        request.into_inner(),
+        current.clone(),
+        sender,
+        metrics.clone(),
+    ));
+    Response::new(Box::pin(ReceiverStream::new(receiver)))
+}
+
+fn fetch(
+    type_url: &'static str,
+    request: Request<DiscoveryRequest>,
+    current: &watch::Receiver<Current>,
+) -> Result<Response<DiscoveryResponse>, Status> {
+    let current = current.borrow().clone();
+    let Some(resources) = current else {
+        return Err(Status::unavailable("nothing published yet"));
+    };
+    let mut state = StreamState::new(type_url, type_url == SECRET_TYPE, request.into_inner().resource_names);
+    Ok(Response::new(state.response(&resources)))
+}
+
+fn delta<T>() -> Result<Response<T>, Status> {
+    Err(Status::unimplemented(
+        "delta xDS is not served; use the state-of-the-world stream",
+    ))
+}
+
+#[tonic::async_trait]
+impl ListenerDiscoveryService for ListenerDiscovery {
+    type StreamListenersStream = ResponseStream<DiscoveryResponse>;
+    type DeltaListenersStream = ResponseStream<DeltaDiscoveryResponse>;
+
+    async fn stream_listeners(
+        &self,
+        request: Request<Streaming<DiscoveryRequest>>,
+    ) -> Result<Response<Self::StreamListenersStream>, Status> {
+        Ok(stream(LISTENER_TYPE, request, &self.current, &self.metrics))
+    }
+
+    async fn delta_listeners(
+        &self,
+        _request: Request<Streaming<DeltaDiscoveryRequest>>,
+    ) -> Result<Response<Self::DeltaListenersStream>, Status> {
+        delta()
+    }
+
+    async fn fetch_listeners(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
+        fetch(LISTENER_TYPE, request, &self.current)
+    }
+}
+
+#[tonic::async_trait]
+impl SecretDiscoveryService for SecretDiscovery {
+    type StreamSecretsStream = ResponseStream<DiscoveryResponse>;
+    type DeltaSecretsStream = ResponseStream<DeltaDiscoveryResponse>;
+
+    async fn stream_secrets(
+        &self,
+        request: Request<Streaming<DiscoveryRequest>>,
+    ) -> Result<Response<Self::StreamSecretsStream>, Status> {
+        Ok(stream(SECRET_TYPE, request, &self.current, &self.metrics))
+    }
+
+    async fn delta_secrets(
+        &self,
+        _request: Request<Streaming<DeltaDiscoveryRequest>>,
+    ) -> Result<Response<Self::DeltaSecretsStream>, Status> {
+        delta()
+    }
+
+    async fn fetch_secrets(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
+        fetch(SECRET_TYPE, request, &self.current)
+    }
+}
