@@ -12,6 +12,7 @@ mod live;
 mod properties;
 mod restart;
 mod tls;
+mod tls_properties;
 
 use std::collections::BTreeSet;
 

@@ -18,7 +18,7 @@ pub(crate) fn manifest(namespace: &str, name: &str, hosts: &[&str], tls: Option<
         format!("  tls: {{secretName: {secret}, provider: KUBERNETES}}\n")
     });
     format!(
-        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: {namespace}}}\n\
+        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: '{name}', namespace: '{namespace}'}}\n\
          spec:\n  hosts: [{}]\n  routes:\n  - match: {{prefix: /api}}\n    backend: {{service: svc-{name}-api}}\n\
          \x20 - match: {{prefix: /}}\n    backend: {{service: svc-{name}}}\n{tls}",
         hosts.join(", ")
