@@ -42,6 +42,9 @@ use crate::tls::edge::LISTENERS_FILE;
 use crate::tls::{EdgeTls, TlsSettings};
 use crate::xds;
 
+/// An event of the Secrets' metadata watch.
+pub type SecretEvent = Event<kube::api::PartialObjectMeta<k8s_openapi::api::core::v1::Secret>>;
+
 /// What is watched: one namespace, or all (`None`).
 pub type Scope = Option<String>;
 
@@ -264,6 +267,7 @@ impl ClusterState {
             .iter()
             .map(|(key, known)| (key.clone(), known.observed.clone()))
             .collect();
+        self.secrets.fetch(client, &snapshot.tls_secrets).await;
         let tls = EdgeTls {
             resolutions: self.resolve_secrets(&snapshot.tls_secrets),
             settings: self.tls.clone(),
@@ -363,7 +367,28 @@ pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 pub async fn run<E>(
     client: &Client,
     state: &mut ClusterState,
+    events: E,
+    leading: watch::Receiver<bool>,
+    metrics: &Metrics,
+    debouncer: Debouncer,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()>
+where
+    E: Stream<Item = (Scope, Result<Event<VirtualHost>, watcher::Error>)> + Unpin,
+{
+    let secrets = futures_util::stream::pending();
+    run_with_secrets(client, state, events, secrets, leading, metrics, debouncer, shutdown).await
+}
+
+/// [`run`], also taking in the events of the Secrets' metadata watch
+/// ([`ClusterSecrets::apply`]): a change of a referenced Secret makes a
+/// pass, which reads it.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_with_secrets<E, S>(
+    client: &Client,
+    state: &mut ClusterState,
     mut events: E,
+    mut secrets: S,
     mut leading: watch::Receiver<bool>,
     metrics: &Metrics,
     mut debouncer: Debouncer,
@@ -371,6 +396,7 @@ pub async fn run<E>(
 ) -> anyhow::Result<()>
 where
     E: Stream<Item = (Scope, Result<Event<VirtualHost>, watcher::Error>)> + Unpin,
+    S: Stream<Item = Result<SecretEvent, watcher::Error>> + Unpin,
 {
     tokio::pin!(shutdown);
     metrics.leader.set(i64::from(*leading.borrow_and_update()));
@@ -388,6 +414,15 @@ where
                 // The watcher retries by itself, with backoff.
                 Some((scope, Err(err))) => warn!(scope = scope.as_deref().unwrap_or("*"), error = %err, "watch failed"),
                 None => anyhow::bail!("the watch ended"),
+            },
+            event = secrets.next() => match event {
+                Some(Ok(event)) => {
+                    if state.secrets.apply(event) {
+                        debouncer.change(Instant::now());
+                    }
+                }
+                Some(Err(err)) => warn!(error = %err, "the Secrets' watch failed"),
+                None => anyhow::bail!("the Secrets' watch ended"),
             },
             changed = leading.changed() => {
                 anyhow::ensure!(changed.is_ok(), "the leader election stopped");

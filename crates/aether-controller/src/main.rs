@@ -19,8 +19,9 @@ use aether_projection::ProjectionConfig;
 use anyhow::Context;
 use clap::Parser;
 use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
-use kube::api::Api;
+use kube::api::{Api, PartialObjectMeta};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 use tracing::{error, info};
@@ -214,9 +215,21 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
             .boxed()
     });
     let events = futures_util::stream::select_all(streams);
+    // The metadata of TLS Secrets in the same scopes: which exist, at which
+    // version; the referenced ones are read with a GET (src/tls/cluster.rs).
+    let secret_streams = scopes.iter().map(|scope| {
+        let api: Api<PartialObjectMeta<Secret>> = match scope {
+            None => Api::all(client.clone()),
+            Some(namespace) => Api::namespaced(client.clone(), namespace),
+        };
+        watcher(api, watcher::Config::default().fields("type=kubernetes.io/tls"))
+            .default_backoff()
+            .boxed()
+    });
+    let secret_events = futures_util::stream::select_all(secret_streams);
     let projection = ProjectionConfig::default();
     let mut state = ClusterState::new(scopes, cli.out.clone(), projection.clone())
-        .with_tls(tls_settings(cli)?, ClusterSecrets::default());
+        .with_tls(tls_settings(cli)?, ClusterSecrets::watched());
     if let Some(addr) = cli.xds_addr {
         state = state.with_xds(start_xds(addr, &projection, metrics.clone()).await?);
     }
@@ -236,14 +249,34 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     if cli.no_leader_election {
         info!("leader election off: this replica writes statuses");
         let (_sender, leading) = watch::channel(true);
-        return cluster::run(&client, &mut state, events, leading, &metrics, debouncer, shutdown).await;
+        return cluster::run_with_secrets(
+            &client,
+            &mut state,
+            events,
+            secret_events,
+            leading,
+            &metrics,
+            debouncer,
+            shutdown,
+        )
+        .await;
     }
     let namespace = cli
         .lease_namespace
         .clone()
         .unwrap_or_else(|| client.default_namespace().to_owned());
     let (leading, lease_task) = leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
-    let result = cluster::run(&client, &mut state, events, leading, &metrics, debouncer, shutdown).await;
+    let result = cluster::run_with_secrets(
+        &client,
+        &mut state,
+        events,
+        secret_events,
+        leading,
+        &metrics,
+        debouncer,
+        shutdown,
+    )
+    .await;
     // `run` dropped the receiver: the task releases the Lease.
     leader::leave(lease_task, Duration::from_secs(5)).await;
     result

@@ -1,14 +1,30 @@
 //! Cluster mode's secrets: the `kubernetes.io/tls` Secrets the served
-//! objects reference, as the cluster holds them. Fed with each Secret's
-//! `tls.crt` and `tls.key` as it arrives ([`ClusterSecrets::put`],
-//! [`ClusterSecrets::remove`]); each pass resolves the referenced ones,
-//! checking a pair again only when its bytes change.
+//! objects reference, as the cluster holds them.
+//!
+//! Only referenced Secrets are read, and only their metadata is watched:
+//! a watch of Secrets' metadata (`type=kubernetes.io/tls`, the scopes the
+//! VirtualHosts are watched in) says which exist and at which
+//! `resourceVersion` ([`ClusterSecrets::apply`]); a change of one a served
+//! object references makes a pass, and each pass `GET`s the referenced
+//! Secrets whose version it has not read ([`ClusterSecrets::fetch`]). No
+//! other Secret's data, and so no other key, ever reaches the controller.
+//! Each pass then resolves the referenced ones, checking a pair again only
+//! when its bytes change.
+//!
+//! RBAC cannot be narrower than `get`, `list` and `watch` on `secrets` in
+//! the watched namespaces: `resourceNames` cannot name Secrets that are only
+//! known at run time (and a `list`/`watch` may only use it for one name),
+//! and RBAC has no rule on a Secret's type or on field selectors.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use aether_api::config::v1::SecretProvider;
 use aether_projection::TlsSecret;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, PartialObjectMeta};
+use kube::runtime::watcher::Event;
+use tracing::warn;
 
 use super::certificate::{self, Certificate, Invalid};
 use super::{Resolution, Resolutions, TlsSettings};
@@ -21,14 +37,27 @@ struct Cached {
     result: Result<Arc<Certificate>, Invalid>,
 }
 
+type Key = (String, String);
+
 /// The referenced Secrets as last seen, by `(namespace, name)`.
 #[derive(Default)]
 pub struct ClusterSecrets {
     /// Whether Secrets are watched at all (without, every `KUBERNETES`
     /// secret is refused as having no source).
     watching: bool,
-    seen: HashMap<(String, String), Entries>,
-    cache: HashMap<(String, String), Cached>,
+    seen: HashMap<Key, Entries>,
+    cache: HashMap<Key, Cached>,
+    /// From the metadata watch: each `kubernetes.io/tls` Secret's
+    /// `resourceVersion`.
+    versions: HashMap<Key, String>,
+    /// The metadata listed so far by a re-list in progress.
+    listing: Option<HashMap<Key, String>>,
+    /// Whether the metadata has been listed once.
+    listed: bool,
+    /// The `resourceVersion` each entry of `seen` was read at.
+    read_at: HashMap<Key, String>,
+    /// The Secrets the last pass referenced.
+    referenced: HashSet<Key>,
 }
 
 impl ClusterSecrets {
@@ -51,6 +80,116 @@ impl ClusterSecrets {
         let key = (namespace.to_owned(), name.to_owned());
         self.seen.remove(&key);
         self.cache.remove(&key);
+    }
+
+    /// Takes in one event of the Secrets' metadata watch; returns whether
+    /// it concerns a Secret the last pass referenced (a pass is due).
+    pub fn apply(&mut self, event: Event<PartialObjectMeta<Secret>>) -> bool {
+        let key_of = |meta: &PartialObjectMeta<Secret>| -> Option<(Key, String)> {
+            let metadata = &meta.metadata;
+            Some((
+                (metadata.namespace.clone()?, metadata.name.clone()?),
+                metadata.resource_version.clone().unwrap_or_default(),
+            ))
+        };
+        match event {
+            Event::Apply(meta) => {
+                let Some((key, version)) = key_of(&meta) else {
+                    return false;
+                };
+                let referenced = self.referenced.contains(&key);
+                self.versions.insert(key, version);
+                referenced
+            }
+            Event::Delete(meta) => {
+                let Some((key, _)) = key_of(&meta) else { return false };
+                self.versions.remove(&key);
+                self.referenced.contains(&key)
+            }
+            Event::Init => {
+                self.listing = Some(HashMap::new());
+                false
+            }
+            Event::InitApply(meta) => {
+                if let (Some(listing), Some((key, version))) = (self.listing.as_mut(), key_of(&meta)) {
+                    listing.insert(key, version);
+                }
+                false
+            }
+            Event::InitDone => {
+                self.versions = self.listing.take().unwrap_or_default();
+                self.listed = true;
+                // Anything may have changed while the watch was down.
+                !self.referenced.is_empty()
+            }
+        }
+    }
+
+    /// `GET`s every referenced Secret of `secrets` whose current version
+    /// has not been read (all of them before the metadata is listed),
+    /// through `api` of each namespace. A Secret that is gone is missing;
+    /// a failed read keeps what was read before (and is logged), so an API
+    /// hiccup does not take a certificate off the edge.
+    pub async fn fetch(&mut self, client: &kube::Client, secrets: &[TlsSecret]) {
+        if !self.watching {
+            return;
+        }
+        self.referenced = secrets
+            .iter()
+            .filter(|secret| secret.provider == SecretProvider::Kubernetes)
+            .filter_map(|secret| Some((secret.namespace.clone()?, secret.secret_name.clone())))
+            .collect();
+        let mut keys: Vec<&Key> = self.referenced.iter().collect();
+        keys.sort();
+        let mut reads = Vec::new();
+        for key in keys {
+            let version = self.versions.get(key);
+            if self.listed && version.is_none() {
+                reads.push((key.clone(), None));
+            } else if version.is_none() || self.read_at.get(key) != version {
+                reads.push((key.clone(), Some(version.cloned())));
+            }
+        }
+        for (key, read) in reads {
+            let Some(version) = read else {
+                self.put(
+                    &key.0,
+                    &key.1,
+                    Err(Invalid::Missing(format!(
+                        "no Secret {}/{} of type kubernetes.io/tls",
+                        key.0, key.1
+                    ))),
+                );
+                self.read_at.remove(&key);
+                continue;
+            };
+            let api: Api<Secret> = Api::namespaced(client.clone(), &key.0);
+            match api.get_opt(&key.1).await {
+                Ok(Some(secret)) => {
+                    let version = secret.metadata.resource_version.clone().or(version);
+                    self.put(&key.0, &key.1, entries(&secret));
+                    match version {
+                        Some(version) => self.read_at.insert(key, version),
+                        None => self.read_at.remove(&key),
+                    };
+                }
+                Ok(None) => {
+                    self.put(
+                        &key.0,
+                        &key.1,
+                        Err(Invalid::Missing(format!("no Secret {}/{}", key.0, key.1))),
+                    );
+                    self.read_at.remove(&key);
+                }
+                Err(err) => {
+                    // Never the Secret's content: the error is the API's.
+                    warn!(namespace = %key.0, name = %key.1, error = %err, "reading a TLS Secret failed; keeping what was read before");
+                    if !self.seen.contains_key(&key) {
+                        self.put(&key.0, &key.1, Err(Invalid::Unreadable(err.to_string())));
+                    }
+                }
+            }
+        }
     }
 
     /// Whether `namespace/name` is held.
@@ -101,4 +240,21 @@ impl ClusterSecrets {
         );
         result
     }
+}
+
+/// A Secret's `tls.crt` and `tls.key`, or why it cannot be used.
+fn entries(secret: &Secret) -> Entries {
+    if secret.type_.as_deref() != Some("kubernetes.io/tls") {
+        return Err(Invalid::Unserved(format!(
+            "the Secret's type is {}, not kubernetes.io/tls",
+            secret.type_.as_deref().unwrap_or("Opaque")
+        )));
+    }
+    let data = secret.data.as_ref();
+    let entry = |name: &str| {
+        data.and_then(|data| data.get(name))
+            .map(|bytes| bytes.0.clone())
+            .ok_or_else(|| Invalid::Missing(format!("the Secret has no {name}")))
+    };
+    Ok((entry("tls.crt")?, entry("tls.key")?))
 }

@@ -6,7 +6,15 @@
 //! Envoy pods, writing files to a shared volume; its README shows that
 //! container.)
 //!
-//! - ClusterRole: watch VirtualHosts in every namespace, patch their status.
+//! - ClusterRole: watch VirtualHosts in every namespace, patch their status;
+//!   `get`, `list` and `watch` Secrets, for the `kubernetes.io/tls` Secrets
+//!   the VirtualHosts reference (`tls.provider: KUBERNETES`). That is as
+//!   narrow as RBAC allows: the referenced names are only known at run
+//!   time (`resourceNames` cannot follow them, and limits `list`/`watch`
+//!   to one name), and RBAC has no rule on a Secret's type. The controller
+//!   itself watches only Secrets' metadata (`type=kubernetes.io/tls`) and
+//!   reads only the referenced ones with `get`
+//!   (crates/aether-controller/src/tls/cluster.rs).
 //! - Role in [`NAMESPACE`]: the Lease whose holder writes statuses
 //!   (kube-lease-manager gets, creates and server-side-applies it). `create`
 //!   cannot be limited to a name (the API server authorizes it before the
@@ -31,7 +39,8 @@ pub const OUT_DIR: &str = "/var/run/aether";
 fn cluster_role() -> Value {
     let rules = json!([
         {"apiGroups": [GROUP], "resources": [PLURAL], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": [GROUP], "resources": [format!("{PLURAL}/status")], "verbs": ["patch"]}
+        {"apiGroups": [GROUP], "resources": [format!("{PLURAL}/status")], "verbs": ["patch"]},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}
     ]);
     role(NAME, None, rules)
 }
@@ -51,6 +60,9 @@ fn deployment() -> Value {
         "args": [
             format!("--out={OUT_DIR}"),
             format!("--xds-addr=0.0.0.0:{XDS_PORT}"),
+            // The edge Envoys' cluster for the mesh's SDS, which serves the
+            // AWS_SECRETS_MANAGER certificates (generated/deploy/envoy/).
+            format!("--mesh-sds-cluster={}", crate::generators::envoy_bootstrap::MESH_SDS_CLUSTER),
             format!("--metrics-addr=0.0.0.0:{METRICS_PORT}")
         ],
         // Its name in the Lease.
