@@ -281,3 +281,6 @@ impl SecretDiscoveryService for SecretDiscovery {
         fetch(SECRET_TYPE, request, &self.current)
     }
 }
+
+#[cfg(test)]
+mod tests;
