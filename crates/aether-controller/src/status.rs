@@ -293,8 +293,9 @@ fn put_condition(conditions: &mut Vec<Condition>, mut condition: Condition, now:
     }
 }
 
-/// The status every object of `observed` should have, in key order; `tls`
-/// as for [`desired`].
+/// The status every object of `observed` should have, in key order. With
+/// `tls`, the `ResolvedRefs` condition is set too ([`crate::tls::status`]);
+/// without (aetherctl, which reads no secrets), it is left as stored.
 pub fn statuses(
     snapshot: &Snapshot,
     tls: Option<&Resolutions>,
