@@ -53,7 +53,10 @@ fn objects(dirs: &[PathBuf]) -> Vec<(String, VirtualHostSpec)> {
                 continue;
             }
             let spec = serde_json::from_value(document["spec"].clone()).unwrap_or_else(|err| {
-                panic!("{} document {index}: no longer decodes with today's types: {err}", file.display())
+                panic!(
+                    "{} document {index}: no longer decodes with today's types: {err}",
+                    file.display()
+                )
             });
             found.push((format!("{} document {index}", file.display()), spec));
         }
@@ -64,6 +67,7 @@ fn objects(dirs: &[PathBuf]) -> Vec<(String, VirtualHostSpec)> {
 #[test]
 fn objects_the_baseline_accepted_pass_todays_three_judges() {
     let root = common::workspace_root();
+    let from_baseline = std::env::var_os("AETHER_STORED_OBJECTS").is_some();
     let (dirs, baseline_rules) = match std::env::var_os("AETHER_STORED_OBJECTS") {
         Some(dir) => {
             let descriptors = std::env::var_os("AETHER_STORED_DESCRIPTORS")
@@ -71,7 +75,10 @@ fn objects_the_baseline_accepted_pass_todays_three_judges() {
             (vec![PathBuf::from(dir)], PathBuf::from(descriptors))
         }
         None => (
-            vec![root.join("crates/aether-api/tests/fixtures/valid"), root.join("examples")],
+            vec![
+                root.join("crates/aether-api/tests/fixtures/valid"),
+                root.join("examples"),
+            ],
             root.join("generated/descriptors/aether.binpb"),
         ),
     };
@@ -89,9 +96,16 @@ fn objects_the_baseline_accepted_pass_todays_three_judges() {
         stored += 1;
         let mut problems: Vec<String> = Vec::new();
         if let Err(violations) = spec.validate() {
-            problems.extend(violations.iter().map(|v| format!("Rust validator: {} {}", v.field_path, v.rule_id)));
+            problems.extend(
+                violations
+                    .iter()
+                    .map(|v| format!("Rust validator: {} {}", v.field_path, v.rule_id)),
+            );
         }
-        problems.extend(now.iter().map(|(path, rule, _)| format!("protovalidate: {path} {rule}")));
+        problems.extend(
+            now.iter()
+                .map(|(path, rule, _)| format!("protovalidate: {path} {rule}")),
+        );
         problems.extend(
             crd.problems(&serde_json::to_value(spec).unwrap())
                 .into_iter()
@@ -101,7 +115,12 @@ fn objects_the_baseline_accepted_pass_todays_three_judges() {
             refused.push(format!("{name}:\n    {}", problems.join("\n    ")));
         }
     }
-    assert!(stored >= 20, "only {stored} stored objects found under {dirs:?}");
+    // A baseline older than the fixtures holds none; today's tree holds many.
+    assert!(
+        from_baseline || stored >= 20,
+        "only {stored} stored objects found under {dirs:?}"
+    );
+    println!("{stored} objects the baseline accepted, judged by today's rules");
     assert!(
         refused.is_empty(),
         "objects valid under the baseline's rules are refused today:\n{}",

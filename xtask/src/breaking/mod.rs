@@ -63,7 +63,11 @@ pub fn run(root: &Path, against: &str) -> Result<()> {
         .args(STORED_OBJECTS)
         .output()?;
     let present = String::from_utf8_lossy(&listed.stdout).into_owned();
-    paths.extend(STORED_OBJECTS.iter().filter(|path| present.lines().any(|line| line == **path)));
+    paths.extend(
+        STORED_OBJECTS
+            .iter()
+            .filter(|path| present.lines().any(|line| line == **path)),
+    );
     let archive = Command::new("git")
         .current_dir(root)
         .args(["archive", "--format=tar", &commit])
@@ -111,7 +115,16 @@ pub fn run(root: &Path, against: &str) -> Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root)
-        .args(["test", "--quiet", "--package", "aether-api", "--all-features", "--test", "stored_objects"])
+        .args([
+            "test",
+            "--quiet",
+            "--package",
+            "aether-api",
+            "--all-features",
+            "--test",
+            "stored_objects",
+        ])
+        .args(["--", "--nocapture"])
         .env("AETHER_STORED_OBJECTS", &stored)
         .env("AETHER_STORED_DESCRIPTORS", &baseline)
         .env("AETHER_PYTHON", bin.join("python"))
@@ -121,6 +134,19 @@ pub fn run(root: &Path, against: &str) -> Result<()> {
         bail!("objects valid at {against} are refused by today's rules (see the test's output above)");
     }
     Ok(())
+}
+
+/// The newest release tag (`v*`, by version order) that HEAD contains, if any.
+pub fn latest_release(root: &Path) -> Result<Option<String>> {
+    let output = Command::new("git")
+        .current_dir(root)
+        .args(["tag", "--list", "v*", "--merged", "HEAD", "--sort=-v:refname"])
+        .output()
+        .context("git tag")?;
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .next()
+        .map(str::to_owned))
 }
 
 /// Fails naming every tightened rule that [`ACKNOWLEDGED`] does not list.
@@ -182,7 +208,10 @@ impl Acknowledged {
 
     fn covers(&self, tightening: &rules::Tightening) -> bool {
         self.acknowledged.iter().any(|a| {
-            a.element == tightening.element && a.rule == tightening.rule && a.old == tightening.old && a.new == tightening.new
+            a.element == tightening.element
+                && a.rule == tightening.rule
+                && a.old == tightening.old
+                && a.new == tightening.new
         })
     }
 }
@@ -199,4 +228,41 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tightening(new: &str) -> rules::Tightening {
+        rules::Tightening {
+            element: "VirtualHostSpec.hosts".into(),
+            rule: "repeated.max_items".into(),
+            old: "16".into(),
+            new: new.into(),
+        }
+    }
+
+    #[test]
+    fn an_acknowledgement_covers_that_change_only() {
+        let acknowledged: Acknowledged = serde_saphyr::from_str(
+            "acknowledged:\n  - {element: VirtualHostSpec.hosts, rule: repeated.max_items, old: \"16\", new: \"8\", reason: no object has more}\n",
+        )
+        .unwrap();
+        assert!(acknowledged.covers(&tightening("8")));
+        assert!(!acknowledged.covers(&tightening("4")));
+    }
+
+    #[test]
+    fn an_acknowledgement_needs_a_reason() {
+        let missing = serde_saphyr::from_str::<Acknowledged>(
+            "acknowledged:\n  - {element: VirtualHostSpec.hosts, rule: repeated.max_items, old: \"16\", new: \"8\"}\n",
+        );
+        assert!(missing.is_err());
+    }
+
+    #[test]
+    fn the_checked_in_list_reads() {
+        Acknowledged::load(&crate::workspace_root().join(ACKNOWLEDGED)).unwrap();
+    }
 }

@@ -143,7 +143,13 @@ fn compare_message(
             .then(|| options.get_extension(ext).as_message().cloned())
             .flatten()
     };
-    compare_rules(name, "", rules(old, &old_ext.message), rules(new, &new_ext.message), found);
+    compare_rules(
+        name,
+        "",
+        rules(old, &old_ext.message),
+        rules(new, &new_ext.message),
+        found,
+    );
     for oneof in new.oneofs().filter(|o| !o.is_synthetic()) {
         let element = format!("{name}.{}", oneof.name());
         let before = old.oneofs().find(|o| o.name() == oneof.name() && !o.is_synthetic());
@@ -161,14 +167,18 @@ fn compare_message(
             continue; // A new field: its rules are new.
         };
         let element = format!("{name}.{}", field.name());
-        let in_real_oneof = |f: &prost_reflect::FieldDescriptor| f.containing_oneof().is_some_and(|o| !o.is_synthetic());
+        let in_real_oneof =
+            |f: &prost_reflect::FieldDescriptor| f.containing_oneof().is_some_and(|o| !o.is_synthetic());
         if in_real_oneof(&field) && !in_real_oneof(&before) {
             // Setting a sibling now clears it: objects setting both are refused.
             found.push(Tightening {
                 element: element.clone(),
                 rule: "oneof".into(),
                 old: "-".into(),
-                new: field.containing_oneof().map(|o| o.name().to_owned()).unwrap_or_default(),
+                new: field
+                    .containing_oneof()
+                    .map(|o| o.name().to_owned())
+                    .unwrap_or_default(),
             });
         }
         let rules = |field: &prost_reflect::FieldDescriptor, ext: &ExtensionDescriptor| {
@@ -178,7 +188,13 @@ fn compare_message(
                 .then(|| options.get_extension(ext).as_message().cloned())
                 .flatten()
         };
-        compare_rules(&element, "", rules(&before, &old_ext.field), rules(&field, &new_ext.field), found);
+        compare_rules(
+            &element,
+            "",
+            rules(&before, &old_ext.field),
+            rules(&field, &new_ext.field),
+            found,
+        );
     }
 }
 
@@ -230,7 +246,11 @@ fn compare_rules(
             found.push(Tightening {
                 element: element.to_owned(),
                 rule,
-                old: if had { show(&before) } else { sibling_bound(&old, name).unwrap_or_else(|| "-".into()) },
+                old: if had {
+                    show(&before)
+                } else {
+                    sibling_bound(&old, name).unwrap_or_else(|| "-".into())
+                },
                 new: show(&after),
             });
         }

@@ -12,7 +12,10 @@ pub type Reported = (String, String, String);
 /// protovalidate's answer for each `(message full name, binary)`, in order,
 /// each answer sorted. Paths are protovalidate's (`tls.secret_name`).
 pub fn judge(messages: &[(&str, Vec<u8>)]) -> Vec<Vec<Reported>> {
-    judge_with(&super::workspace_root().join("generated/descriptors/aether.binpb"), messages)
+    judge_with(
+        &super::workspace_root().join("generated/descriptors/aether.binpb"),
+        messages,
+    )
 }
 
 /// [`judge`] with the rules of another descriptor set (edition 2024, with
