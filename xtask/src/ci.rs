@@ -26,8 +26,15 @@ pub fn run(root: &Path) -> Result<()> {
             .current_dir(root)
             .args(["format", "--diff", "--exit-code"]),
     )?;
-    step("buf breaking against the previous commit");
+    step("breaking changes (wire, JSON, rules, stored objects) against the previous commit");
     breaking::run(root, "HEAD~1")?;
+    match breaking::latest_release(root)? {
+        Some(tag) => {
+            step(&format!("breaking changes against the latest release, {tag}"));
+            breaking::run(root, &tag)?;
+        }
+        None => println!("note: no release tag (v*) yet: compared with the previous commit only"),
+    }
 
     step("cargo fmt");
     exec(cargo(root).args(["fmt", "--all", "--check"]))?;

@@ -20,9 +20,10 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// `buf breaking` (WIRE_JSON) of api/ against an earlier commit.
+    /// What a baseline promised: `buf breaking` (WIRE_JSON), no tightened
+    /// buf.validate rule, and the baseline's valid objects still valid.
     Breaking {
-        /// The git revision to compare against.
+        /// The baseline: a commit, tag or branch.
         #[arg(long, default_value = "HEAD~1")]
         against: String,
     },

@@ -51,6 +51,9 @@
 //! assert_eq!(crd.spec.names.short_names, Some(vec!["vh".to_owned()]));
 //! # }
 //! ```
+//! - `tolerant` (implies `serde`): reading objects a newer writer made
+//!   ([`tolerant`]): fields and enum values this build does not know are set
+//!   aside and named instead of failing the whole object.
 //! - `validate`: `validate()` on every message ([`validate::Validate`]),
 //!   reporting every broken buf.validate rule of the proto with its
 //!   protovalidate rule id and a Kubernetes-form field path
@@ -76,6 +79,9 @@ pub mod kubernetes_json;
 
 #[cfg(feature = "reflect")]
 pub mod reflect;
+
+#[cfg(feature = "tolerant")]
+pub mod tolerant;
 
 #[cfg(feature = "kube")]
 mod custom_resource;

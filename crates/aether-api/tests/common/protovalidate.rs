@@ -12,12 +12,21 @@ pub type Reported = (String, String, String);
 /// protovalidate's answer for each `(message full name, binary)`, in order,
 /// each answer sorted. Paths are protovalidate's (`tls.secret_name`).
 pub fn judge(messages: &[(&str, Vec<u8>)]) -> Vec<Vec<Reported>> {
+    judge_with(
+        &super::workspace_root().join("generated/descriptors/aether.binpb"),
+        messages,
+    )
+}
+
+/// [`judge`] with the rules of another descriptor set (edition 2024, with
+/// imports), such as an earlier commit's.
+pub fn judge_with(descriptors: &std::path::Path, messages: &[(&str, Vec<u8>)]) -> Vec<Vec<Reported>> {
     let root = super::workspace_root();
     let script = root.join("crates/aether-api/tests/reference/protovalidate_judge.py");
     let mut child = Command::new(super::reference_python())
         .arg(&script)
         .arg("--descriptors")
-        .arg(root.join("generated/descriptors/aether.binpb"))
+        .arg(descriptors)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
