@@ -5,9 +5,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::generators::{self, Output};
+use crate::generators::{self, Context, Output};
 use crate::plan::Plan;
-use crate::{descriptors, outputs, proto_deps};
+use crate::{outputs, proto_deps};
 
 pub fn run(root: &Path, check: bool) -> Result<()> {
     let generated = generate(root)?;
@@ -24,11 +24,10 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
 pub fn generate(root: &Path) -> Result<Vec<Output>> {
     let plan = Plan::load(root)?;
     let pinned = proto_deps::PinnedCrates::load(root)?;
-    let deps = proto_deps::materialize(root, &pinned)?;
-    let compiled = descriptors::compile(root, &plan.input_dirs, &[deps])?;
+    let context = Context::load(root, &plan.input_dirs, pinned)?;
     let mut files = Vec::new();
     for step in &plan.steps {
-        files.extend(generators::run(&pinned, step, &compiled)?);
+        files.extend(generators::run(&context, step)?);
     }
     files.push(readme(&files));
     files.sort_by(|a, b| a.path.cmp(&b.path));

@@ -14,38 +14,24 @@
 //! - a `required` oneof with no member set is reported at the oneof's name
 //!   with rule id `required`.
 //!
-//! CEL rules are compiled to Rust here, not interpreted at run time. The
-//! expression is parsed by the `cel` crate; this module translates a small,
-//! typed subset and fails codegen, naming the rule id and the field, on
-//! anything else:
-//!
-//! - `this` (the field's value, or a list element's for `repeated.items`), of
-//!   type string, int (`int32`, `int64`, `sint*`, `sfixed*`) or uint;
-//! - string, int, uint and bool literals;
-//! - `!`, `&&`, `||`; `==`, `!=` on equal types; `<`, `<=`, `>`, `>=` on
-//!   ints, uints or strings;
-//! - `size()` on strings (code points, as CEL counts); `contains`,
-//!   `startsWith`, `endsWith` with a string argument; `matches` with a string
-//!   literal (RE2 search, compiled once).
-//!
-//! The expression must be a bool; `false` is a violation carrying the rule's
-//! own id and message. In this subset no expression can raise a CEL runtime
-//! error, so Rust's short-circuit `&&`/`||` give CEL's results.
+//! CEL rules are compiled to Rust here ([`cel`]), not interpreted at run
+//! time, from the tree the rules model parsed and typed once
+//! ([`crate::rules::cel`]). `false` is a violation carrying the rule's own id
+//! and message.
+
+mod cel;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result, bail, ensure};
-use cel::common::ast::{Expr, LiteralValue, operators};
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use prost_reflect::{FieldDescriptor, Kind};
 
 use super::RUST_HEADER;
-use crate::descriptors::Descriptors;
-use crate::rules::{Api, BoundOp, CelRule, Field, Message, Rule};
+use crate::rules::{Api, BoundOp, CelRule, Field, Message, Pattern, Rule};
 
-pub fn generate(descriptors: &Descriptors) -> Result<Vec<(String, Vec<u8>)>> {
-    let api = Api::load(&descriptors.proto3_with_docs, &descriptors.own_files)?;
+pub fn generate(api: &Api) -> Result<Vec<(String, Vec<u8>)>> {
     let mut by_package: BTreeMap<String, Vec<&Message>> = BTreeMap::new();
     for message in &api.messages {
         by_package
@@ -79,10 +65,9 @@ struct Generated {
     patterns: Vec<String>,
 }
 
-/// The Rust type of a checked value, and of a CEL sub-expression.
+/// The Rust type of a checked scalar value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ty {
-    Bool,
     Str,
     Int,
     UInt,
@@ -103,16 +88,16 @@ impl Generated {
         code
     }
 
-    fn pattern(&mut self, pattern: &str) -> Result<String> {
-        check_pattern(pattern)?;
-        let index = match self.patterns.iter().position(|p| p == pattern) {
+    /// The static holding `pattern`, compiled once (checked by the rules model).
+    fn pattern(&mut self, pattern: &Pattern) -> String {
+        let index = match self.patterns.iter().position(|p| *p == pattern.source) {
             Some(index) => index,
             None => {
-                self.patterns.push(pattern.to_owned());
+                self.patterns.push(pattern.source.clone());
                 self.patterns.len() - 1
             }
         };
-        Ok(format!("PATTERN_{index}"))
+        format!("PATTERN_{index}")
     }
 
     fn message(&mut self, message: &Message) -> Result<()> {
@@ -194,7 +179,7 @@ impl Generated {
         } else {
             access.clone()
         };
-        let checks = self.value_checks(d, &field.rules, &field.cel, "value", ty)?;
+        let checks = self.value_checks(d, &field.rules, &field.cel, "value")?;
         let body = if field.required {
             let default = if ty == Ty::Str {
                 "value.is_empty()"
@@ -259,7 +244,7 @@ impl Generated {
                 Some(items) => {
                     let ty = scalar_ty(d)?;
                     let item = if ty == Ty::Str { "item.as_str()" } else { "*item" };
-                    let checks = self.value_checks(d, &items.rules, &items.cel, "value", ty)?;
+                    let checks = self.value_checks(d, &items.rules, &items.cel, "value")?;
                     format!("let value = {item}; {checks}")
                 }
                 None => String::new(),
@@ -310,7 +295,7 @@ impl Generated {
                     let ty = scalar_ty(d)?;
                     let value = if ty == Ty::Str { "value.as_str()" } else { "*value" };
                     let checks = self
-                        .value_checks(d, &field.rules, &field.cel, "value", ty)
+                        .value_checks(d, &field.rules, &field.cel, "value")
                         .with_context(|| format!("field {member}"))?;
                     format!("let value = {value}; {checks}")
                 }
@@ -335,14 +320,7 @@ impl Generated {
     }
 
     /// Checks of standard and CEL rules on one scalar, bound to `var`.
-    fn value_checks(
-        &mut self,
-        d: &FieldDescriptor,
-        rules: &[Rule],
-        cel: &[CelRule],
-        var: &str,
-        ty: Ty,
-    ) -> Result<String> {
+    fn value_checks(&mut self, d: &FieldDescriptor, rules: &[Rule], cel: &[CelRule], var: &str) -> Result<String> {
         let mut checks = String::new();
         ensure!(
             !rules.iter().any(|r| matches!(
@@ -373,10 +351,10 @@ impl Generated {
                     format!("must be at most {n} characters"),
                 ),
                 Rule::Pattern(pattern) => {
-                    let name = self.pattern(pattern)?;
+                    let name = self.pattern(pattern);
                     (
                         format!("!{name}.is_match({var})"),
-                        format!("does not match regex pattern `{pattern}`"),
+                        format!("does not match regex pattern `{}`", pattern.source),
                     )
                 }
                 Rule::In(values) => {
@@ -419,9 +397,12 @@ impl Generated {
             let _ = write!(checks, "if {broken} {{ violations.push(&path, {id:?}, {message:?}); }}");
         }
         for rule in cel {
-            let holds = self
-                .cel(rule, var, ty)
-                .with_context(|| format!("CEL rule `{}` on field `{}`", rule.id, d.full_name()))?;
+            let holds = cel::Compiler {
+                generated: self,
+                this: cel::scalar_this(&d.kind(), var),
+            }
+            .holds(&rule.expr)
+            .with_context(|| format!("CEL rule `{}` on field `{}`", rule.id, d.full_name()))?;
             // Binary expressions come wrapped in parentheses, so a leading `!`
             // negates the whole expression.
             let broken = match holds.strip_prefix('!') {
@@ -436,118 +417,6 @@ impl Generated {
         }
         Ok(checks)
     }
-
-    /// A Rust bool expression that is true when the CEL rule holds.
-    fn cel(&mut self, rule: &CelRule, var: &str, this: Ty) -> Result<String> {
-        let parsed = cel::parser::Parser::new()
-            .parse(&rule.expression)
-            .map_err(|err| anyhow::anyhow!("parsing {:?}: {err}", rule.expression))?;
-        let (code, ty) = self.cel_expr(&parsed.expr, var, this)?;
-        ensure!(
-            ty == Ty::Bool,
-            "the expression is {ty:?}; only bool CEL rules are supported (false = violation)"
-        );
-        Ok(code)
-    }
-
-    fn cel_expr(&mut self, expr: &Expr, var: &str, this: Ty) -> Result<(String, Ty)> {
-        Ok(match expr {
-            Expr::Ident(name) if name == "this" => (var.to_owned(), this),
-            Expr::Literal(LiteralValue::String(s)) => (format!("{:?}", s.inner()), Ty::Str),
-            Expr::Literal(LiteralValue::Int(i)) => (format!("{}i64", i.inner()), Ty::Int),
-            Expr::Literal(LiteralValue::UInt(u)) => (format!("{}u64", u.inner()), Ty::UInt),
-            Expr::Literal(LiteralValue::Boolean(b)) => (b.inner().to_string(), Ty::Bool),
-            Expr::Call(call) => {
-                let name = call.func_name.as_str();
-                let target = call.target.as_deref();
-                let mut args = Vec::new();
-                for arg in &call.args {
-                    args.push(self.cel_expr(&arg.expr, var, this)?);
-                }
-                let mut receiver = None;
-                if let Some(target) = target {
-                    receiver = Some(self.cel_expr(&target.expr, var, this)?);
-                }
-                match (name, receiver.as_ref(), args.as_slice()) {
-                    (operators::LOGICAL_AND | operators::LOGICAL_OR, None, [(a, Ty::Bool), (b, Ty::Bool)]) => {
-                        let op = if name == operators::LOGICAL_AND { "&&" } else { "||" };
-                        (format!("({a} {op} {b})"), Ty::Bool)
-                    }
-                    // Every generated expression is a primary one (binary ones are
-                    // parenthesized), so `!` needs no parentheses of its own.
-                    (operators::LOGICAL_NOT, None, [(a, Ty::Bool)]) => (format!("!{a}"), Ty::Bool),
-                    (operators::EQUALS | operators::NOT_EQUALS, None, [(a, x), (b, y)]) if x == y => {
-                        let op = if name == operators::EQUALS { "==" } else { "!=" };
-                        (format!("({a} {op} {b})"), Ty::Bool)
-                    }
-                    (
-                        operators::LESS | operators::LESS_EQUALS | operators::GREATER | operators::GREATER_EQUALS,
-                        None,
-                        [(a, x), (b, y)],
-                    ) if x == y && *x != Ty::Bool => {
-                        let op = match name {
-                            operators::LESS => "<",
-                            operators::LESS_EQUALS => "<=",
-                            operators::GREATER => ">",
-                            _ => ">=",
-                        };
-                        (format!("({a} {op} {b})"), Ty::Bool)
-                    }
-                    ("size", None, [(s, Ty::Str)]) | ("size", Some((s, Ty::Str)), []) => {
-                        (format!("(crate::validate::char_len({s}) as i64)"), Ty::Int)
-                    }
-                    ("contains" | "startsWith" | "endsWith", Some((s, Ty::Str)), [(a, Ty::Str)]) => {
-                        let method = match name {
-                            "contains" => "contains",
-                            "startsWith" => "starts_with",
-                            _ => "ends_with",
-                        };
-                        (format!("{s}.{method}({a})"), Ty::Bool)
-                    }
-                    ("matches", Some((s, Ty::Str)), [_]) => {
-                        let Expr::Literal(LiteralValue::String(pattern)) = &call.args[0].expr else {
-                            bail!("`matches` takes a string literal here (compiled once at startup)")
-                        };
-                        let regex = self.pattern(pattern.inner())?;
-                        (format!("{regex}.is_match({s})"), Ty::Bool)
-                    }
-                    (name, receiver, args) => {
-                        let types: Vec<_> = args.iter().map(|(_, t)| *t).collect();
-                        bail!(
-                            "`{name}` on {:?} with arguments {types:?} is outside the CEL subset the \
-                             xtask compiles (see xtask/src/generators/validate.rs)",
-                            receiver.map(|(_, t)| *t)
-                        )
-                    }
-                }
-            }
-            other => {
-                bail!("{other:?} is outside the CEL subset the xtask compiles (see xtask/src/generators/validate.rs)")
-            }
-        })
-    }
-}
-
-/// Rejects what RE2 and the regex crate read differently, and checks the
-/// pattern compiles. Perl classes (`\d`, `\w`, `\s`, `\b`) are ASCII in RE2
-/// but Unicode in regex; `(?i)`-style flags fold case differently.
-fn check_pattern(pattern: &str) -> Result<()> {
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(escaped) = chars.next() {
-                ensure!(
-                    !"dDwWsSbBpPQE".contains(escaped),
-                    "pattern {pattern:?}: `\\{escaped}` may match differently in RE2 (protovalidate) and \
-                     the regex crate; spell the class out (`[0-9]`, `[A-Za-z0-9_]`)"
-                );
-            }
-        } else if c == '(' && chars.as_str().starts_with("?") && !chars.as_str().starts_with("?:") {
-            bail!("pattern {pattern:?}: flags and named groups are not supported by the validator generator");
-        }
-    }
-    regex::Regex::new(pattern).with_context(|| format!("pattern {pattern:?} does not compile with the regex crate"))?;
-    Ok(())
 }
 
 fn required_check() -> String {
@@ -593,21 +462,22 @@ fn rust_field_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::cel::{Type, parse};
 
-    fn compile_cel(expression: &str, this: Ty) -> Result<String> {
-        let rule = CelRule {
-            id: "test.rule".into(),
-            message: "m".into(),
-            expression: expression.into(),
-        };
-        Generated::default().cel(&rule, "value", this)
+    fn compile_cel(expression: &str, this: Type) -> Result<String> {
+        let expr = parse(expression, this)?;
+        cel::Compiler {
+            generated: &mut Generated::default(),
+            this: "value".to_owned(),
+        }
+        .holds(&expr)
     }
 
     #[test]
     fn compiles_the_path_rules() {
         let code = compile_cel(
             "!this.contains('/./') && !this.contains('/../') && !this.endsWith('/.') && !this.endsWith('/..')",
-            Ty::Str,
+            Type::String,
         )
         .unwrap();
         assert_eq!(
@@ -619,39 +489,35 @@ mod tests {
     #[test]
     fn compiles_sizes_comparisons_and_matches() {
         assert_eq!(
-            compile_cel("size(this) <= 3", Ty::Str).unwrap(),
+            compile_cel("size(this) <= 3", Type::String).unwrap(),
             "((crate::validate::char_len(value) as i64) <= 3i64)"
         );
         assert_eq!(
-            compile_cel("this.size() != 0 || this == 'x'", Ty::Str).unwrap(),
+            compile_cel("this.size() != 0 || this == 'x'", Type::String).unwrap(),
             r#"(((crate::validate::char_len(value) as i64) != 0i64) || (value == "x"))"#
         );
         assert_eq!(
-            compile_cel("this.matches('^a+$')", Ty::Str).unwrap(),
+            compile_cel("this.matches('^a+$')", Type::String).unwrap(),
             "PATTERN_0.is_match(value)"
         );
-        assert_eq!(compile_cel("this > 5u", Ty::UInt).unwrap(), "(value > 5u64)");
+        assert_eq!(compile_cel("this > 5u", Type::UInt).unwrap(), "(value > 5u64)");
+        assert_eq!(
+            compile_cel("(this.size() > 2 ? 'long' : '') != ''", Type::String).unwrap(),
+            r#"((if ((crate::validate::char_len(value) as i64) > 2i64) { "long" } else { "" }) != "")"#
+        );
     }
 
     #[test]
-    fn rejects_constructs_outside_the_subset() {
-        let err = compile_cel("this.size() > 2 ? 'long' : ''", Ty::Str).unwrap_err();
-        assert!(format!("{err:#}").contains("_?_:_"), "{err:#}");
-        let err = compile_cel("this + 1 > 2", Ty::Int).unwrap_err();
-        assert!(format!("{err:#}").contains("_+_"), "{err:#}");
-        // Mixed types are a CEL error; not in the subset.
-        assert!(compile_cel("this == 1", Ty::Str).is_err());
-        assert!(
-            compile_cel("this.size()", Ty::Str)
-                .unwrap_err()
-                .to_string()
-                .contains("Int")
+    fn compiles_macros_over_lists() {
+        let strings = Type::List(Box::new(Type::String));
+        assert_eq!(
+            compile_cel("this.all(h, h.size() <= 3)", strings.clone()).unwrap(),
+            "value.iter().all(|element| { let cel_h = element.as_str(); \
+             ((crate::validate::char_len(cel_h) as i64) <= 3i64) })"
         );
-        assert!(
-            compile_cel("this.matches(this)", Ty::Str)
-                .unwrap_err()
-                .to_string()
-                .contains("string literal")
+        assert_eq!(
+            compile_cel("this.filter(h, h != '').size() == 1", strings).unwrap(),
+            r#"((value.iter().filter(|&element| { let cel_h = element.as_str(); (cel_h != "") }).count() as i64) == 1i64)"#
         );
     }
 
@@ -659,31 +525,25 @@ mod tests {
     fn cel_errors_name_the_rule_and_field() {
         let root = crate::workspace_root();
         let plan = crate::plan::Plan::load(&root).unwrap();
-        let deps =
-            crate::proto_deps::materialize(&root, &crate::proto_deps::PinnedCrates::load(&root).unwrap()).unwrap();
-        let compiled = crate::descriptors::compile(&root, &plan.input_dirs, &[deps]).unwrap();
-        let api = Api::load(&compiled.proto3_with_docs, &compiled.own_files).unwrap();
-        let route_match = api.message("aether.config.v1.RouteMatch").unwrap();
+        let pinned = crate::proto_deps::PinnedCrates::load(&root).unwrap();
+        let context = crate::generators::Context::load(&root, &plan.input_dirs, pinned).unwrap();
+        let route_match = context.api.message("aether.config.v1.RouteMatch").unwrap();
         let mut prefix_rules = route_match.fields[0].cel.clone();
-        prefix_rules[0].expression = "this.split('/').size() > 0".into();
+        // A tree the model would not build (filter outside size()), so the
+        // validator's own refusal is what is tested.
+        prefix_rules[0].expr = parse("this.all(x, x != '')", Type::List(Box::new(Type::String))).unwrap();
+        if let crate::rules::cel::ExprKind::Macro(kind, ..) = &mut prefix_rules[0].expr.kind {
+            *kind = crate::rules::cel::Macro::Filter;
+        }
         let d = &route_match.fields[0].descriptor;
         let err = Generated::default()
-            .value_checks(d, &[], &prefix_rules, "value", Ty::Str)
+            .value_checks(d, &[], &prefix_rules, "value")
             .unwrap_err();
         let text = format!("{err:#}");
         assert!(
             text.contains("path.no_empty_segment") && text.contains("aether.config.v1.RouteMatch.prefix"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn rejects_patterns_read_differently_by_re2() {
-        assert!(check_pattern(r"^[a-z]+$").is_ok());
-        assert!(check_pattern(r"^\\d$").is_ok());
-        assert!(check_pattern(r"^\d+$").unwrap_err().to_string().contains(r"\d"));
-        assert!(check_pattern(r"(?i)abc").is_err());
-        assert!(check_pattern(r"(unclosed").is_err());
     }
 
     #[test]

@@ -1,16 +1,4 @@
-//! The API as the generators see it: messages, fields, their documentation and
-//! their buf.validate rules, read from the lowered descriptors.
-//!
-//! prost drops extension options when it decodes descriptors, so the rules are
-//! read through prost-reflect's dynamic options (`buf.validate.field` and
-//! friends are known to the pool, which holds validate.proto).
-//!
-//! Every rule set on the API is turned into a [`Rule`]; a rule this model does
-//! not know fails here, naming the rule and the field, so no generator can
-//! skip it silently.
-
-// The CRD and validator generators (issue 3) are the readers of this model.
-#![allow(dead_code)]
+//! Reading the rules model out of the lowered descriptors.
 
 use std::collections::HashMap;
 
@@ -19,125 +7,9 @@ use prost_reflect::{
     DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, Value,
 };
 
-/// The API's messages and enums (not imports), in proto declaration order.
-pub struct Api {
-    pub messages: Vec<Message>,
-    pub enums: Vec<Enum>,
-}
-
-pub struct Message {
-    pub descriptor: MessageDescriptor,
-    /// The leading comment, as written in the proto.
-    pub doc: String,
-    pub fields: Vec<Field>,
-    pub oneofs: Vec<Oneof>,
-}
-
-pub struct Field {
-    pub descriptor: FieldDescriptor,
-    pub doc: String,
-    /// `(buf.validate.field).required`: present (messages, oneof members) or
-    /// non-default (implicit-presence scalars).
-    pub required: bool,
-    /// Rules on the field's value (for repeated fields: on the list).
-    pub rules: Vec<Rule>,
-    /// `repeated.items`: rules on each element of a repeated field.
-    pub items: Option<ItemRules>,
-    pub cel: Vec<CelRule>,
-}
-
-pub struct ItemRules {
-    pub rules: Vec<Rule>,
-    pub cel: Vec<CelRule>,
-}
-
-pub struct Oneof {
-    pub name: String,
-    pub doc: String,
-    /// `(buf.validate.oneof).required`: exactly one member must be set.
-    pub required: bool,
-    /// Names of the member fields.
-    pub fields: Vec<String>,
-}
-
-pub struct Enum {
-    pub full_name: String,
-    pub doc: String,
-    /// (name, number, doc)
-    pub values: Vec<(String, i32, String)>,
-}
-
-/// A CEL rule: `this` is the field's value.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CelRule {
-    pub id: String,
-    pub message: String,
-    pub expression: String,
-}
-
-/// One standard rule. Its protovalidate rule id is [`Rule::id`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rule {
-    /// `string.min_len`: at least this many characters (Unicode code points).
-    MinLen(u64),
-    /// `string.max_len`: at most this many characters.
-    MaxLen(u64),
-    /// `string.pattern`: an RE2 regular expression the whole value must match
-    /// somewhere (anchor it with `^...$` to match all of it).
-    Pattern(String),
-    /// `string.in`: one of these values.
-    In(Vec<String>),
-    /// `<int type>.gte`, `.gt`, `.lte`, `.lt` on an integer field.
-    Bound {
-        scalar: &'static str,
-        op: BoundOp,
-        value: i128,
-    },
-    /// `enum.defined_only`: a value the enum declares.
-    DefinedOnly,
-    /// `repeated.min_items`.
-    MinItems(u64),
-    /// `repeated.max_items`.
-    MaxItems(u64),
-    /// `repeated.unique`: no two equal elements.
-    Unique,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BoundOp {
-    Gte,
-    Gt,
-    Lte,
-    Lt,
-}
-
-impl BoundOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            BoundOp::Gte => "gte",
-            BoundOp::Gt => "gt",
-            BoundOp::Lte => "lte",
-            BoundOp::Lt => "lt",
-        }
-    }
-}
-
-impl Rule {
-    /// The protovalidate rule id a violation of this rule carries.
-    pub fn id(&self) -> String {
-        match self {
-            Rule::MinLen(_) => "string.min_len".into(),
-            Rule::MaxLen(_) => "string.max_len".into(),
-            Rule::Pattern(_) => "string.pattern".into(),
-            Rule::In(_) => "string.in".into(),
-            Rule::Bound { scalar, op, .. } => format!("{scalar}.{}", op.name()),
-            Rule::DefinedOnly => "enum.defined_only".into(),
-            Rule::MinItems(_) => "repeated.min_items".into(),
-            Rule::MaxItems(_) => "repeated.max_items".into(),
-            Rule::Unique => "repeated.unique".into(),
-        }
-    }
-}
+use super::cel::{CelRule, Type};
+use super::pattern::Pattern;
+use super::{Api, BoundOp, Enum, Field, ItemRules, Message, Oneof, Rule};
 
 impl Api {
     /// Reads the API from a lowered descriptor set with source info, keeping
@@ -159,10 +31,6 @@ impl Api {
             }
         }
         Ok(api)
-    }
-
-    pub fn message(&self, full_name: &str) -> Option<&Message> {
-        self.messages.iter().find(|m| m.descriptor.full_name() == full_name)
     }
 
     fn add_message(&mut self, descriptor: &MessageDescriptor, docs: &Docs, ext: &Extensions) -> Result<()> {
@@ -256,7 +124,7 @@ impl Field {
         for (rule, value) in rules.fields() {
             match rule.name() {
                 "required" => field.required = value.as_bool() == Some(true),
-                "cel" => field.cel = cel_rules(value)?,
+                "cel" => field.cel = cel_rules(value, Type::of_field(descriptor))?,
                 "repeated" if descriptor.is_list() => {
                     for (rule, value) in submessage(value)?.fields() {
                         match rule.name() {
@@ -275,7 +143,7 @@ impl Field {
                                 };
                                 for (rule, value) in item.fields() {
                                     match rule.name() {
-                                        "cel" => items.cel = cel_rules(value)?,
+                                        "cel" => items.cel = cel_rules(value, Type::of_kind(&descriptor.kind()))?,
                                         _ => items.rules.extend(typed_rules(
                                             descriptor,
                                             &rule,
@@ -297,14 +165,6 @@ impl Field {
             }
         }
         Ok(field)
-    }
-
-    pub fn name(&self) -> &str {
-        self.descriptor.name()
-    }
-
-    pub fn json_name(&self) -> &str {
-        self.descriptor.json_name()
     }
 }
 
@@ -331,7 +191,7 @@ fn typed_rules(field: &FieldDescriptor, group: &FieldDescriptor, value: &Value, 
         let parsed = match (group_name, name) {
             ("string", "min_len") => Rule::MinLen(as_u64(value)?),
             ("string", "max_len") => Rule::MaxLen(as_u64(value)?),
-            ("string", "pattern") => Rule::Pattern(value.as_str().context("pattern is a string")?.to_owned()),
+            ("string", "pattern") => Rule::Pattern(Pattern::new(value.as_str().context("pattern is a string")?)?),
             ("string", "in") => Rule::In(
                 value
                     .as_list()
@@ -358,7 +218,8 @@ fn typed_rules(field: &FieldDescriptor, group: &FieldDescriptor, value: &Value, 
     Ok(rules)
 }
 
-fn cel_rules(value: &Value) -> Result<Vec<CelRule>> {
+/// The CEL rules of one `cel` list, each parsed and typed with `this: this`.
+fn cel_rules(value: &Value, this: Type) -> Result<Vec<CelRule>> {
     let list = value.as_list().context("cel is a list")?;
     list.iter()
         .map(|rule| {
@@ -368,18 +229,13 @@ fn cel_rules(value: &Value) -> Result<Vec<CelRule>> {
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default()
             };
-            let cel = CelRule {
-                id: text("id"),
-                message: text("message"),
-                expression: text("expression"),
-            };
-            ensure!(!cel.id.is_empty(), "a CEL rule needs an id: {:?}", cel.expression);
+            let (id, message, expression) = (text("id"), text("message"), text("expression"));
+            ensure!(!id.is_empty(), "a CEL rule needs an id: {expression:?}");
             ensure!(
-                !cel.message.is_empty(),
-                "CEL rule {} needs a message a person understands",
-                cel.id
+                !message.is_empty(),
+                "CEL rule {id} needs a message a person understands"
             );
-            Ok(cel)
+            CelRule::new(id.clone(), message, expression, this.clone()).with_context(|| format!("CEL rule `{id}`"))
         })
         .collect()
 }
@@ -443,68 +299,5 @@ impl Docs {
 
     fn get(&self, path: &[i32]) -> String {
         self.0.get(path).cloned().unwrap_or_default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn api() -> Api {
-        let root = crate::workspace_root();
-        let plan = crate::plan::Plan::load(&root).unwrap();
-        let deps =
-            crate::proto_deps::materialize(&root, &crate::proto_deps::PinnedCrates::load(&root).unwrap()).unwrap();
-        let compiled = crate::descriptors::compile(&root, &plan.input_dirs, &[deps]).unwrap();
-        Api::load(&compiled.proto3_with_docs, &compiled.own_files).unwrap()
-    }
-
-    #[test]
-    fn reads_the_hosts_rules_and_docs() {
-        let api = api();
-        let spec = api.message("aether.config.v1.VirtualHostSpec").unwrap();
-        assert!(
-            spec.doc.starts_with("The desired state of a VirtualHost"),
-            "{}",
-            spec.doc
-        );
-        let hosts = &spec.fields[0];
-        assert_eq!(hosts.name(), "hosts");
-        assert_eq!(hosts.rules, [Rule::MinItems(1), Rule::MaxItems(16), Rule::Unique]);
-        let items = hosts.items.as_ref().unwrap();
-        assert_eq!(items.rules[0], Rule::MaxLen(253));
-        assert!(matches!(&items.rules[1], Rule::Pattern(p) if p.starts_with("^(\\*\\.)?")));
-    }
-
-    #[test]
-    fn reads_oneof_required_and_cel_rules() {
-        let api = api();
-        let route_match = api.message("aether.config.v1.RouteMatch").unwrap();
-        assert_eq!(route_match.oneofs[0].name, "path");
-        assert!(route_match.oneofs[0].required);
-        let prefix = &route_match.fields[0];
-        let ids: Vec<_> = prefix.cel.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            ["path.no_empty_segment", "path.no_dot_segment", "path.no_encoded_slash"]
-        );
-    }
-
-    #[test]
-    fn reads_numeric_and_enum_rules() {
-        let api = api();
-        let backend = api.message("aether.config.v1.RouteBackend").unwrap();
-        assert_eq!(
-            backend.fields[1].rules,
-            [Rule::Bound {
-                scalar: "uint32",
-                op: BoundOp::Lte,
-                value: 65535
-            }]
-        );
-        let tls = api.message("aether.config.v1.VirtualHostTLS").unwrap();
-        assert!(tls.fields[1].required);
-        assert_eq!(tls.fields[1].rules, [Rule::DefinedOnly]);
-        assert_eq!(api.enums[0].values[1].0, "SECRET_PROVIDER_KUBERNETES");
     }
 }

@@ -1,0 +1,339 @@
+//! CEL rules as the Kubernetes API server reads them, printed from the tree
+//! the rules model parsed and typed once ([`crate::rules::cel`]).
+//!
+//! The API server's CEL sees the Kubernetes JSON form, not the proto:
+//!
+//! - `this` is `self`; fields go by their JSON names (`self.secretName`),
+//!   CEL keywords escaped as `__name__`;
+//! - an absent property is an error to read, where protobuf reads the
+//!   default: every field read is guarded, `(has(self.port) ? self.port : 0)`;
+//!   `has()` is protovalidate's (an explicitly written `""` or `0` is unset);
+//! - an enum is its value's short name, so the ints it is compared with are
+//!   printed as names; every integer is an `int` (uint literals lose their
+//!   `u`).
+
+use anyhow::{Context, Result, bail};
+use heck::ToShoutySnakeCase;
+use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind};
+
+use crate::rules::cel::{Expr, ExprKind, Literal, Macro, Type};
+
+/// Precedence levels, loosest first: an operand looser than its place is
+/// parenthesized.
+const CONDITIONAL: u8 = 0;
+const OR: u8 = 1;
+const AND: u8 = 2;
+const RELATION: u8 = 3;
+const UNARY: u8 = 5;
+const PRIMARY: u8 = 6;
+
+/// Prints `expr` with `this` standing for `this_text` (a primary expression:
+/// `self`, or a guarded read of a property when the rule is lifted onto the
+/// parent object).
+pub fn print(expr: &Expr, this_text: &str) -> Result<String> {
+    Ok(Printer { this: this_text }.expr(expr)?.0)
+}
+
+struct Printer<'a> {
+    this: &'a str,
+}
+
+impl Printer<'_> {
+    /// The text of `expr` and its precedence level.
+    fn expr(&self, expr: &Expr) -> Result<(String, u8)> {
+        Ok(match &expr.kind {
+            ExprKind::This => (self.this.to_owned(), PRIMARY),
+            ExprKind::Var(name) => (name.clone(), PRIMARY),
+            ExprKind::Literal(literal) => (literal_text(literal), PRIMARY),
+            ExprKind::List(items) => {
+                let items = items
+                    .iter()
+                    .map(|i| self.at(i, CONDITIONAL))
+                    .collect::<Result<Vec<_>>>()?;
+                (format!("[{}]", items.join(", ")), PRIMARY)
+            }
+            ExprKind::Not(a) => (format!("!{}", self.at(a, UNARY)?), UNARY),
+            ExprKind::And(a, b) => (format!("{} && {}", self.at(a, AND)?, self.at(b, AND)?), AND),
+            ExprKind::Or(a, b) => (format!("{} || {}", self.at(a, OR)?, self.at(b, OR)?), OR),
+            ExprKind::Compare(cmp, a, b) => {
+                let (left, right) = (self.operand(a, b)?, self.operand(b, a)?);
+                (format!("{left} {} {right}", cmp.symbol()), RELATION)
+            }
+            ExprKind::In(element, range) => {
+                let range_text = match (&range.kind, &element.ty) {
+                    (ExprKind::List(items), Type::Enum(e)) => {
+                        let names = items.iter().map(|i| enum_name_of(e, i)).collect::<Result<Vec<_>>>()?;
+                        format!("[{}]", names.join(", "))
+                    }
+                    _ => self.at(range, RELATION + 1)?,
+                };
+                (format!("{} in {range_text}", self.at(element, RELATION + 1)?), RELATION)
+            }
+            ExprKind::Conditional(c, a, b) => (
+                format!(
+                    "{} ? {} : {}",
+                    self.at(c, OR)?,
+                    self.at(a, OR)?,
+                    self.at(b, CONDITIONAL)?
+                ),
+                CONDITIONAL,
+            ),
+            ExprKind::Field(operand, field) => {
+                let (guards, place) = self.place(operand)?;
+                let read = format!("{place}.{}", property(field));
+                let mut guards = guards;
+                guards.push(format!("has({read})"));
+                (
+                    format!("({} ? {read} : {})", guards.join(" && "), default_text(field)?),
+                    PRIMARY,
+                )
+            }
+            ExprKind::Has(operand, field) => {
+                let (mut guards, place) = self.place(operand)?;
+                let read = format!("{place}.{}", property(field));
+                guards.push(format!("has({read})"));
+                if let Some(non_default) = non_default(field, &read)? {
+                    guards.push(non_default);
+                }
+                if guards.len() == 1 {
+                    (guards.remove(0), PRIMARY)
+                } else {
+                    (format!("({})", guards.join(" && ")), PRIMARY)
+                }
+            }
+            ExprKind::Size(a) => (format!("{}.size()", self.at(a, PRIMARY)?), PRIMARY),
+            ExprKind::Text(function, receiver, argument) => (
+                format!(
+                    "{}.{}({})",
+                    self.at(receiver, PRIMARY)?,
+                    function.cel_name(),
+                    self.at(argument, CONDITIONAL)?
+                ),
+                PRIMARY,
+            ),
+            ExprKind::Matches(receiver, pattern) => (
+                format!(
+                    "{}.matches({})",
+                    self.at(receiver, PRIMARY)?,
+                    string_literal(&pattern.source)
+                ),
+                PRIMARY,
+            ),
+            ExprKind::Macro(kind, range, var, body) => {
+                let name = match kind {
+                    Macro::All => "all",
+                    Macro::Exists => "exists",
+                    Macro::ExistsOne => "exists_one",
+                    Macro::Filter => "filter",
+                };
+                (
+                    format!(
+                        "{}.{name}({var}, {})",
+                        self.at(range, PRIMARY)?,
+                        self.at(body, CONDITIONAL)?
+                    ),
+                    PRIMARY,
+                )
+            }
+        })
+    }
+
+    /// `expr`'s text, parenthesized if it binds looser than `level`.
+    fn at(&self, expr: &Expr, level: u8) -> Result<String> {
+        let (text, own) = self.expr(expr)?;
+        Ok(if own < level { format!("({text})") } else { text })
+    }
+
+    /// A comparison operand: an int literal next to an enum is its name.
+    fn operand(&self, expr: &Expr, other: &Expr) -> Result<String> {
+        if let (ExprKind::Literal(Literal::Int(_)), Type::Enum(e)) = (&expr.kind, &other.ty) {
+            return enum_name_of(e, expr);
+        }
+        self.at(expr, RELATION + 1)
+    }
+
+    /// A message-valued expression as a place properties are read from: the
+    /// `has()` guards it needs (outermost first) and its text.
+    fn place(&self, expr: &Expr) -> Result<(Vec<String>, String)> {
+        match &expr.kind {
+            ExprKind::This => Ok((Vec::new(), self.this.to_owned())),
+            ExprKind::Var(name) => Ok((Vec::new(), name.clone())),
+            ExprKind::Field(operand, field) => {
+                let (mut guards, place) = self.place(operand)?;
+                let read = format!("{place}.{}", property(field));
+                guards.push(format!("has({read})"));
+                Ok((guards, read))
+            }
+            _ => bail!("a field is read only from `this`, a macro variable or another field"),
+        }
+    }
+}
+
+/// The condition, beyond presence, under which protovalidate's `has()` holds
+/// for a property present in the JSON form.
+fn non_default(field: &FieldDescriptor, read: &str) -> Result<Option<String>> {
+    if field.containing_oneof().is_some()
+        || matches!(field.kind(), Kind::Message(_)) && !field.is_map() && !field.is_list()
+    {
+        // Written means set, for a message and for a oneof member.
+        return Ok(None);
+    }
+    Ok(Some(if field.is_list() || field.is_map() {
+        format!("{read}.size() > 0")
+    } else {
+        format!("{read} != {}", default_text(field)?)
+    }))
+}
+
+/// A field's default, as the API server's CEL sees it.
+fn default_text(field: &FieldDescriptor) -> Result<String> {
+    if field.is_map() {
+        return Ok("{}".to_owned());
+    }
+    if field.is_list() {
+        return Ok("[]".to_owned());
+    }
+    Ok(match field.kind() {
+        Kind::Bool => "false".to_owned(),
+        Kind::String => "''".to_owned(),
+        Kind::Bytes => "b''".to_owned(),
+        Kind::Float | Kind::Double => "0.0".to_owned(),
+        Kind::Enum(e) => string_literal(&short_name(&e, 0)?),
+        Kind::Message(m) => bail!("the default of message {} has no CEL literal", m.full_name()),
+        _ => "0".to_owned(),
+    })
+}
+
+/// The name the Kubernetes form writes for enum value `number`.
+pub fn short_name(e: &EnumDescriptor, number: i32) -> Result<String> {
+    let value = e
+        .get_value(number)
+        .with_context(|| format!("{} has no value {number}", e.full_name()))?;
+    let prefix = format!("{}_", e.name().to_shouty_snake_case());
+    value.name().strip_prefix(&prefix).map(str::to_owned).with_context(|| {
+        format!(
+            "enum {}: value {} lacks the prefix {prefix}",
+            e.full_name(),
+            value.name()
+        )
+    })
+}
+
+fn enum_name_of(e: &EnumDescriptor, literal: &Expr) -> Result<String> {
+    let ExprKind::Literal(Literal::Int(n)) = literal.kind else {
+        bail!("an enum compares only with int literals")
+    };
+    let number = i32::try_from(n).context("an enum number is an int32")?;
+    Ok(string_literal(&short_name(e, number)?))
+}
+
+fn literal_text(literal: &Literal) -> String {
+    match literal {
+        Literal::Bool(b) => b.to_string(),
+        Literal::Int(i) => i.to_string(),
+        // The API server's integers are all `int`.
+        Literal::UInt(u) => u.to_string(),
+        Literal::Double(d) => format!("{d:?}"),
+        Literal::String(s) => string_literal(s),
+    }
+}
+
+/// A single-quoted CEL string literal.
+pub fn string_literal(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('\'');
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// A property name as the API server's CEL spells it: CEL keywords are
+/// escaped as `__name__`.
+pub fn property(field: &FieldDescriptor) -> String {
+    escape(field.json_name())
+}
+
+/// See [`property`].
+pub fn escape(name: &str) -> String {
+    const RESERVED: [&str; 19] = [
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+    ];
+    if RESERVED.contains(&name) {
+        format!("__{name}__")
+    } else {
+        name.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::cel::parse;
+
+    #[test]
+    fn prints_this_as_self_keeping_literals_and_grouping() {
+        let cases = [
+            ("this.size() > 0", "self.size() > 0"),
+            ("!this.contains('this')", "!self.contains('this')"),
+            (r#"this == "this \" this""#, r#"self == 'this " this'"#),
+            ("this.startsWith(r'\\this')", "self.startsWith('\\\\this')"),
+            (r#""it's this" != this"#, r#"'it\'s this' != self"#),
+            (
+                "!this.contains('/./') && !this.contains('/../') && !this.endsWith('/.') && !this.endsWith('/..')",
+                "!self.contains('/./') && !self.contains('/../') && !self.endsWith('/.') && !self.endsWith('/..')",
+            ),
+            (
+                "(this == 'a' || this == 'b') && this != 'c'",
+                "(self == 'a' || self == 'b') && self != 'c'",
+            ),
+            ("!(this == 'a' || this == 'b')", "!(self == 'a' || self == 'b')"),
+            (
+                "this.size() > 2 ? this.startsWith('a') : true",
+                "self.size() > 2 ? self.startsWith('a') : true",
+            ),
+        ];
+        for (protovalidate, kubernetes) in cases {
+            let expr = parse(protovalidate, Type::String).unwrap();
+            assert_eq!(print(&expr, "self").unwrap(), kubernetes, "{protovalidate}");
+        }
+        let list = parse("this.all(x, x.size() < 5u.size())", Type::List(Box::new(Type::String)));
+        assert!(list.is_err(), "a uint has no size");
+        let list = parse("this.all(x, x.size() < 5)", Type::List(Box::new(Type::String))).unwrap();
+        assert_eq!(print(&list, "self").unwrap(), "self.all(x, x.size() < 5)");
+        let uint = parse("this >= 5u && this in [6u, 7u]", Type::UInt).unwrap();
+        assert_eq!(print(&uint, "self").unwrap(), "self >= 5 && self in [6, 7]");
+    }
+
+    #[test]
+    fn escapes_string_literals() {
+        assert_eq!(string_literal("a'b\\c\nd\u{1}"), "'a\\'b\\\\c\\nd\\u0001'");
+    }
+}
