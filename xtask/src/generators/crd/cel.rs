@@ -1,5 +1,7 @@
-//! CEL rules as the Kubernetes API server reads them, printed from the tree
-//! the rules model parsed and typed once ([`crate::rules::cel`]).
+//! CEL and its bounds: CEL rules as the Kubernetes API server reads them,
+//! printed from the tree the rules model parsed and typed once
+//! ([`crate::rules::cel`]), and the check that the API server can bound
+//! their cost.
 //!
 //! The API server's CEL sees the Kubernetes JSON form, not the proto:
 //!
@@ -12,10 +14,12 @@
 //!   printed as names; every integer is an `int` (uint literals lose their
 //!   `u`).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use heck::ToShoutySnakeCase;
 use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind};
 
+use super::node::{Node, Obj};
+use crate::rules::CelRule;
 use crate::rules::cel::{Expr, ExprKind, Literal, Macro, Type};
 
 /// Precedence levels, loosest first: an operand looser than its place is
@@ -291,6 +295,60 @@ pub fn escape(name: &str) -> String {
     } else {
         name.to_owned()
     }
+}
+
+/// Appends the field's (or items') CEL rules as `x-kubernetes-validations`.
+/// The message keeps the rule id visible, as `[id]`: apiextensions v1 allows
+/// only `rule`, `message`, `messageExpression`, `reason` (four fixed values),
+/// `fieldPath` and `optionalOldSelf`, so the message is the one free text.
+pub fn add_cel(schema: &mut Obj, cel: &[CelRule], field: &str) -> Result<()> {
+    for rule in cel {
+        let expression = print(&rule.expr, "self")
+            .with_context(|| format!("cannot map CEL rule `{}` on field `{field}`", rule.id))?;
+        let mut node = Obj::new();
+        node.set("rule", expression);
+        node.set("message", format!("{} [{}]", rule.message, rule.id));
+        schema.push_validation(node.into());
+    }
+    Ok(())
+}
+
+/// Fails if a node with CEL rules is, or lies inside, a list or string
+/// without a bound: the API server's CEL cost estimate would reject the CRD.
+pub fn check_cel_bounds(node: &Node, path: &str, unbounded_above: bool) -> Result<()> {
+    let Node::Map(entries) = node else {
+        return Ok(());
+    };
+    let get = |key: &str| entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    let kind = get("type").and_then(Node::as_str).unwrap_or("");
+    let unbounded_here = match kind {
+        "array" => get("maxItems").is_none(),
+        "string" => get("maxLength").is_none(),
+        _ => false,
+    };
+    if let Some(Node::List(rules)) = get("x-kubernetes-validations") {
+        let rule = rules.first().and_then(|r| match r {
+            Node::Map(m) => m.iter().find(|(k, _)| k == "message").and_then(|(_, v)| v.as_str()),
+            _ => None,
+        });
+        ensure!(
+            !unbounded_here && !unbounded_above,
+            "CEL rule {:?} at `{}` acts on a list or string without maxItems/maxLength (here or above); \
+             add a max_items/max_len rule so the API server can bound its cost",
+            rule.unwrap_or_default(),
+            if path.is_empty() { "." } else { path }
+        );
+    }
+    let below = unbounded_above || (kind == "array" && unbounded_here);
+    if let Some(Node::Map(properties)) = get("properties") {
+        for (name, child) in properties {
+            check_cel_bounds(child, &format!("{path}.{name}"), below)?;
+        }
+    }
+    if let Some(items) = get("items") {
+        check_cel_bounds(items, &format!("{path}[*]"), below)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,108 @@
+//! The resource's names (group, version, kind, plural, short name), its
+//! printer columns, and the kube-derive attributes written from them, so
+//! that `VirtualHost::crd()` and the YAML cannot drift.
+
+use super::node::{Node, Obj};
+
+pub const GROUP: &str = "config.aether.io";
+pub const VERSION: &str = "v1";
+pub const KIND: &str = "VirtualHost";
+pub const PLURAL: &str = "virtualhosts";
+pub const SINGULAR: &str = "virtualhost";
+pub const SHORT_NAME: &str = "vh";
+/// The proto messages behind `.spec` and `.status`.
+pub const SPEC_MESSAGE: &str = "aether.config.v1.VirtualHostSpec";
+pub const STATUS_MESSAGE: &str = "aether.config.v1.VirtualHostStatus";
+/// The Rust name of the status type, in the same module as the spec.
+pub const STATUS_RUST_TYPE: &str = "VirtualHostStatus";
+/// The CRD file's name.
+pub const CRD_FILE: &str = "virtualhosts.config.aether.io.yaml";
+/// The schema file's name.
+pub const SCHEMA_FILE: &str = "virtualhost.schema.json";
+
+/// One `additionalPrinterColumns` entry.
+pub struct PrintColumn {
+    pub name: &'static str,
+    pub type_: &'static str,
+    pub json_path: &'static str,
+    pub description: &'static str,
+    /// 0: always shown; 1: only with `kubectl get -o wide`.
+    pub priority: i32,
+}
+
+/// The columns `kubectl get virtualhosts` shows. Setting any column replaces
+/// the default Age column, so Age is listed again.
+///
+/// Kubernetes' column JSONPath has no functions (no `length()`), so the
+/// Routes column reads the count the controller writes to the status
+/// (`status.routeCount`), as Deployments show their replica counts.
+pub const PRINT_COLUMNS: [PrintColumn; 3] = [
+    PrintColumn {
+        name: "Hosts",
+        type_: "string",
+        json_path: ".spec.hosts",
+        description: "The hostnames this VirtualHost serves.",
+        priority: 0,
+    },
+    PrintColumn {
+        name: "Routes",
+        type_: "integer",
+        json_path: ".status.routeCount",
+        description: "How many routes the edge serves (written by the controller).",
+        priority: 0,
+    },
+    PrintColumn {
+        name: "Age",
+        type_: "date",
+        json_path: ".metadata.creationTimestamp",
+        description: "",
+        priority: 0,
+    },
+];
+
+/// The attributes that make `VirtualHostSpec` a kube `CustomResource` (message
+/// `SPEC_MESSAGE`), written from the constants above.
+pub fn kube_attributes() -> Vec<String> {
+    let mut kube = vec![
+        format!("group = {GROUP:?}"),
+        format!("version = {VERSION:?}"),
+        format!("kind = {KIND:?}"),
+        format!("plural = {PLURAL:?}"),
+        format!("singular = {SINGULAR:?}"),
+        format!("shortname = {SHORT_NAME:?}"),
+        "namespaced".to_owned(),
+        format!("status = {STATUS_RUST_TYPE:?}"),
+        // The schema is the generated one (crates/aether-api/src/kube.rs),
+        // not one schemars derives from the Rust structs.
+        "schema = \"manual\"".to_owned(),
+        format!(
+            "doc = {:?}",
+            "A VirtualHost custom resource: `VirtualHostSpec` and `VirtualHostStatus` with Kubernetes metadata."
+        ),
+    ];
+    for column in &PRINT_COLUMNS {
+        // The JSON form kube-derive accepts: the list form repeats `type_`
+        // and friends per column, which clippy reports as duplicated attributes.
+        let json = serde_json::to_string(&Node::from(column_definition(column))).expect("a map of strings");
+        kube.push(format!("printcolumn = {json:?}"));
+    }
+    vec![
+        "#[cfg_attr(feature = \"kube\", derive(::kube::CustomResource))]".to_owned(),
+        format!("#[cfg_attr(feature = \"kube\", kube({}))]", kube.join(", ")),
+    ]
+}
+
+/// One `additionalPrinterColumns` entry, as the CRD and kube-derive spell it.
+pub fn column_definition(column: &PrintColumn) -> Obj {
+    let mut definition = Obj::new();
+    definition.set("name", column.name);
+    definition.set("type", column.type_);
+    definition.set("jsonPath", column.json_path);
+    if !column.description.is_empty() {
+        definition.set("description", column.description);
+    }
+    if column.priority != 0 {
+        definition.set("priority", Node::Int(column.priority.into()));
+    }
+    definition
+}
