@@ -4,12 +4,12 @@
 
 pub mod crd;
 pub mod deploy;
-mod descriptor_set;
+pub(crate) mod descriptor_set;
 pub mod envoy_bootstrap;
 pub mod envoy_route;
-mod prost;
-mod serde;
-mod validate;
+pub(crate) mod prost;
+pub(crate) mod serde;
+pub(crate) mod validate;
 
 use std::path::{Path, PathBuf};
 

@@ -8,6 +8,8 @@ use super::{ApiFiles, RUST_HEADER};
 
 pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
     let mut config = Config::new();
+    // Maps iterate in key order, so validation reports them in a stable order.
+    config.btree_map(["."]);
     for (name, _) in api.messages() {
         // Reflection (descriptors, dynamic messages, protovalidate) is opt-in.
         config.message_attribute(

@@ -12,9 +12,12 @@
 pub mod cel;
 pub mod pattern;
 mod read;
+pub mod standard;
+mod zero;
 
 pub use cel::CelRule;
 pub use pattern::Pattern;
+pub use standard::{Bound, Format, Rule, RuleKind, Scalar};
 
 use prost_reflect::{FieldDescriptor, MessageDescriptor};
 
@@ -30,24 +33,54 @@ pub struct Message {
     pub doc: String,
     pub fields: Vec<Field>,
     pub oneofs: Vec<Oneof>,
+    /// `(buf.validate.message).cel`: `this` is the message.
+    pub cel: Vec<CelRule>,
+    /// `(buf.validate.message).oneof`: at most (or, required, exactly) one
+    /// of these fields set.
+    pub oneof_rules: Vec<MessageOneof>,
 }
 
 pub struct Field {
     pub descriptor: FieldDescriptor,
     pub doc: String,
-    /// `(buf.validate.field).required`: present (messages, oneof members) or
-    /// non-default (implicit-presence scalars).
+    /// `(buf.validate.field).required`: present (messages, oneof members),
+    /// non-default (implicit-presence scalars), non-empty (lists, maps).
     pub required: bool,
-    /// Rules on the field's value (for repeated fields: on the list).
+    /// `(buf.validate.field).ignore`.
+    pub ignore: Ignore,
+    /// Rules on the field's value (for a list or map: on the whole of it).
     pub rules: Vec<Rule>,
-    /// `repeated.items`: rules on each element of a repeated field.
-    pub items: Option<ItemRules>,
+    /// CEL rules on the field's value (for a list or map: `this` is it all).
+    pub cel: Vec<CelRule>,
+    /// `repeated.items`: rules on each element of a list.
+    pub items: Option<ValueRules>,
+    /// `map.keys` and `map.values`: rules on each key and each value.
+    pub keys: Option<ValueRules>,
+    pub values: Option<ValueRules>,
+}
+
+/// The rules on each element, key or value of a list or map.
+#[derive(Default)]
+pub struct ValueRules {
+    pub rules: Vec<Rule>,
     pub cel: Vec<CelRule>,
 }
 
-pub struct ItemRules {
-    pub rules: Vec<Rule>,
-    pub cel: Vec<CelRule>,
+/// `(buf.validate.field).ignore`: when a field's rules are skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ignore {
+    /// Skipped when a field with presence is unset (the default).
+    Unspecified,
+    /// Also skipped when the value is its type's zero value.
+    IfZeroValue,
+    /// Always skipped, `required` and a message's own rules included.
+    Always,
+}
+
+/// `(buf.validate.message).oneof`.
+pub struct MessageOneof {
+    pub fields: Vec<FieldDescriptor>,
+    pub required: bool,
 }
 
 pub struct Oneof {
@@ -66,69 +99,6 @@ pub struct Enum {
     pub values: Vec<(String, i32, String)>,
 }
 
-/// One standard rule. Its protovalidate rule id is [`Rule::id`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rule {
-    /// `string.min_len`: at least this many characters (Unicode code points).
-    MinLen(u64),
-    /// `string.max_len`: at most this many characters.
-    MaxLen(u64),
-    /// `string.pattern`: an RE2 regular expression the value must match
-    /// somewhere (anchor it with `^...$` to match all of it).
-    Pattern(Pattern),
-    /// `string.in`: one of these values.
-    In(Vec<String>),
-    /// `<int type>.gte`, `.gt`, `.lte`, `.lt` on an integer field.
-    Bound {
-        scalar: &'static str,
-        op: BoundOp,
-        value: i128,
-    },
-    /// `enum.defined_only`: a value the enum declares.
-    DefinedOnly,
-    /// `repeated.min_items`.
-    MinItems(u64),
-    /// `repeated.max_items`.
-    MaxItems(u64),
-    /// `repeated.unique`: no two equal elements.
-    Unique,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BoundOp {
-    Gte,
-    Gt,
-    Lte,
-    Lt,
-}
-
-impl BoundOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            BoundOp::Gte => "gte",
-            BoundOp::Gt => "gt",
-            BoundOp::Lte => "lte",
-            BoundOp::Lt => "lt",
-        }
-    }
-}
-
-impl Rule {
-    /// The protovalidate rule id a violation of this rule carries.
-    pub fn id(&self) -> String {
-        match self {
-            Rule::MinLen(_) => "string.min_len".into(),
-            Rule::MaxLen(_) => "string.max_len".into(),
-            Rule::Pattern(_) => "string.pattern".into(),
-            Rule::In(_) => "string.in".into(),
-            Rule::Bound { scalar, op, .. } => format!("{scalar}.{}", op.name()),
-            Rule::DefinedOnly => "enum.defined_only".into(),
-            Rule::MinItems(_) => "repeated.min_items".into(),
-            Rule::MaxItems(_) => "repeated.max_items".into(),
-            Rule::Unique => "repeated.unique".into(),
-        }
-    }
-}
 impl Api {
     pub fn message(&self, full_name: &str) -> Option<&Message> {
         self.messages.iter().find(|m| m.descriptor.full_name() == full_name)
@@ -169,10 +139,20 @@ mod tests {
         );
         let hosts = &spec.fields[0];
         assert_eq!(hosts.name(), "hosts");
-        assert_eq!(hosts.rules, [Rule::MinItems(1), Rule::MaxItems(16), Rule::Unique]);
+        let kinds: Vec<_> = hosts.rules.iter().map(|r| (r.id.as_str(), &r.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("repeated.min_items", &RuleKind::MinItems(1)),
+                ("repeated.max_items", &RuleKind::MaxItems(16)),
+                ("repeated.unique", &RuleKind::Unique)
+            ]
+        );
+        assert_eq!(hosts.rules[0].message, "must contain at least 1 item(s)");
         let items = hosts.items.as_ref().unwrap();
-        assert_eq!(items.rules[0], Rule::MaxLen(253));
-        assert!(matches!(&items.rules[1], Rule::Pattern(p) if p.source.starts_with("^(\\*\\.)?")));
+        assert_eq!(items.rules[0].kind, RuleKind::MaxLen(253));
+        assert_eq!(items.rules[0].message, "must be at most 253 characters");
+        assert!(matches!(&items.rules[1].kind, RuleKind::Pattern(p) if p.source.starts_with("^(\\*\\.)?")));
     }
 
     #[test]
@@ -193,17 +173,25 @@ mod tests {
     fn reads_numeric_and_enum_rules() {
         let api = api();
         let backend = api.message("aether.config.v1.RouteBackend").unwrap();
+        let port = &backend.fields[1].rules[0];
         assert_eq!(
-            backend.fields[1].rules,
-            [Rule::Bound {
-                scalar: "uint32",
-                op: BoundOp::Lte,
-                value: 65535
-            }]
+            (port.id.as_str(), port.message.as_str()),
+            ("uint32.lte", "must be less than or equal to 65535")
+        );
+        assert_eq!(
+            port.kind,
+            RuleKind::Range {
+                lower: None,
+                upper: Some(Bound {
+                    value: Scalar::UInt(65535),
+                    inclusive: true
+                }),
+                exclusive: false
+            }
         );
         let tls = api.message("aether.config.v1.VirtualHostTLS").unwrap();
         assert!(tls.fields[1].required);
-        assert_eq!(tls.fields[1].rules, [Rule::DefinedOnly]);
+        assert_eq!(tls.fields[1].rules[0].kind, RuleKind::DefinedOnly);
         assert_eq!(api.enums[0].values[1].0, "SECRET_PROVIDER_KUBERNETES");
     }
 }

@@ -3,13 +3,11 @@
 use std::collections::HashMap;
 
 use anyhow::{Context, Result, bail, ensure};
-use prost_reflect::{
-    DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, Value,
-};
+use prost_reflect::{DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, MessageDescriptor, Value};
 
 use super::cel::{CelRule, Type};
-use super::pattern::Pattern;
-use super::{Api, BoundOp, Enum, Field, ItemRules, Message, Oneof, Rule};
+use super::standard::{self, NUMERIC_GROUPS};
+use super::{Api, Enum, Field, Ignore, Message, MessageOneof, Oneof, ValueRules};
 
 impl Api {
     /// Reads the API from a lowered descriptor set with source info, keeping
@@ -34,18 +32,12 @@ impl Api {
     }
 
     fn add_message(&mut self, descriptor: &MessageDescriptor, docs: &Docs, ext: &Extensions) -> Result<()> {
-        let path = descriptor.path().to_vec();
-        let message_rules = descriptor.options();
-        if message_rules.has_extension(&ext.message) {
-            let rules = message_rules.get_extension(&ext.message);
-            if let Some((rule, _)) = rules.as_message().and_then(|m| m.fields().next()) {
-                bail!(
-                    "{}: message rule `{}` is not supported by the generators",
-                    descriptor.full_name(),
-                    rule.name()
-                );
-            }
+        if descriptor.is_map_entry() {
+            // A map field's entry: its key and value are the field's.
+            return Ok(());
         }
+        let name = descriptor.full_name();
+        let (cel, oneof_rules) = message_rules(descriptor, ext).with_context(|| format!("message {name}"))?;
         let mut fields = Vec::new();
         for field in descriptor.fields() {
             fields.push(Field::read(&field, docs, ext).with_context(|| field.full_name().to_owned())?);
@@ -67,19 +59,20 @@ impl Api {
                     }
                 }
             }
-            let oneof_path = oneof.path();
             oneofs.push(Oneof {
                 name: oneof.name().to_owned(),
-                doc: docs.get(oneof_path),
+                doc: docs.get(oneof.path()),
                 required,
                 fields: oneof.fields().map(|f| f.name().to_owned()).collect(),
             });
         }
         self.messages.push(Message {
             descriptor: descriptor.clone(),
-            doc: docs.get(&path),
+            doc: docs.get(descriptor.path()),
             fields,
             oneofs,
+            cel,
+            oneof_rules,
         });
         for nested in descriptor.child_messages() {
             self.add_message(&nested, docs, ext)?;
@@ -89,6 +82,49 @@ impl Api {
         }
         Ok(())
     }
+}
+
+/// `(buf.validate.message)`: CEL rules on the message and `oneof` rules.
+fn message_rules(descriptor: &MessageDescriptor, ext: &Extensions) -> Result<(Vec<CelRule>, Vec<MessageOneof>)> {
+    let mut cel = Vec::new();
+    let mut oneofs = Vec::new();
+    let options = descriptor.options();
+    if !options.has_extension(&ext.message) {
+        return Ok((cel, oneofs));
+    }
+    let value = options.get_extension(&ext.message);
+    for (rule, value) in submessage(&value)?.fields() {
+        match rule.name() {
+            "cel" => cel = cel_rules(value, Type::Message(descriptor.clone()))?,
+            "oneof" => {
+                for oneof in value.as_list().context("oneof is a list")? {
+                    let oneof = submessage(oneof)?;
+                    let mut fields = Vec::new();
+                    let mut required = false;
+                    for (rule, value) in oneof.fields() {
+                        match rule.name() {
+                            "fields" => {
+                                for name in value.as_list().context("fields is a list")? {
+                                    let name = name.as_str().context("a field name")?;
+                                    let field = descriptor.get_field_by_name(name).with_context(|| {
+                                        format!("rule `oneof` names `{name}`, which is not a field of the message")
+                                    })?;
+                                    ensure!(!fields.contains(&field), "rule `oneof` names `{name}` twice");
+                                    fields.push(field);
+                                }
+                            }
+                            "required" => required = value.as_bool() == Some(true),
+                            other => bail!("rule `oneof.{other}` is not supported by the generators"),
+                        }
+                    }
+                    ensure!(!fields.is_empty(), "rule `oneof` names no fields");
+                    oneofs.push(MessageOneof { fields, required });
+                }
+            }
+            other => bail!("message rule `{other}` is not supported by the generators"),
+        }
+    }
+    Ok((cel, oneofs))
 }
 
 impl Enum {
@@ -111,9 +147,12 @@ impl Field {
             descriptor: descriptor.clone(),
             doc: docs.get(descriptor.path()),
             required: false,
+            ignore: Ignore::Unspecified,
             rules: Vec::new(),
-            items: None,
             cel: Vec::new(),
+            items: None,
+            keys: None,
+            values: None,
         };
         let options = descriptor.options();
         if !options.has_extension(&ext.field) {
@@ -124,98 +163,89 @@ impl Field {
         for (rule, value) in rules.fields() {
             match rule.name() {
                 "required" => field.required = value.as_bool() == Some(true),
+                "ignore" => {
+                    field.ignore = match value.as_enum_number() {
+                        Some(0) => Ignore::Unspecified,
+                        Some(1) => Ignore::IfZeroValue,
+                        Some(3) => Ignore::Always,
+                        other => bail!("rule `ignore = {other:?}` is not supported by the generators"),
+                    }
+                }
                 "cel" => field.cel = cel_rules(value, Type::of_field(descriptor))?,
                 "repeated" if descriptor.is_list() => {
                     for (rule, value) in submessage(value)?.fields() {
                         match rule.name() {
-                            "min_items" => field.rules.push(Rule::MinItems(as_u64(value)?)),
-                            "max_items" => field.rules.push(Rule::MaxItems(as_u64(value)?)),
-                            "unique" => {
-                                if value.as_bool() == Some(true) {
-                                    field.rules.push(Rule::Unique);
-                                }
-                            }
                             "items" => {
-                                let item = submessage(value)?;
-                                let mut items = ItemRules {
-                                    rules: Vec::new(),
-                                    cel: Vec::new(),
-                                };
-                                for (rule, value) in item.fields() {
-                                    match rule.name() {
-                                        "cel" => items.cel = cel_rules(value, Type::of_kind(&descriptor.kind()))?,
-                                        _ => items.rules.extend(typed_rules(
-                                            descriptor,
-                                            &rule,
-                                            value,
-                                            "repeated.items.",
-                                        )?),
-                                    }
-                                }
-                                field.items = Some(items);
+                                let element = Type::of_kind(&descriptor.kind());
+                                field.items = Some(value_rules(&element, submessage(value)?, "repeated.items.")?);
                             }
-                            other => bail!("rule `repeated.{other}` is not supported by the generators"),
+                            name => field.rules.extend(standard::repeated_rule(name, value)?),
                         }
                     }
                 }
-                _ if descriptor.is_list() => {
-                    bail!("rule `{}` on a repeated field: use `repeated.items`", rule.name())
+                "map" if descriptor.is_map() => {
+                    let Type::Map(key, element) = Type::of_field(descriptor) else {
+                        unreachable!("a map field has a map type")
+                    };
+                    for (rule, value) in submessage(value)?.fields() {
+                        match rule.name() {
+                            "keys" => field.keys = Some(value_rules(&key, submessage(value)?, "map.keys.")?),
+                            "values" => field.values = Some(value_rules(&element, submessage(value)?, "map.values.")?),
+                            name => field.rules.push(standard::map_rule(name, value)?),
+                        }
+                    }
                 }
-                _ => field.rules.extend(typed_rules(descriptor, &rule, value, "")?),
+                "cel_expression" => bail!(
+                    "rule `cel_expression` is not supported by the generators: write a `cel` rule with an id \
+                     and a message"
+                ),
+                group if descriptor.is_list() || descriptor.is_map() => {
+                    bail!("rule `{group}` on a repeated or map field: use `repeated.items` or `map.keys`/`map.values`")
+                }
+                group => {
+                    check_group(&Type::of_kind(&descriptor.kind()), group, "")?;
+                    field.rules = standard::read_group(group, submessage(value)?, "")?;
+                }
             }
         }
         Ok(field)
     }
 }
 
-/// The rules in one `FieldRules.type` member (`string`, `uint32`, `enum`, ...).
-fn typed_rules(field: &FieldDescriptor, group: &FieldDescriptor, value: &Value, context: &str) -> Result<Vec<Rule>> {
-    let group_name = group.name();
-    let expected = match field.kind() {
-        Kind::String => "string",
-        Kind::Int32 => "int32",
-        Kind::Int64 => "int64",
-        Kind::Uint32 => "uint32",
-        Kind::Uint64 => "uint64",
-        Kind::Enum(_) => "enum",
-        _ => "",
+/// The `FieldRules` of each element, key or value of a list or map: its
+/// type's rule group and CEL rules; `required` and `ignore` mean nothing there.
+fn value_rules(ty: &Type, rules: &DynamicMessage, context: &str) -> Result<ValueRules> {
+    let mut out = ValueRules::default();
+    for (rule, value) in rules.fields() {
+        match rule.name() {
+            "cel" => out.cel = cel_rules(value, ty.clone())?,
+            "required" | "ignore" | "cel_expression" => {
+                bail!("rule `{context}{}` is not supported by the generators", rule.name())
+            }
+            group => {
+                check_group(ty, group, context)?;
+                out.rules = standard::read_group(group, submessage(value)?, context)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Fails unless `group` is the rule group of values of type `ty`.
+fn check_group(ty: &Type, group: &str, context: &str) -> Result<()> {
+    let fits = match ty {
+        Type::Enum(_) => group == "enum",
+        Type::Bool => group == "bool",
+        Type::String => group == "string",
+        Type::Bytes => group == "bytes",
+        Type::Int | Type::UInt | Type::Double => NUMERIC_GROUPS.contains(&group),
+        _ => false,
     };
     ensure!(
-        group_name == expected,
-        "rule group `{context}{group_name}` does not fit the field's type (or is not supported by the generators)"
+        fits,
+        "rule group `{context}{group}` does not fit a value of type {ty:?} (or is not supported by the generators)"
     );
-    let mut rules = Vec::new();
-    for (rule, value) in submessage(value)?.fields() {
-        let name = rule.name();
-        let scalar: &'static str = expected;
-        let parsed = match (group_name, name) {
-            ("string", "min_len") => Rule::MinLen(as_u64(value)?),
-            ("string", "max_len") => Rule::MaxLen(as_u64(value)?),
-            ("string", "pattern") => Rule::Pattern(Pattern::new(value.as_str().context("pattern is a string")?)?),
-            ("string", "in") => Rule::In(
-                value
-                    .as_list()
-                    .context("`in` is a list")?
-                    .iter()
-                    .map(|v| v.as_str().map(str::to_owned).context("`in` holds strings"))
-                    .collect::<Result<_>>()?,
-            ),
-            ("enum", "defined_only") if value.as_bool() == Some(true) => Rule::DefinedOnly,
-            (_, "gte" | "gt" | "lte" | "lt") if scalar != "string" && scalar != "enum" => Rule::Bound {
-                scalar,
-                op: match name {
-                    "gte" => BoundOp::Gte,
-                    "gt" => BoundOp::Gt,
-                    "lte" => BoundOp::Lte,
-                    _ => BoundOp::Lt,
-                },
-                value: as_i128(value)?,
-            },
-            _ => bail!("rule `{context}{group_name}.{name}` is not supported by the generators"),
-        };
-        rules.push(parsed);
-    }
-    Ok(rules)
+    Ok(())
 }
 
 /// The CEL rules of one `cel` list, each parsed and typed with `this: this`.
@@ -242,20 +272,6 @@ fn cel_rules(value: &Value, this: Type) -> Result<Vec<CelRule>> {
 
 fn submessage(value: &Value) -> Result<&DynamicMessage> {
     value.as_message().context("expected a rules message")
-}
-
-fn as_u64(value: &Value) -> Result<u64> {
-    value.as_u64().context("expected an unsigned integer")
-}
-
-fn as_i128(value: &Value) -> Result<i128> {
-    match value {
-        Value::I32(v) => Ok((*v).into()),
-        Value::I64(v) => Ok((*v).into()),
-        Value::U32(v) => Ok((*v).into()),
-        Value::U64(v) => Ok((*v).into()),
-        other => bail!("expected an integer bound, found {other:?}"),
-    }
 }
 
 struct Extensions {

@@ -65,6 +65,7 @@ pub fn structural_problems(node: &Value, path: &str, unbounded_list_above: bool,
     let unbounded_here = match kind {
         Some("array") => !object.contains_key("maxItems"),
         Some("string") => !object.contains_key("maxLength") && !object.contains_key("enum"),
+        Some("object") if object.contains_key("additionalProperties") => !object.contains_key("maxProperties"),
         _ => false,
     };
     if let Some(rules) = object.get("x-kubernetes-validations") {
@@ -104,13 +105,21 @@ pub fn structural_problems(node: &Value, path: &str, unbounded_list_above: bool,
     }
     if kind == Some("object") {
         let properties = object.get("properties").and_then(Value::as_object);
-        match properties {
-            Some(properties) => {
+        match (properties, object.get("additionalProperties")) {
+            (Some(_), Some(_)) => problems.push(format!("{path}: both properties and additionalProperties")),
+            (Some(properties), None) => {
                 for (name, child) in properties {
                     structural_problems(child, &format!("{path}.{name}"), unbounded_list_above, problems);
                 }
             }
-            None => problems.push(format!("{path}: an object without properties")),
+            // A map: its values' schema.
+            (None, Some(values)) => structural_problems(
+                values,
+                &format!("{path}[*]"),
+                unbounded_list_above || unbounded_here,
+                problems,
+            ),
+            (None, None) => problems.push(format!("{path}: an object without properties")),
         }
         for required in object.get("required").and_then(Value::as_array).into_iter().flatten() {
             let name = required.as_str().unwrap();

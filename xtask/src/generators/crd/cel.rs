@@ -19,8 +19,8 @@ use heck::ToShoutySnakeCase;
 use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind};
 
 use super::node::{Node, Obj};
-use crate::rules::CelRule;
 use crate::rules::cel::{Expr, ExprKind, Literal, Macro, Type};
+use crate::rules::{Api, CelRule, Field, RuleKind};
 
 /// Precedence levels, loosest first: an operand looser than its place is
 /// parenthesized.
@@ -173,6 +173,15 @@ impl Printer<'_> {
     }
 }
 
+/// protovalidate's `has(place.field)` as the API server's CEL says it.
+pub fn has_text(field: &FieldDescriptor, place: &str) -> Result<String> {
+    let read = format!("{place}.{}", property(field));
+    Ok(match non_default(field, &read)? {
+        Some(non_default) => format!("(has({read}) && {non_default})"),
+        None => format!("has({read})"),
+    })
+}
+
 /// The condition, beyond presence, under which protovalidate's `has()` holds
 /// for a property present in the JSON form.
 fn non_default(field: &FieldDescriptor, read: &str) -> Result<Option<String>> {
@@ -190,7 +199,7 @@ fn non_default(field: &FieldDescriptor, read: &str) -> Result<Option<String>> {
 }
 
 /// A field's default, as the API server's CEL sees it.
-fn default_text(field: &FieldDescriptor) -> Result<String> {
+pub fn default_text(field: &FieldDescriptor) -> Result<String> {
     if field.is_map() {
         return Ok("{}".to_owned());
     }
@@ -261,6 +270,16 @@ pub fn string_literal(value: &str) -> String {
     out
 }
 
+/// A CEL bytes literal, every byte escaped.
+pub fn bytes_literal(value: &[u8]) -> String {
+    let mut out = String::from("b'");
+    for b in value {
+        out.push_str(&format!("\\x{b:02x}"));
+    }
+    out.push('\'');
+    out
+}
+
 /// A property name as the API server's CEL spells it: CEL keywords are
 /// escaped as `__name__`.
 pub fn property(field: &FieldDescriptor) -> String {
@@ -269,7 +288,8 @@ pub fn property(field: &FieldDescriptor) -> String {
 
 /// See [`property`].
 pub fn escape(name: &str) -> String {
-    const RESERVED: [&str; 19] = [
+    // CEL's reserved words, as the API server escapes them.
+    const RESERVED: [&str; 21] = [
         "true",
         "false",
         "null",
@@ -289,6 +309,8 @@ pub fn escape(name: &str) -> String {
         "namespace",
         "return",
         "var",
+        "void",
+        "while",
     ];
     if RESERVED.contains(&name) {
         format!("__{name}__")
@@ -297,20 +319,89 @@ pub fn escape(name: &str) -> String {
     }
 }
 
-/// Appends the field's (or items') CEL rules as `x-kubernetes-validations`.
-/// The message keeps the rule id visible, as `[id]`: apiextensions v1 allows
-/// only `rule`, `message`, `messageExpression`, `reason` (four fixed values),
-/// `fieldPath` and `optionalOldSelf`, so the message is the one free text.
-pub fn add_cel(schema: &mut Obj, cel: &[CelRule], field: &str) -> Result<()> {
-    for rule in cel {
-        let expression = print(&rule.expr, "self")
-            .with_context(|| format!("cannot map CEL rule `{}` on field `{field}`", rule.id))?;
-        let mut node = Obj::new();
-        node.set("rule", expression);
-        node.set("message", format!("{} [{}]", rule.message, rule.id));
-        schema.push_validation(node.into());
+/// One `x-kubernetes-validations` entry for `rule`, `this` standing for
+/// `this_text`; `guard`, when given, is or-ed before it (the rule holds when
+/// the guard does). The message keeps the rule id visible, as `[id]`:
+/// apiextensions v1 allows only `rule`, `message`, `messageExpression`,
+/// `reason` (four fixed values), `fieldPath` and `optionalOldSelf`, so the
+/// message is the one free text.
+pub fn rule_node(rule: &CelRule, this_text: &str, guard: Option<&str>, field_path: Option<&str>) -> Result<Node> {
+    let printer = Printer { this: this_text };
+    let text = match guard {
+        Some(guard) => format!("{guard} || {}", printer.at(&rule.expr, OR)?),
+        None => printer.expr(&rule.expr)?.0,
+    };
+    let mut node = Obj::new();
+    node.set("rule", text);
+    node.set("message", format!("{} [{}]", rule.message, rule.id));
+    if let Some(path) = field_path {
+        node.set("fieldPath", path);
     }
+    Ok(node.into())
+}
+
+/// Fails unless every string, list and map the rule reads has a maximum
+/// size the API server's cost estimate can use: `maxLength` (from
+/// `max_len`, `len`, `max_bytes`, `len_bytes`), `maxItems`, `maxProperties`;
+/// for a list of strings a macro walks, the items' too. `this_field` is the
+/// field a field-level rule is on (`this` reads it).
+pub fn check_reads(expr: &Expr, api: &Api, this_field: Option<&Field>) -> Result<()> {
+    let mut problems = Vec::new();
+    expr.walk(&mut |e| {
+        let field = match &e.kind {
+            ExprKind::This => this_field.map(|f| f.descriptor.clone()),
+            ExprKind::Field(_, field) => Some(field.clone()),
+            _ => None,
+        };
+        let Some(field) = field else { return };
+        let model = api
+            .message(field.parent_message().full_name())
+            .and_then(|m| m.fields.iter().find(|f| f.descriptor == field));
+        let Some(model) = model else { return };
+        if let Some(problem) = unbounded(model, &e.ty) {
+            problems.push(problem);
+        }
+    });
+    ensure!(
+        problems.is_empty(),
+        "the API server could not bound its cost: {}",
+        problems.join("; ")
+    );
     Ok(())
+}
+
+/// Why the value of `field` (of CEL type `ty`) has no size bound, if it has none.
+fn unbounded(field: &Field, ty: &Type) -> Option<String> {
+    let name = field.descriptor.full_name();
+    let bounded = |rules: &[crate::rules::Rule]| {
+        rules.iter().any(|r| {
+            matches!(
+                r.kind,
+                RuleKind::MaxLen(_)
+                    | RuleKind::Len(_)
+                    | RuleKind::MaxBytes(_)
+                    | RuleKind::LenBytes(_)
+                    | RuleKind::MaxItems(_)
+                    | RuleKind::MaxPairs(_)
+            )
+        })
+    };
+    match ty {
+        Type::String | Type::Bytes if !bounded(&field.rules) => Some(format!("`{name}` has no max_len (or max_bytes)")),
+        Type::List(_) | Type::Map(..) if !bounded(&field.rules) => Some(format!(
+            "`{name}` has no {}",
+            if field.descriptor.is_map() {
+                "max_pairs"
+            } else {
+                "max_items"
+            }
+        )),
+        Type::List(element) if matches!(**element, Type::String | Type::Bytes) => match &field.items {
+            Some(items) if bounded(&items.rules) => None,
+            _ => Some(format!("the items of `{name}` have no max_len")),
+        },
+        _ => None,
+    }
 }
 
 /// Fails if a node with CEL rules is, or lies inside, a list or string
@@ -321,9 +412,11 @@ pub fn check_cel_bounds(node: &Node, path: &str, unbounded_above: bool) -> Resul
     };
     let get = |key: &str| entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let kind = get("type").and_then(Node::as_str).unwrap_or("");
+    let is_map = get("additionalProperties").is_some();
     let unbounded_here = match kind {
         "array" => get("maxItems").is_none(),
         "string" => get("maxLength").is_none(),
+        "object" if is_map => get("maxProperties").is_none(),
         _ => false,
     };
     if let Some(Node::List(rules)) = get("x-kubernetes-validations") {
@@ -339,7 +432,7 @@ pub fn check_cel_bounds(node: &Node, path: &str, unbounded_above: bool) -> Resul
             if path.is_empty() { "." } else { path }
         );
     }
-    let below = unbounded_above || (kind == "array" && unbounded_here);
+    let below = unbounded_above || ((kind == "array" || is_map) && unbounded_here);
     if let Some(Node::Map(properties)) = get("properties") {
         for (name, child) in properties {
             check_cel_bounds(child, &format!("{path}.{name}"), below)?;
@@ -347,6 +440,9 @@ pub fn check_cel_bounds(node: &Node, path: &str, unbounded_above: bool) -> Resul
     }
     if let Some(items) = get("items") {
         check_cel_bounds(items, &format!("{path}[*]"), below)?;
+    }
+    if let Some(values) = get("additionalProperties") {
+        check_cel_bounds(values, &format!("{path}[*]"), below)?;
     }
     Ok(())
 }

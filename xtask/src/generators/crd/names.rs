@@ -20,6 +20,46 @@ pub const CRD_FILE: &str = "virtualhosts.config.aether.io.yaml";
 /// The schema file's name.
 pub const SCHEMA_FILE: &str = "virtualhost.schema.json";
 
+/// A custom resource: its names, and the proto messages behind `.spec` and
+/// `.status`.
+pub struct Resource {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub short_name: &'static str,
+    pub spec_message: &'static str,
+    /// The status message, served through the status subresource.
+    pub status_message: Option<&'static str>,
+    pub print_columns: &'static [PrintColumn],
+}
+
+impl Resource {
+    /// `<plural>.<group>.yaml`.
+    pub fn crd_file(&self) -> String {
+        format!("{}.{}.yaml", self.plural, self.group)
+    }
+
+    /// `<singular>.schema.json`.
+    pub fn schema_file(&self) -> String {
+        format!("{}.schema.json", self.singular)
+    }
+}
+
+/// The VirtualHost resource.
+pub const VIRTUAL_HOST: Resource = Resource {
+    group: GROUP,
+    version: VERSION,
+    kind: KIND,
+    plural: PLURAL,
+    singular: SINGULAR,
+    short_name: SHORT_NAME,
+    spec_message: SPEC_MESSAGE,
+    status_message: Some(STATUS_MESSAGE),
+    print_columns: &PRINT_COLUMNS,
+};
+
 /// One `additionalPrinterColumns` entry.
 pub struct PrintColumn {
     pub name: &'static str,

@@ -9,6 +9,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 pub enum Node {
     Bool(bool),
     Int(i64),
+    Float(f64),
     Str(String),
     List(Vec<Node>),
     Map(Vec<(String, Node)>),
@@ -35,6 +36,12 @@ impl From<String> for Node {
     }
 }
 
+impl From<bool> for Node {
+    fn from(value: bool) -> Self {
+        Node::Bool(value)
+    }
+}
+
 impl From<Obj> for Node {
     fn from(value: Obj) -> Self {
         Node::Map(value.0)
@@ -46,6 +53,7 @@ impl Serialize for Node {
         match self {
             Node::Bool(b) => serializer.serialize_bool(*b),
             Node::Int(n) => serializer.serialize_i64(*n),
+            Node::Float(x) => serializer.serialize_f64(*x),
             Node::Str(s) => serializer.serialize_str(s),
             Node::List(items) => {
                 let mut seq = serializer.serialize_seq(Some(items.len()))?;
@@ -88,6 +96,27 @@ impl Obj {
         self.remove(key);
         let at = self.0.iter().position(|(k, _)| k == anchor).map_or(0, |i| i + 1);
         self.0.insert(at, (key.to_owned(), value.into()));
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn into_entries(self) -> Vec<(String, Node)> {
+        self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Moves every entry but those named in `keep` into a new object.
+    pub fn split_off_except(&mut self, keep: &[&str]) -> Obj {
+        let (kept, moved) = std::mem::take(&mut self.0)
+            .into_iter()
+            .partition(|(k, _)| keep.contains(&k.as_str()));
+        self.0 = kept;
+        Obj(moved)
     }
 
     pub fn remove(&mut self, key: &str) {

@@ -18,7 +18,7 @@ use heck::{ToSnakeCase, ToUpperCamelCase};
 use prost_reflect::{FieldDescriptor, Kind};
 
 use super::{Generated, rust_field_name};
-use crate::rules::cel::{Expr, ExprKind, Literal, Macro, TextFn, Type};
+use crate::rules::cel::{Cmp, Expr, ExprKind, Literal, Macro, TextFn, Type};
 
 /// A Rust expression, and for a message whether it is an `Option<&M>`.
 struct Rust {
@@ -66,6 +66,14 @@ impl Compiler<'_> {
                     "||"
                 };
                 Rust::plain(format!("({} {op} {})", self.expr(a)?.code, self.expr(b)?.code))
+            }
+            ExprKind::Compare(cmp @ (Cmp::Eq | Cmp::Ne), a, b) if is_empty_string(a) || is_empty_string(b) => {
+                // Against `''`: `is_empty()`, as clippy would have it.
+                let other = if is_empty_string(a) { b } else { a };
+                let not = if *cmp == Cmp::Ne { "!" } else { "" };
+                let code = self.expr(other)?.code;
+                let code = code.strip_suffix(".as_str()").unwrap_or(&code);
+                Rust::plain(format!("{not}{code}.is_empty()"))
             }
             ExprKind::Compare(cmp, a, b) => {
                 let (left, right) = (self.operand(a, b)?, self.operand(b, a)?);
@@ -185,6 +193,7 @@ impl Compiler<'_> {
         let name = variable(var);
         let bind = element_of(element, "element")?;
         let body = self.expr(body)?.code;
+        let body = unparenthesized(&body);
         Ok((iter, format!("element| {{ let {name} = {bind}; {body} }}")))
     }
 
@@ -209,6 +218,43 @@ impl Compiler<'_> {
             ))
         })
     }
+}
+
+/// `code` without the parentheses around all of it, if it has them (a
+/// block's value needs none, and rustc warns of them).
+fn unparenthesized(code: &str) -> &str {
+    let bytes = code.as_bytes();
+    if bytes.first() != Some(&b'(') {
+        return code;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return if i == bytes.len() - 1 { &code[1..i] } else { code };
+                }
+            }
+            _ => {}
+        }
+    }
+    code
+}
+
+fn is_empty_string(expr: &Expr) -> bool {
+    matches!(&expr.kind, ExprKind::Literal(Literal::String(s)) if s.is_empty())
 }
 
 fn as_optional(rust: Rust) -> Rust {
@@ -334,7 +380,7 @@ fn access(field: &FieldDescriptor, message: &str) -> Result<Rust> {
 }
 
 /// protovalidate's `has()` on `field` of the `&M` that `message` evaluates to.
-fn has(field: &FieldDescriptor, message: &str) -> Result<String> {
+pub(super) fn has(field: &FieldDescriptor, message: &str) -> Result<String> {
     let name = rust_field_name(field.name());
     if let Some(oneof) = field.containing_oneof().filter(|o| !o.is_synthetic()) {
         let parent = field.parent_message();

@@ -20,16 +20,17 @@
 //! and message.
 
 mod cel;
+mod checks;
+mod fields;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use heck::{ToSnakeCase, ToUpperCamelCase};
-use prost_reflect::{FieldDescriptor, Kind};
 
 use super::RUST_HEADER;
-use crate::rules::{Api, BoundOp, CelRule, Field, Message, Pattern, Rule};
+use crate::rules::{Api, Message, MessageOneof, Pattern};
 
 pub fn generate(api: &Api) -> Result<Vec<(String, Vec<u8>)>> {
     let mut by_package: BTreeMap<String, Vec<&Message>> = BTreeMap::new();
@@ -63,14 +64,9 @@ struct Generated {
     code: String,
     /// Every distinct pattern, in first-use order: one compiled static each.
     patterns: Vec<String>,
-}
-
-/// The Rust type of a checked scalar value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ty {
-    Str,
-    Int,
-    UInt,
+    /// Lints the message being generated trips (on purpose: its checks
+    /// keep each rule's own shape), allowed on its impl.
+    lints: std::collections::BTreeSet<&'static str>,
 }
 
 impl Generated {
@@ -116,6 +112,18 @@ impl Generated {
             ""
         };
         let mut body = String::new();
+        for rule in &message.oneof_rules {
+            body.push_str(&message_oneof(rule)?);
+        }
+        for rule in &message.cel {
+            let holds = cel::Compiler {
+                generated: self,
+                this: "self".to_owned(),
+            }
+            .holds(&rule.expr)
+            .with_context(|| format!("CEL rule `{}` on message `{}`", rule.id, message.descriptor.full_name()))?;
+            body.push_str(&violated_if_not(&holds, "path", &rule.id, &rule.message));
+        }
         for field in &message.fields {
             if field.descriptor.containing_oneof().is_some() {
                 continue;
@@ -126,10 +134,13 @@ impl Generated {
             body.push_str(&self.oneof(message, oneof)?);
         }
         let rust_type = rust_type_name(name);
+        let mut lints = vec!["clippy::nonminimal_bool", "clippy::manual_range_patterns"];
+        lints.extend(std::mem::take(&mut self.lints));
+        let lints = lints.join(", ");
         let _ = write!(
             self.code,
             "// The CEL translation keeps CEL's grouping, and enum checks list every number.
-            #[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+            #[allow({lints})]
             impl crate::validate::Validate for {rust_type} {{
                 const ROOT: &'static str = {root:?};
                 #[allow(unused_variables)]
@@ -141,308 +152,48 @@ impl Generated {
         );
         Ok(())
     }
+}
 
-    /// The checks of a field outside any oneof.
-    fn field(&mut self, field: &Field) -> Result<String> {
-        let d = &field.descriptor;
-        let access = format!("self.{}", rust_field_name(d.name()));
-        let json = d.json_name();
-        ensure!(!d.is_map(), "map fields are not supported by the validator generator");
-        if d.is_list() {
-            return self.list(field, &access);
-        }
-        if let Kind::Message(_) = d.kind() {
-            ensure!(
-                field.rules.is_empty() && field.cel.is_empty(),
-                "only `required` is supported on a message field"
-            );
-            let missing = if field.required {
-                format!("else {{ {} }}", required_check())
-            } else {
-                String::new()
-            };
-            return Ok(format!(
-                "{{ let path = path.field({json:?});
-                    if let Some(value) = &{access} {{
-                        crate::validate::Validate::collect_violations(value, &path, violations);
-                    }} {missing}
-                }}"
-            ));
-        }
-        ensure!(
-            !d.supports_presence(),
-            "a scalar with explicit presence (`optional`) is not supported by the validator generator"
+/// `(buf.validate.message).oneof`: how many of the fields are set (as
+/// `has()` counts), checked at the message's own path.
+fn message_oneof(rule: &MessageOneof) -> Result<String> {
+    let mut set = Vec::new();
+    for field in &rule.fields {
+        set.push(cel::has(field, "self")?);
+    }
+    let names: Vec<_> = rule.fields.iter().map(|f| f.name()).collect();
+    let names = names.join(", ");
+    let mut code = format!(
+        "{{ let set = [{}].iter().filter(|set| **set).count(); \
+         if set > 1 {{ violations.push(path, \"message.oneof\", {:?}); }}",
+        set.join(", "),
+        format!("only one of {names} can be set")
+    );
+    if rule.required {
+        let _ = write!(
+            code,
+            " if set == 0 {{ violations.push(path, \"message.oneof\", {:?}); }}",
+            format!("one of {names} must be set")
         );
-        let ty = scalar_ty(d)?;
-        let value = if ty == Ty::Str {
-            format!("{access}.as_str()")
-        } else {
-            access.clone()
-        };
-        let checks = self.value_checks(d, &field.rules, &field.cel, "value")?;
-        let body = if field.required {
-            let default = if ty == Ty::Str {
-                "value.is_empty()"
-            } else {
-                "value == 0"
-            };
-            format!("if {default} {{ {} }} else {{ {checks} }}", required_check())
-        } else {
-            checks
-        };
-        Ok(format!(
-            "{{ let path = path.field({json:?}); let value = {value}; {body} }}"
-        ))
     }
+    code.push('}');
+    Ok(code)
+}
 
-    fn list(&mut self, field: &Field, access: &str) -> Result<String> {
-        let d = &field.descriptor;
-        let json = d.json_name();
-        ensure!(
-            field.cel.is_empty(),
-            "CEL rules on a whole list are not supported; use `repeated.items.cel`"
-        );
-        let mut checks = String::new();
-        for rule in &field.rules {
-            let id = rule.id();
-            let (broken, message) = match rule {
-                Rule::MinItems(1) => (
-                    "value.is_empty()".to_owned(),
-                    "must contain at least 1 item(s)".to_owned(),
-                ),
-                Rule::MinItems(n) => (
-                    format!("value.len() < {n}"),
-                    format!("must contain at least {n} item(s)"),
-                ),
-                Rule::MaxItems(n) => (
-                    format!("value.len() > {n}"),
-                    format!("must contain no more than {n} item(s)"),
-                ),
-                Rule::Unique => {
-                    ensure!(
-                        !matches!(d.kind(), Kind::Message(_)),
-                        "`repeated.unique` on messages: protovalidate does not support it"
-                    );
-                    (
-                        "crate::validate::has_duplicates(value)".to_owned(),
-                        "repeated value must contain unique items".to_owned(),
-                    )
-                }
-                other => bail!("rule `{id}` ({other:?}) does not apply to a list"),
-            };
-            let _ = write!(checks, "if {broken} {{ violations.push(&path, {id:?}, {message:?}); }}");
-        }
-        let element = match d.kind() {
-            Kind::Message(_) => {
-                ensure!(
-                    field.items.is_none(),
-                    "`repeated.items` rules on messages are not supported"
-                );
-                "crate::validate::Validate::collect_violations(item, &path, violations);".to_owned()
-            }
-            _ => match &field.items {
-                Some(items) => {
-                    let ty = scalar_ty(d)?;
-                    let item = if ty == Ty::Str { "item.as_str()" } else { "*item" };
-                    let checks = self.value_checks(d, &items.rules, &items.cel, "value")?;
-                    format!("let value = {item}; {checks}")
-                }
-                None => String::new(),
-            },
-        };
-        if !element.is_empty() {
-            let _ = write!(
-                checks,
-                "for (index, item) in value.iter().enumerate() {{ let path = path.index(index); {element} }}"
-            );
-        }
-        let body = if field.required {
-            format!("if value.is_empty() {{ {} }} else {{ {checks} }}", required_check())
-        } else {
-            checks
-        };
-        Ok(format!(
-            "{{ let path = path.field({json:?}); let value = &{access}; {body} }}"
-        ))
-    }
-
-    fn oneof(&mut self, message: &Message, oneof: &crate::rules::Oneof) -> Result<String> {
-        let module = message.descriptor.name().to_snake_case();
-        let enum_name = oneof.name.to_upper_camel_case();
-        let mut arms = String::new();
-        for member in &oneof.fields {
-            let field = message
-                .fields
-                .iter()
-                .find(|f| f.name() == member)
-                .context("oneof member")?;
-            let d = &field.descriptor;
-            let json = d.json_name();
-            ensure!(
-                !field.required,
-                "{member}: `required` on a oneof member is not supported; use the oneof's"
-            );
-            let variant = member.to_upper_camel_case();
-            let checks = match d.kind() {
-                Kind::Message(_) => {
-                    ensure!(
-                        field.rules.is_empty() && field.cel.is_empty(),
-                        "{member}: rules on a message member"
-                    );
-                    "crate::validate::Validate::collect_violations(value, &path, violations);".to_owned()
-                }
-                _ => {
-                    let ty = scalar_ty(d)?;
-                    let value = if ty == Ty::Str { "value.as_str()" } else { "*value" };
-                    let checks = self
-                        .value_checks(d, &field.rules, &field.cel, "value")
-                        .with_context(|| format!("field {member}"))?;
-                    format!("let value = {value}; {checks}")
-                }
-            };
-            let _ = write!(
-                arms,
-                "Some({module}::{enum_name}::{variant}(value)) => {{ let path = path.field({json:?}); {checks} }}"
-            );
-        }
-        let none = if oneof.required {
-            format!(
-                "{{ let path = path.field({:?}); violations.push(&path, \"required\", \"exactly one field is required in oneof\"); }}",
-                oneof.name
-            )
-        } else {
-            "{}".to_owned()
-        };
-        Ok(format!(
-            "#[allow(unreachable_patterns)] match &self.{} {{ {arms} None => {none} }}",
-            rust_field_name(&oneof.name)
-        ))
-    }
-
-    /// Checks of standard and CEL rules on one scalar, bound to `var`.
-    fn value_checks(&mut self, d: &FieldDescriptor, rules: &[Rule], cel: &[CelRule], var: &str) -> Result<String> {
-        let mut checks = String::new();
-        ensure!(
-            !rules.iter().any(|r| matches!(
-                r,
-                Rule::Bound {
-                    op: BoundOp::Gt | BoundOp::Gte,
-                    ..
-                }
-            )) || !rules.iter().any(|r| matches!(
-                r,
-                Rule::Bound {
-                    op: BoundOp::Lt | BoundOp::Lte,
-                    ..
-                }
-            )),
-            "a lower and an upper bound together: protovalidate reports them as one range rule \
-             (`gte_lte` and friends), which the validator generator does not produce yet"
-        );
-        for rule in rules {
-            let id = rule.id();
-            let (broken, message) = match rule {
-                Rule::MinLen(n) => (
-                    format!("crate::validate::char_len({var}) < {n}"),
-                    format!("must be at least {n} characters"),
-                ),
-                Rule::MaxLen(n) => (
-                    format!("crate::validate::char_len({var}) > {n}"),
-                    format!("must be at most {n} characters"),
-                ),
-                Rule::Pattern(pattern) => {
-                    let name = self.pattern(pattern);
-                    (
-                        format!("!{name}.is_match({var})"),
-                        format!("does not match regex pattern `{}`", pattern.source),
-                    )
-                }
-                Rule::In(values) => {
-                    ensure!(!values.is_empty(), "`string.in` with no values");
-                    let alternatives: Vec<_> = values.iter().map(|v| format!("{v:?}")).collect();
-                    (
-                        format!("!matches!({var}, {})", alternatives.join(" | ")),
-                        format!("must be in list [{}]", values.join(", ")),
-                    )
-                }
-                Rule::Bound { op, value, .. } => {
-                    let rust = rust_scalar(d)?;
-                    // The comparison that breaks the rule.
-                    let (broken, words) = match op {
-                        BoundOp::Gte => ("<", "greater than or equal to"),
-                        BoundOp::Gt => ("<=", "greater than"),
-                        BoundOp::Lte => (">", "less than or equal to"),
-                        BoundOp::Lt => (">=", "less than"),
-                    };
-                    // A bound out of the field type's range fails to compile the crate.
-                    (
-                        format!("{var} {broken} {value}{rust}"),
-                        format!("must be {words} {value}"),
-                    )
-                }
-                Rule::DefinedOnly => {
-                    let Kind::Enum(enumeration) = d.kind() else {
-                        bail!("`enum.defined_only` on a non-enum")
-                    };
-                    let numbers: Vec<_> = enumeration.values().map(|v| v.number().to_string()).collect();
-                    (
-                        format!("!matches!({var}, {})", numbers.join(" | ")),
-                        "value must be one of the defined enum values".to_owned(),
-                    )
-                }
-                Rule::MinItems(_) | Rule::MaxItems(_) | Rule::Unique => {
-                    bail!("rule `{id}` applies to lists only")
-                }
-            };
-            let _ = write!(checks, "if {broken} {{ violations.push(&path, {id:?}, {message:?}); }}");
-        }
-        for rule in cel {
-            let holds = cel::Compiler {
-                generated: self,
-                this: cel::scalar_this(&d.kind(), var),
-            }
-            .holds(&rule.expr)
-            .with_context(|| format!("CEL rule `{}` on field `{}`", rule.id, d.full_name()))?;
-            // Binary expressions come wrapped in parentheses, so a leading `!`
-            // negates the whole expression.
-            let broken = match holds.strip_prefix('!') {
-                Some(inner) => inner.to_owned(),
-                None => format!("!{holds}"),
-            };
-            let _ = write!(
-                checks,
-                "if {broken} {{ violations.push(&path, {:?}, {:?}); }}",
-                rule.id, rule.message
-            );
-        }
-        Ok(checks)
-    }
+/// A violation of rule `id` at `path` (a `&FieldPath` expression) unless
+/// the Rust bool `holds` is true.
+fn violated_if_not(holds: &str, path: &str, id: &str, message: &str) -> String {
+    // Binary expressions come wrapped in parentheses, so a leading `!`
+    // negates the whole expression.
+    let broken = match holds.strip_prefix('!') {
+        Some(inner) => inner.to_owned(),
+        None => format!("!{holds}"),
+    };
+    format!("if {broken} {{ violations.push({path}, {id:?}, {message:?}); }}")
 }
 
 fn required_check() -> String {
     "violations.push(&path, \"required\", \"value is required\");".to_owned()
-}
-
-fn scalar_ty(d: &FieldDescriptor) -> Result<Ty> {
-    Ok(match d.kind() {
-        Kind::String => Ty::Str,
-        Kind::Int32 | Kind::Int64 | Kind::Sint32 | Kind::Sint64 | Kind::Sfixed32 | Kind::Sfixed64 | Kind::Enum(_) => {
-            Ty::Int
-        }
-        Kind::Uint32 | Kind::Uint64 | Kind::Fixed32 | Kind::Fixed64 => Ty::UInt,
-        other => bail!("fields of type {other:?} are not supported by the validator generator"),
-    })
-}
-
-/// The Rust type prost gives a scalar field, as a literal suffix.
-fn rust_scalar(d: &FieldDescriptor) -> Result<&'static str> {
-    Ok(match d.kind() {
-        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 | Kind::Enum(_) => "i32",
-        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => "i64",
-        Kind::Uint32 | Kind::Fixed32 => "u32",
-        Kind::Uint64 | Kind::Fixed64 => "u64",
-        other => bail!("numeric bounds on {other:?}"),
-    })
 }
 
 /// prost's name for a message type (`VirtualHostTLS` -> `VirtualHostTls`).
@@ -502,8 +253,8 @@ mod tests {
         );
         assert_eq!(compile_cel("this > 5u", Type::UInt).unwrap(), "(value > 5u64)");
         assert_eq!(
-            compile_cel("(this.size() > 2 ? 'long' : '') != ''", Type::String).unwrap(),
-            r#"((if ((crate::validate::char_len(value) as i64) > 2i64) { "long" } else { "" }) != "")"#
+            compile_cel("(this.size() > 2 ? 'long' : 'short') != 'long'", Type::String).unwrap(),
+            r#"((if ((crate::validate::char_len(value) as i64) > 2i64) { "long" } else { "short" }) != "long")"#
         );
     }
 
@@ -513,11 +264,11 @@ mod tests {
         assert_eq!(
             compile_cel("this.all(h, h.size() <= 3)", strings.clone()).unwrap(),
             "value.iter().all(|element| { let cel_h = element.as_str(); \
-             ((crate::validate::char_len(cel_h) as i64) <= 3i64) })"
+             (crate::validate::char_len(cel_h) as i64) <= 3i64 })"
         );
         assert_eq!(
             compile_cel("this.filter(h, h != '').size() == 1", strings).unwrap(),
-            r#"((value.iter().filter(|&element| { let cel_h = element.as_str(); (cel_h != "") }).count() as i64) == 1i64)"#
+            r#"((value.iter().filter(|&element| { let cel_h = element.as_str(); !cel_h.is_empty() }).count() as i64) == 1i64)"#
         );
     }
 
