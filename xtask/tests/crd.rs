@@ -233,6 +233,37 @@ fn output_is_deterministic_and_the_json_schema_is_the_yaml_one() {
 }
 
 #[test]
+fn the_names_are_generated_as_rust_constants_once() {
+    // The constants the Rust crates read, and the CRD's names, from one place.
+    let context = common::api_context();
+    let files = xtask::generators::run(
+        &context,
+        &xtask::plan::Plan::load(&xtask::workspace_root())
+            .unwrap()
+            .steps
+            .into_iter()
+            .find(|s| s.generator == xtask::plan::Generator::Prost)
+            .unwrap(),
+    )
+    .unwrap();
+    let types = files.iter().find(|f| f.path.ends_with("aether.config.v1.rs")).unwrap();
+    let code = std::str::from_utf8(&types.contents).unwrap();
+    for expected in [
+        "pub const GROUP: &str = \"config.aether.io\";",
+        "pub const VERSION: &str = \"v1\";",
+        "pub const API_VERSION: &str = \"config.aether.io/v1\";",
+        "pub const KIND: &str = \"VirtualHost\";",
+        "pub const PLURAL: &str = \"virtualhosts\";",
+        "pub const SHORT_NAME: &str = \"vh\";",
+    ] {
+        assert!(code.contains(expected), "{expected} not in the generated types");
+    }
+    let crd = crd();
+    assert_eq!(crd["spec"]["group"], "config.aether.io");
+    assert_eq!(crd["spec"]["names"]["plural"], "virtualhosts");
+}
+
+#[test]
 fn kube_attributes_carry_the_crd_constants() {
     let attributes = kube_attributes().join("\n");
     for expected in [

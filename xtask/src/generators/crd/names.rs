@@ -47,6 +47,60 @@ impl Resource {
     }
 }
 
+impl Resource {
+    /// `apiVersion` of its objects: `<group>/<version>`.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+
+    /// The names as Rust constants, for the module of the spec's type:
+    /// written once here, read by every crate that names the resource.
+    pub fn rust_constants(&self) -> String {
+        let kind = self.kind;
+        let names = [
+            (
+                "GROUP",
+                format!("The API group of the `{kind}` custom resource."),
+                self.group.to_owned(),
+            ),
+            (
+                "VERSION",
+                format!("The version of the `{kind}` custom resource."),
+                self.version.to_owned(),
+            ),
+            (
+                "API_VERSION",
+                format!("The `apiVersion` of `{kind}` objects: `<group>/<version>`."),
+                self.api_version(),
+            ),
+            ("KIND", format!("The `kind` of `{kind}` objects."), kind.to_owned()),
+            (
+                "PLURAL",
+                format!("The plural name of the `{kind}` resource (its REST path, RBAC rules)."),
+                self.plural.to_owned(),
+            ),
+            (
+                "SINGULAR",
+                format!("The singular name of the `{kind}` resource."),
+                self.singular.to_owned(),
+            ),
+            (
+                "SHORT_NAME",
+                format!(
+                    "The short name of the `{kind}` resource (`kubectl get {}`).",
+                    self.short_name
+                ),
+                self.short_name.to_owned(),
+            ),
+        ];
+        let mut code = String::new();
+        for (name, doc, value) in names {
+            code.push_str(&format!("/// {doc}\npub const {name}: &str = {value:?};\n"));
+        }
+        code
+    }
+}
+
 /// The VirtualHost resource.
 pub const VIRTUAL_HOST: Resource = Resource {
     group: GROUP,
