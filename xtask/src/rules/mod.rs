@@ -10,6 +10,7 @@
 //! skip it silently.
 
 pub mod cel;
+pub mod formats;
 pub mod pattern;
 mod read;
 pub mod standard;

@@ -11,7 +11,8 @@ use anyhow::{Result, bail};
 use prost_reflect::Kind;
 
 use super::Generated;
-use crate::rules::{Bound, Format, Rule, RuleKind, Scalar};
+use crate::rules::formats::Check as FormatCheck;
+use crate::rules::{Bound, Rule, RuleKind, Scalar};
 
 /// One broken-rule condition and what it reports.
 pub struct Check {
@@ -81,7 +82,7 @@ pub fn checks(generated: &mut Generated, kind: &Kind, rules: &[Rule], var: &str)
             RuleKind::Contains(value) => format!("!{var}.contains({})", literal(value)?),
             RuleKind::NotContains(value) => format!("{var}.contains({})", literal(value)?),
             RuleKind::Format(format) => {
-                let valid = format!("crate::validate::formats::{}({var})", format_function(*format));
+                let valid = format_check(generated, &format.check(), var);
                 if let Some((id, message)) = format.empty_rule() {
                     // An empty value breaks the `_empty` rule instead.
                     out.push(Check {
@@ -116,17 +117,24 @@ pub fn checks(generated: &mut Generated, kind: &Kind, rules: &[Rule], var: &str)
     Ok(out)
 }
 
-/// The runtime function that checks a well-known format.
-fn format_function(format: Format) -> &'static str {
-    match format {
-        Format::Hostname => "is_hostname",
-        Format::Ip => "is_ip",
-        Format::Ipv4 => "is_ipv4",
-        Format::Ipv6 => "is_ipv6",
-        Format::Uri => "is_uri",
-        Format::UriRef => "is_uri_ref",
-        Format::Address => "is_address",
-        Format::HostAndPort => "is_host_and_port",
+/// A well-known format's test on `var`, a primary Rust bool expression
+/// (see [`crate::rules::formats`]).
+fn format_check(generated: &mut Generated, check: &FormatCheck, var: &str) -> String {
+    match check {
+        FormatCheck::Pattern(pattern) => format!("{}.is_match({var})", generated.pattern(pattern)),
+        FormatCheck::All(all) | FormatCheck::Any(all) => {
+            let op = if matches!(check, FormatCheck::All(_)) {
+                " && "
+            } else {
+                " || "
+            };
+            let parts: Vec<_> = all.iter().map(|c| format_check(generated, c, var)).collect();
+            if parts.len() == 1 {
+                parts.into_iter().next().expect("one part")
+            } else {
+                format!("({})", parts.join(op))
+            }
+        }
     }
 }
 

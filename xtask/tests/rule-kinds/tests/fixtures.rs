@@ -105,11 +105,14 @@ fn declare(field: &Field, here: &str, out: &mut BTreeSet<(String, String)>) {
     if field.required {
         out.insert((here.to_owned(), "required".to_owned()));
     }
+    // Under IGNORE_IF_ZERO_VALUE an empty string is not checked at all.
+    let empty_checked = field.ignore != xtask::rules::Ignore::IfZeroValue;
     let mut add = |place: &str, rules: &[xtask::rules::Rule], cel: &[xtask::rules::CelRule]| {
         for rule in rules {
             out.insert((place.to_owned(), rule.id.clone()));
             if let RuleKind::Format(format) = rule.kind
                 && let Some((id, _)) = format.empty_rule()
+                && empty_checked
             {
                 out.insert((place.to_owned(), id));
             }

@@ -13,6 +13,7 @@ use prost_reflect::{EnumDescriptor, Kind};
 use super::super::cel::{bytes_literal, short_name, string_literal};
 use super::super::node::{Node, Obj};
 use super::{int, unmappable};
+use crate::rules::formats::Check;
 use crate::rules::{Bound, Format, Rule, RuleKind, Scalar};
 
 /// The order keys are written in.
@@ -207,12 +208,16 @@ impl Scalar_<'_> {
         Ok(())
     }
 
-    fn format(&self, _b: &mut Builder, rule: &Rule, format: Format) -> Result<()> {
-        bail!(unmappable(
-            rule,
-            self.field,
-            &format!("the CRD generator does not map `{}` yet", format.name())
-        ))
+    /// A well-known format: its patterns, combined with `allOf`/`anyOf`
+    /// (see [`crate::rules::formats`]). The patterns refuse the empty string
+    /// (but `uri_ref`'s), as protovalidate's `_empty` rules do.
+    fn format(&self, b: &mut Builder, rule: &Rule, format: Format) -> Result<()> {
+        let group = match format_node(&format.check()) {
+            Node::Map(entries) => entries,
+            _ => unreachable!("a check is a map"),
+        };
+        b.add(group, self.guarded(rule));
+        Ok(())
     }
 
     fn bytes(&self, b: &mut Builder) -> Result<()> {
@@ -499,6 +504,19 @@ fn range_groups(
         groups.push(g);
     }
     Ok(groups)
+}
+
+/// A format's check as a schema node holding only value validations.
+fn format_node(check: &Check) -> Node {
+    let mut node = Obj::new();
+    match check {
+        Check::Pattern(p) => node.set("pattern", p.source.as_str()),
+        Check::All(all) if all.len() == 1 => return format_node(&all[0]),
+        Check::Any(any) if any.len() == 1 => return format_node(&any[0]),
+        Check::All(all) => node.set("allOf", Node::List(all.iter().map(format_node).collect())),
+        Check::Any(any) => node.set("anyOf", Node::List(any.iter().map(format_node).collect())),
+    }
+    node.into()
 }
 
 fn byte_len(value: &Scalar) -> u64 {

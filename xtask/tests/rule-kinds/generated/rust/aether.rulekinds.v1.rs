@@ -45,6 +45,9 @@ pub struct RuleKindsSpec {
     /// Required, ignored and CEL-checked message fields.
     #[prost(message, optional, tag = "11")]
     pub presence: ::core::option::Option<Presence>,
+    /// Well-known string formats.
+    #[prost(message, optional, tag = "12")]
+    pub formats: ::core::option::Option<Formats>,
 }
 /// Every 32-bit integer type, every kind of bound.
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
@@ -514,6 +517,45 @@ pub struct Presence {
     /// CEL on a message field.
     #[prost(message, optional, tag = "9")]
     pub heavy: ::core::option::Option<Item>,
+}
+/// The well-known string formats.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.rulekinds.v1.Formats"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Formats {
+    /// A hostname.
+    #[prost(string, tag = "1")]
+    pub hostname: ::prost::alloc::string::String,
+    /// An IP address, v4 or v6.
+    #[prost(string, tag = "2")]
+    pub ip: ::prost::alloc::string::String,
+    /// An IPv4 address.
+    #[prost(string, tag = "3")]
+    pub ipv4: ::prost::alloc::string::String,
+    /// An IPv6 address.
+    #[prost(string, tag = "4")]
+    pub ipv6: ::prost::alloc::string::String,
+    /// A URI.
+    #[prost(string, tag = "5")]
+    pub uri: ::prost::alloc::string::String,
+    /// A URI reference; may be empty.
+    #[prost(string, tag = "6")]
+    pub uri_ref: ::prost::alloc::string::String,
+    /// A hostname or an IP address.
+    #[prost(string, tag = "7")]
+    pub address: ::prost::alloc::string::String,
+    /// A host and a port.
+    #[prost(string, tag = "8")]
+    pub host_and_port: ::prost::alloc::string::String,
+    /// A hostname, checked only when set.
+    #[prost(string, tag = "9")]
+    pub optional_hostname: ::prost::alloc::string::String,
 }
 /// A color; the Kubernetes form writes `RED`, not `COLOR_RED`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]

@@ -1043,6 +1043,251 @@ impl<'de> serde::Deserialize<'de> for Floats {
             .deserialize_struct("aether.rulekinds.v1.Floats", FIELDS, GeneratedVisitor)
     }
 }
+impl serde::Serialize for Formats {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.hostname.is_empty() {
+            len += 1;
+        }
+        if !self.ip.is_empty() {
+            len += 1;
+        }
+        if !self.ipv4.is_empty() {
+            len += 1;
+        }
+        if !self.ipv6.is_empty() {
+            len += 1;
+        }
+        if !self.uri.is_empty() {
+            len += 1;
+        }
+        if !self.uri_ref.is_empty() {
+            len += 1;
+        }
+        if !self.address.is_empty() {
+            len += 1;
+        }
+        if !self.host_and_port.is_empty() {
+            len += 1;
+        }
+        if !self.optional_hostname.is_empty() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.rulekinds.v1.Formats", len)?;
+        if !self.hostname.is_empty() {
+            struct_ser.serialize_field("hostname", &self.hostname)?;
+        }
+        if !self.ip.is_empty() {
+            struct_ser.serialize_field("ip", &self.ip)?;
+        }
+        if !self.ipv4.is_empty() {
+            struct_ser.serialize_field("ipv4", &self.ipv4)?;
+        }
+        if !self.ipv6.is_empty() {
+            struct_ser.serialize_field("ipv6", &self.ipv6)?;
+        }
+        if !self.uri.is_empty() {
+            struct_ser.serialize_field("uri", &self.uri)?;
+        }
+        if !self.uri_ref.is_empty() {
+            struct_ser.serialize_field("uriRef", &self.uri_ref)?;
+        }
+        if !self.address.is_empty() {
+            struct_ser.serialize_field("address", &self.address)?;
+        }
+        if !self.host_and_port.is_empty() {
+            struct_ser.serialize_field("hostAndPort", &self.host_and_port)?;
+        }
+        if !self.optional_hostname.is_empty() {
+            struct_ser.serialize_field("optionalHostname", &self.optional_hostname)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for Formats {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "hostname",
+            "ip",
+            "ipv4",
+            "ipv6",
+            "uri",
+            "uri_ref",
+            "uriRef",
+            "address",
+            "host_and_port",
+            "hostAndPort",
+            "optional_hostname",
+            "optionalHostname",
+        ];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Hostname,
+            Ip,
+            Ipv4,
+            Ipv6,
+            Uri,
+            UriRef,
+            Address,
+            HostAndPort,
+            OptionalHostname,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "hostname" => Ok(GeneratedField::Hostname),
+                            "ip" => Ok(GeneratedField::Ip),
+                            "ipv4" => Ok(GeneratedField::Ipv4),
+                            "ipv6" => Ok(GeneratedField::Ipv6),
+                            "uri" => Ok(GeneratedField::Uri),
+                            "uriRef" | "uri_ref" => Ok(GeneratedField::UriRef),
+                            "address" => Ok(GeneratedField::Address),
+                            "hostAndPort" | "host_and_port" => {
+                                Ok(GeneratedField::HostAndPort)
+                            }
+                            "optionalHostname" | "optional_hostname" => {
+                                Ok(GeneratedField::OptionalHostname)
+                            }
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = Formats;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.rulekinds.v1.Formats")
+            }
+            fn visit_map<V>(self, mut map_: V) -> std::result::Result<Formats, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut hostname__ = None;
+                let mut ip__ = None;
+                let mut ipv4__ = None;
+                let mut ipv6__ = None;
+                let mut uri__ = None;
+                let mut uri_ref__ = None;
+                let mut address__ = None;
+                let mut host_and_port__ = None;
+                let mut optional_hostname__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Hostname => {
+                            if hostname__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("hostname"));
+                            }
+                            hostname__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Ip => {
+                            if ip__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("ip"));
+                            }
+                            ip__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Ipv4 => {
+                            if ipv4__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("ipv4"));
+                            }
+                            ipv4__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Ipv6 => {
+                            if ipv6__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("ipv6"));
+                            }
+                            ipv6__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Uri => {
+                            if uri__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("uri"));
+                            }
+                            uri__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::UriRef => {
+                            if uri_ref__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("uriRef"));
+                            }
+                            uri_ref__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Address => {
+                            if address__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("address"));
+                            }
+                            address__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::HostAndPort => {
+                            if host_and_port__.is_some() {
+                                return Err(
+                                    serde::de::Error::duplicate_field("hostAndPort"),
+                                );
+                            }
+                            host_and_port__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::OptionalHostname => {
+                            if optional_hostname__.is_some() {
+                                return Err(
+                                    serde::de::Error::duplicate_field("optionalHostname"),
+                                );
+                            }
+                            optional_hostname__ = Some(map_.next_value()?);
+                        }
+                    }
+                }
+                Ok(Formats {
+                    hostname: hostname__.unwrap_or_default(),
+                    ip: ip__.unwrap_or_default(),
+                    ipv4: ipv4__.unwrap_or_default(),
+                    ipv6: ipv6__.unwrap_or_default(),
+                    uri: uri__.unwrap_or_default(),
+                    uri_ref: uri_ref__.unwrap_or_default(),
+                    address: address__.unwrap_or_default(),
+                    host_and_port: host_and_port__.unwrap_or_default(),
+                    optional_hostname: optional_hostname__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct("aether.rulekinds.v1.Formats", FIELDS, GeneratedVisitor)
+    }
+}
 impl serde::Serialize for Ints32 {
     #[allow(deprecated)]
     fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
@@ -2120,6 +2365,9 @@ impl serde::Serialize for RuleKindsSpec {
         if self.presence.is_some() {
             len += 1;
         }
+        if self.formats.is_some() {
+            len += 1;
+        }
         let mut struct_ser = serializer
             .serialize_struct("aether.rulekinds.v1.RuleKindsSpec", len)?;
         if let Some(v) = self.ints32.as_ref() {
@@ -2155,6 +2403,9 @@ impl serde::Serialize for RuleKindsSpec {
         if let Some(v) = self.presence.as_ref() {
             struct_ser.serialize_field("presence", v)?;
         }
+        if let Some(v) = self.formats.as_ref() {
+            struct_ser.serialize_field("formats", v)?;
+        }
         struct_ser.end()
     }
 }
@@ -2176,6 +2427,7 @@ impl<'de> serde::Deserialize<'de> for RuleKindsSpec {
             "choice",
             "backend",
             "presence",
+            "formats",
         ];
         #[allow(clippy::enum_variant_names)]
         enum GeneratedField {
@@ -2190,6 +2442,7 @@ impl<'de> serde::Deserialize<'de> for RuleKindsSpec {
             Choice,
             Backend,
             Presence,
+            Formats,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
             fn deserialize<D>(
@@ -2227,6 +2480,7 @@ impl<'de> serde::Deserialize<'de> for RuleKindsSpec {
                             "choice" => Ok(GeneratedField::Choice),
                             "backend" => Ok(GeneratedField::Backend),
                             "presence" => Ok(GeneratedField::Presence),
+                            "formats" => Ok(GeneratedField::Formats),
                             _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
                         }
                     }
@@ -2261,6 +2515,7 @@ impl<'de> serde::Deserialize<'de> for RuleKindsSpec {
                 let mut choice__ = None;
                 let mut backend__ = None;
                 let mut presence__ = None;
+                let mut formats__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::Ints32 => {
@@ -2329,6 +2584,12 @@ impl<'de> serde::Deserialize<'de> for RuleKindsSpec {
                             }
                             presence__ = map_.next_value()?;
                         }
+                        GeneratedField::Formats => {
+                            if formats__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("formats"));
+                            }
+                            formats__ = map_.next_value()?;
+                        }
                     }
                 }
                 Ok(RuleKindsSpec {
@@ -2343,6 +2604,7 @@ impl<'de> serde::Deserialize<'de> for RuleKindsSpec {
                     choice: choice__,
                     backend: backend__,
                     presence: presence__,
+                    formats: formats__,
                 })
             }
         }
