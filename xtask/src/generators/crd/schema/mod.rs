@@ -13,6 +13,7 @@
 //! evaluates it whether the property is written or not.
 
 mod keys;
+mod numbers;
 pub mod scalar;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -124,7 +125,7 @@ impl Mapper<'_> {
                 "a scalar with explicit presence (`optional`) is not supported by the CRD generator"
             );
             let rules: &[Rule] = if bare { &[] } else { &field.rules };
-            let scalar = scalar::Scalar_ {
+            let scalar = scalar::ScalarSchema {
                 field: name,
                 kind: d.kind(),
                 rules,
@@ -309,7 +310,7 @@ impl Mapper<'_> {
                 schema.remove("description");
                 schema
             }
-            kind => scalar::Scalar_ {
+            kind => scalar::ScalarSchema {
                 field: name,
                 kind: kind.clone(),
                 rules,

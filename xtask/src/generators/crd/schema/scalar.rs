@@ -14,7 +14,7 @@ use super::super::cel::{bytes_literal, short_name, string_literal};
 use super::super::node::{Node, Obj};
 use super::{int, unmappable};
 use crate::rules::formats::Check;
-use crate::rules::{Bound, Format, Rule, RuleKind, Scalar};
+use crate::rules::{Format, Rule, RuleKind, Scalar};
 
 /// The order keys are written in.
 const ORDER: [&str; 15] = [
@@ -36,7 +36,7 @@ const ORDER: [&str; 15] = [
 ];
 
 /// What a scalar value's schema is built from.
-pub struct Scalar_<'a> {
+pub struct ScalarSchema<'a> {
     /// The field's full name, for errors.
     pub field: &'a str,
     pub kind: Kind,
@@ -49,8 +49,8 @@ pub struct Scalar_<'a> {
 
 /// Keyword groups and CEL rules, as the rules are mapped.
 #[derive(Default)]
-struct Builder {
-    node: Obj,
+pub(super) struct Builder {
+    pub(super) node: Obj,
     all_of: Vec<Node>,
     /// Groups the zero value breaks, under `if_zero`.
     guarded: Obj,
@@ -59,7 +59,7 @@ struct Builder {
 }
 
 impl Builder {
-    fn add<K: AsRef<str>>(&mut self, group: Vec<(K, Node)>, guarded: bool) {
+    pub(super) fn add<K: AsRef<str>>(&mut self, group: Vec<(K, Node)>, guarded: bool) {
         let (node, all_of) = if guarded {
             (&mut self.guarded, &mut self.guarded_all_of)
         } else {
@@ -78,7 +78,7 @@ impl Builder {
         }
     }
 
-    fn cel(&mut self, rule: String, message: String) {
+    pub(super) fn cel(&mut self, rule: String, message: String) {
         let mut node = Obj::new();
         node.set("rule", rule);
         node.set("message", message);
@@ -86,7 +86,7 @@ impl Builder {
     }
 }
 
-impl Scalar_<'_> {
+impl ScalarSchema<'_> {
     /// The schema node, without description.
     pub fn schema(&self) -> Result<Obj> {
         let mut b = Builder::default();
@@ -119,7 +119,7 @@ impl Scalar_<'_> {
     }
 
     /// Whether a group mapped from `rule` must be guarded by "or zero".
-    fn guarded(&self, rule: &Rule) -> bool {
+    pub(super) fn guarded(&self, rule: &Rule) -> bool {
         self.if_zero && rule.breaks_zero()
     }
 
@@ -318,192 +318,6 @@ impl Scalar_<'_> {
         b.add(vec![("enum", Node::List(names))], false);
         Ok(())
     }
-
-    fn integer(&self, b: &mut Builder) -> Result<()> {
-        let (format, natural): (&str, (Option<i128>, Option<i128>)) = match self.kind {
-            Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => ("int32", (None, None)),
-            Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => ("int64", (None, None)),
-            Kind::Uint32 | Kind::Fixed32 => ("", (Some(0), Some(u32::MAX.into()))),
-            _ => ("", (Some(0), None)),
-        };
-        b.node.set("type", "integer");
-        if !format.is_empty() {
-            b.node.set("format", format);
-        }
-        let value = |s: &Scalar| -> Result<i128> {
-            match s {
-                Scalar::Int(i) => Ok((*i).into()),
-                Scalar::UInt(u) => Ok((*u).into()),
-                other => bail!("an integer rule holding {other:?}"),
-            }
-        };
-        // (value, exclusive) of the bounds written as minimum and maximum.
-        let mut min = natural.0.map(|v| (v, false));
-        let mut max = natural.1.map(|v| (v, false));
-        let mut zero_refused = self.non_default;
-        for rule in self.rules {
-            let g = self.guarded(rule);
-            match &rule.kind {
-                RuleKind::Range {
-                    lower,
-                    upper,
-                    exclusive: false,
-                } if !g => {
-                    if let Some(l) = lower {
-                        min = Some((value(&l.value)?, !l.inclusive));
-                    }
-                    if let Some(u) = upper {
-                        max = Some((value(&u.value)?, !u.inclusive));
-                    }
-                }
-                RuleKind::Range {
-                    lower,
-                    upper,
-                    exclusive,
-                } => {
-                    let either = range_groups(lower.as_ref(), upper.as_ref(), |s| int(value(s)?))?;
-                    if *exclusive {
-                        b.add(
-                            vec![("anyOf", Node::List(either.into_iter().map(Node::from).collect()))],
-                            g,
-                        );
-                    } else {
-                        for group in either {
-                            b.add(group.into_entries(), g);
-                        }
-                    }
-                }
-                RuleKind::Const(v) => b.add(vec![("enum", Node::List(vec![int(value(v)?)?]))], g),
-                RuleKind::In(values) => {
-                    let values = values.iter().map(|v| int(value(v)?)).collect::<Result<Vec<_>>>()?;
-                    b.add(vec![("enum", Node::List(values))], g);
-                }
-                RuleKind::NotIn(values) => {
-                    let values = values.iter().map(|v| int(value(v)?)).collect::<Result<Vec<_>>>()?;
-                    b.add(vec![("not", enum_of(values))], g);
-                }
-                _ => bail!(unmappable(rule, self.field, "it does not apply to an integer")),
-            }
-        }
-        if zero_refused {
-            // The smallest value allowed, as an inclusive bound.
-            match min.map(|(v, exclusive)| if exclusive { v + 1 } else { v }) {
-                Some(low) if low >= 1 => zero_refused = false,
-                Some(0) => {
-                    min = Some((1, false));
-                    zero_refused = false;
-                }
-                _ => {}
-            }
-        }
-        let mut bounds = Vec::new();
-        if let Some((v, exclusive)) = min {
-            bounds.push(("minimum", int(v)?));
-            if exclusive {
-                bounds.push(("exclusiveMinimum", Node::Bool(true)));
-            }
-        }
-        if let Some((v, exclusive)) = max {
-            bounds.push(("maximum", int(v)?));
-            if exclusive {
-                bounds.push(("exclusiveMaximum", Node::Bool(true)));
-            }
-        }
-        b.add(bounds, false);
-        if zero_refused {
-            b.cel(
-                "self != 0".to_owned(),
-                "value is required (must not be 0) [required]".to_owned(),
-            );
-        }
-        Ok(())
-    }
-
-    fn number(&self, b: &mut Builder) -> Result<()> {
-        b.node.set("type", "number");
-        b.node
-            .set("format", if self.kind == Kind::Float { "float" } else { "double" });
-        let value = |s: &Scalar| match s {
-            Scalar::Double(d) => Ok(Node::Float(self.written(*d))),
-            other => bail!("a float rule holding {other:?}"),
-        };
-        if self.non_default {
-            b.add(vec![("not", enum_of(vec![Node::Float(0.0)]))], false);
-        }
-        for rule in self.rules {
-            let g = self.guarded(rule);
-            match &rule.kind {
-                RuleKind::Range {
-                    lower,
-                    upper,
-                    exclusive,
-                } => {
-                    let either = range_groups(lower.as_ref(), upper.as_ref(), value)?;
-                    if *exclusive {
-                        b.add(
-                            vec![("anyOf", Node::List(either.into_iter().map(Node::from).collect()))],
-                            g,
-                        );
-                    } else {
-                        for group in either {
-                            b.add(group.into_entries(), g);
-                        }
-                    }
-                }
-                RuleKind::Const(v) => b.add(vec![("enum", Node::List(vec![value(v)?]))], g),
-                RuleKind::In(values) => {
-                    let values = values.iter().map(value).collect::<Result<Vec<_>>>()?;
-                    b.add(vec![("enum", Node::List(values))], g);
-                }
-                RuleKind::NotIn(values) => {
-                    let values = values.iter().map(value).collect::<Result<Vec<_>>>()?;
-                    b.add(vec![("not", enum_of(values))], g);
-                }
-                // JSON has no NaN nor infinity: every value written is finite.
-                RuleKind::Finite => {}
-                _ => bail!(unmappable(rule, self.field, "it does not apply to a number")),
-            }
-        }
-        Ok(())
-    }
-
-    /// A float rule's value as the Kubernetes form writes a float field's
-    /// value: the shortest decimal that reads back as the same `f32`. A
-    /// value and a bound both so written compare as the `f32`s do.
-    fn written(&self, value: f64) -> f64 {
-        if self.kind == Kind::Float {
-            let shortest = (value as f32).to_string();
-            shortest.parse().unwrap_or(value)
-        } else {
-            value
-        }
-    }
-}
-
-/// The keyword groups of a range's two ends (one group each).
-fn range_groups(
-    lower: Option<&Bound>,
-    upper: Option<&Bound>,
-    value: impl Fn(&Scalar) -> Result<Node>,
-) -> Result<Vec<Obj>> {
-    let mut groups = Vec::new();
-    if let Some(l) = lower {
-        let mut g = Obj::new();
-        g.set("minimum", value(&l.value)?);
-        if !l.inclusive {
-            g.set("exclusiveMinimum", Node::Bool(true));
-        }
-        groups.push(g);
-    }
-    if let Some(u) = upper {
-        let mut g = Obj::new();
-        g.set("maximum", value(&u.value)?);
-        if !u.inclusive {
-            g.set("exclusiveMaximum", Node::Bool(true));
-        }
-        groups.push(g);
-    }
-    Ok(groups)
 }
 
 /// A format's check as a schema node holding only value validations.
@@ -526,7 +340,7 @@ fn byte_len(value: &Scalar) -> u64 {
     }
 }
 
-fn enum_of(values: Vec<Node>) -> Node {
+pub(super) fn enum_of(values: Vec<Node>) -> Node {
     let mut not = Obj::new();
     not.set("enum", Node::List(values));
     not.into()
