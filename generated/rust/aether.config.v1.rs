@@ -327,3 +327,17 @@ impl SecretProvider {
         }
     }
 }
+/// The API group of the `VirtualHost` custom resource.
+pub const GROUP: &str = "config.aether.io";
+/// The version of the `VirtualHost` custom resource.
+pub const VERSION: &str = "v1";
+/// The `apiVersion` of `VirtualHost` objects: `<group>/<version>`.
+pub const API_VERSION: &str = "config.aether.io/v1";
+/// The `kind` of `VirtualHost` objects.
+pub const KIND: &str = "VirtualHost";
+/// The plural name of the `VirtualHost` resource (its REST path, RBAC rules).
+pub const PLURAL: &str = "virtualhosts";
+/// The singular name of the `VirtualHost` resource.
+pub const SINGULAR: &str = "virtualhost";
+/// The short name of the `VirtualHost` resource (`kubectl get vh`).
+pub const SHORT_NAME: &str = "vh";

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::generators::{self, Output};
+use crate::generators::{self, Context, Output};
 use crate::plan::Plan;
-use crate::{descriptors, outputs, proto_deps};
+use crate::{outputs, proto_deps, rule_kinds};
 
 pub fn run(root: &Path, check: bool) -> Result<()> {
     let generated = generate(root)?;
@@ -24,13 +24,13 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
 pub fn generate(root: &Path) -> Result<Vec<Output>> {
     let plan = Plan::load(root)?;
     let pinned = proto_deps::PinnedCrates::load(root)?;
-    let deps = proto_deps::materialize(root, &pinned)?;
-    let compiled = descriptors::compile(root, &plan.input_dirs, &[deps])?;
+    let context = Context::load(root, &plan.input_dirs, pinned.clone())?;
     let mut files = Vec::new();
     for step in &plan.steps {
-        files.extend(generators::run(&pinned, step, &compiled)?);
+        files.extend(generators::run(&context, step)?);
     }
     files.push(readme(&files));
+    files.extend(rule_kinds::generate(root, pinned)?);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
@@ -43,7 +43,11 @@ fn readme(files: &[Output]) -> Output {
          Do not edit: change the proto or the xtask and regenerate. \
          CI runs `cargo xtask codegen --check`, which fails on any difference.\n\n",
     );
-    let mut paths: Vec<_> = files.iter().map(|f| f.path.display().to_string()).collect();
+    let mut paths: Vec<_> = files
+        .iter()
+        .filter(|f| f.path.starts_with(outputs::GENERATED))
+        .map(|f| f.path.display().to_string())
+        .collect();
     paths.sort();
     for path in paths {
         let _ = writeln!(text, "- `{path}`");

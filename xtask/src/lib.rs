@@ -16,6 +16,7 @@ pub mod plan;
 pub mod process;
 pub mod proto_deps;
 pub mod pyenv;
+pub mod rule_kinds;
 pub mod rules;
 
 use std::path::PathBuf;

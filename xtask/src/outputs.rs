@@ -7,8 +7,12 @@ use anyhow::{Context, Result, bail};
 
 use crate::generators::Output;
 
-/// The directory every output lives under, relative to the workspace root.
+/// The directory the API's outputs live under, relative to the workspace root.
 pub const GENERATED: &str = "generated";
+
+/// Every directory codegen owns: the API's, and the test API's (see
+/// [`crate::rule_kinds`]). A file in one that no generator writes is extra.
+pub const OWNED_DIRS: [&str; 2] = [GENERATED, crate::rule_kinds::OUT_DIR];
 
 /// Writes `outputs` under `root` and deletes files under generated/ that no
 /// generator produces any more. Unchanged files are not touched.
@@ -44,7 +48,7 @@ pub fn check(root: &Path, outputs: &[Output]) -> Result<()> {
     }
     if !problems.is_empty() {
         bail!(
-            "generated/ does not match api/ and the generators:\n{}\n\
+            "generated/ (or the test API's generated files) does not match the protos and the generators:\n{}\n\
              Run `cargo xtask codegen` and commit the result; never edit generated/ by hand.",
             problems.join("\n")
         );
@@ -56,7 +60,9 @@ pub fn check(root: &Path, outputs: &[Output]) -> Result<()> {
 fn leftovers(root: &Path, outputs: &[Output]) -> Result<Vec<PathBuf>> {
     let wanted: BTreeSet<_> = outputs.iter().map(|o| o.path.clone()).collect();
     let mut found = Vec::new();
-    list_files(root, Path::new(GENERATED), &mut found)?;
+    for dir in OWNED_DIRS {
+        list_files(root, Path::new(dir), &mut found)?;
+    }
     found.retain(|path| !wanted.contains(path));
     found.sort();
     Ok(found)

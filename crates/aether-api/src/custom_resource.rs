@@ -37,7 +37,7 @@ fn schema_at(pointer: &str) -> Schema {
 
 impl JsonSchema for VirtualHost {
     fn schema_name() -> Cow<'static, str> {
-        "VirtualHost".into()
+        super::config::v1::KIND.into()
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {

@@ -170,6 +170,22 @@ enum Segment<'a> {
     Root(&'a str),
     Field(&'static str),
     Index(usize),
+    Key(MapKey<'a>),
+}
+
+/// A map key in a field path: `labels["app"]`, `ports[80]`, as protovalidate
+/// writes them.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum MapKey<'a> {
+    /// A string key, written quoted.
+    Str(&'a str),
+    /// A signed integer key.
+    Int(i64),
+    /// An unsigned integer key.
+    UInt(u64),
+    /// A bool key.
+    Bool(bool),
 }
 
 impl<'a> FieldPath<'a> {
@@ -197,6 +213,15 @@ impl<'a> FieldPath<'a> {
         }
     }
 
+    /// The path of the entry under `key` of the map at this path.
+    #[doc(hidden)]
+    pub fn key(&'a self, key: MapKey<'a>) -> FieldPath<'a> {
+        Self {
+            parent: Some(self),
+            segment: Segment::Key(key),
+        }
+    }
+
     fn write_to(&self, out: &mut String) {
         use fmt::Write as _;
         if let Some(parent) = self.parent {
@@ -212,6 +237,30 @@ impl<'a> FieldPath<'a> {
             }
             Segment::Index(index) => {
                 let _ = write!(out, "[{index}]");
+            }
+            Segment::Key(MapKey::Str(key)) => {
+                // Quoted and escaped as a JSON string, so any key reads back.
+                out.push_str("[\"");
+                for c in key.chars() {
+                    match c {
+                        '"' => out.push_str("\\\""),
+                        '\\' => out.push_str("\\\\"),
+                        c if c.is_control() => {
+                            let _ = write!(out, "\\u{:04x}", c as u32);
+                        }
+                        c => out.push(c),
+                    }
+                }
+                out.push_str("\"]");
+            }
+            Segment::Key(MapKey::Int(key)) => {
+                let _ = write!(out, "[{key}]");
+            }
+            Segment::Key(MapKey::UInt(key)) => {
+                let _ = write!(out, "[{key}]");
+            }
+            Segment::Key(MapKey::Bool(key)) => {
+                let _ = write!(out, "[{key}]");
             }
         }
     }
@@ -251,6 +300,13 @@ pub fn has_duplicates<T: Eq + std::hash::Hash>(items: &[T]) -> bool {
     }
 }
 
+/// Whether `items` holds two equal elements, for types that are not `Eq`
+/// (floats: NaN equals nothing, as in CEL).
+#[doc(hidden)]
+pub fn has_equal_items<T: PartialEq>(items: &[T]) -> bool {
+    items.iter().enumerate().any(|(i, a)| items[i + 1..].contains(a))
+}
+
 /// Compiles a pattern the codegen has already checked compiles.
 #[doc(hidden)]
 pub fn compile(pattern: &str) -> Regex {
@@ -271,6 +327,13 @@ mod tests {
         let bare = FieldPath::root("");
         assert_eq!(bare.field("hosts").index(0).to_string(), "hosts[0]");
         assert_eq!(bare.to_string(), "");
+        let labels = root.field("labels");
+        assert_eq!(
+            labels.key(MapKey::Str("a\"b\\c")).to_string(),
+            r#"spec.labels["a\"b\\c"]"#
+        );
+        assert_eq!(labels.key(MapKey::Int(-3)).to_string(), "spec.labels[-3]");
+        assert_eq!(labels.key(MapKey::Bool(true)).to_string(), "spec.labels[true]");
     }
 
     #[test]
@@ -278,6 +341,12 @@ mod tests {
         assert_eq!(char_len("abc"), 3);
         assert_eq!(char_len("é"), 1);
         assert_eq!(char_len("😀a"), 2);
+    }
+
+    #[test]
+    fn equal_floats_found_but_nan_is_equal_to_nothing() {
+        assert!(has_equal_items(&[1.0, 2.0, 1.0]));
+        assert!(!has_equal_items(&[f64::NAN, f64::NAN]));
     }
 
     #[test]

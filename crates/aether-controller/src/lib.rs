@@ -16,14 +16,19 @@ use std::fmt;
 use aether_projection::{LeftOutReason, ObjectKey, RenderError, Snapshot};
 use jiff::Timestamp;
 
+#[cfg(feature = "server")]
 pub mod cluster;
 pub mod debounce;
+#[cfg(feature = "server")]
 pub mod leader;
+#[cfg(feature = "server")]
 pub mod local;
+#[cfg(feature = "server")]
 pub mod metrics;
 pub mod outputs;
 pub mod status;
 pub mod tls;
+#[cfg(feature = "server")]
 pub mod xds;
 
 pub use outputs::{Files, Written};

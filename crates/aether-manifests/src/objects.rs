@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use crate::Document;
 
-pub const API_VERSION: &str = "config.aether.io/v1";
-pub const KIND: &str = "VirtualHost";
+pub use aether_api::config::v1::{API_VERSION, KIND};
 /// The namespace of a manifest that names none, as `kubectl apply` uses
 /// without a context namespace.
 pub const DEFAULT_NAMESPACE: &str = "default";

@@ -10,8 +10,7 @@ use crate::index::{HostIndex, ObjectKey};
 /// The only AdmissionReview version served (the webhook configuration asks for it).
 pub const REVIEW_API_VERSION: &str = "admission.k8s.io/v1";
 pub const REVIEW_KIND: &str = "AdmissionReview";
-pub const GROUP: &str = "config.aether.io";
-pub const KIND: &str = "VirtualHost";
+pub use aether_api::config::v1::{GROUP, KIND};
 
 /// Deepest JSON nesting accepted in a request body. A VirtualHost is about 6
 /// levels deep inside the review; 64 leaves room for annotations and managed
@@ -211,8 +210,8 @@ pub fn review_for(uid: &str, object: &serde_json::Value, old: Option<&serde_json
         "kind": REVIEW_KIND,
         "request": {
             "uid": uid,
-            "kind": {"group": GROUP, "version": "v1", "kind": KIND},
-            "resource": {"group": GROUP, "version": "v1", "resource": "virtualhosts"},
+            "kind": {"group": GROUP, "version": aether_api::config::v1::VERSION, "kind": KIND},
+            "resource": {"group": GROUP, "version": aether_api::config::v1::VERSION, "resource": aether_api::config::v1::PLURAL},
             "name": metadata["name"],
             "namespace": metadata["namespace"],
             "operation": if old.is_some() { "UPDATE" } else { "CREATE" },

@@ -7,7 +7,11 @@
 
 pub mod admission;
 pub mod index;
+#[cfg(feature = "server")]
 pub mod metrics;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
 pub mod sources;
+#[cfg(feature = "server")]
 pub mod tls;

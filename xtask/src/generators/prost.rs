@@ -8,6 +8,8 @@ use super::{ApiFiles, RUST_HEADER};
 
 pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
     let mut config = Config::new();
+    // Maps iterate in key order, so validation reports them in a stable order.
+    config.btree_map(["."]);
     for (name, _) in api.messages() {
         // Reflection (descriptors, dynamic messages, protovalidate) is opt-in.
         config.message_attribute(
@@ -43,9 +45,22 @@ pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
         .map(|file| (Module::from_protobuf_package_name(file.package()), file.clone()))
         .collect();
     let modules = config.generate(requests).context("prost-build")?;
+    // The resource's names, in the module of its spec's type.
+    let resource = &super::crd::VIRTUAL_HOST;
+    let resource_module = Module::from_protobuf_package_name(
+        resource
+            .spec_message
+            .rsplit_once('.')
+            .map_or("", |(package, _)| package),
+    );
     let mut files: Vec<_> = modules
         .into_iter()
-        .map(|(module, code)| (module.to_file_name_or("_"), format!("{RUST_HEADER}{code}").into_bytes()))
+        .map(|(module, mut code)| {
+            if module == resource_module {
+                code.push_str(&resource.rust_constants());
+            }
+            (module.to_file_name_or("_"), format!("{RUST_HEADER}{code}").into_bytes())
+        })
         .collect();
     files.sort();
     Ok(files)

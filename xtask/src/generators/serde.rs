@@ -89,6 +89,8 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
     builder
         .register_descriptors(proto3_set)
         .context("pbjson-build: registering descriptors")?;
+    // Maps are BTreeMaps, as prost-build is told (see prost.rs).
+    builder.btree_map(["."]);
     builder.exclude(derived.iter().map(|d| d.name.clone()));
     builder.exclude(enums.iter().map(|(name, _, _)| name.clone()));
 

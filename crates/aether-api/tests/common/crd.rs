@@ -22,7 +22,12 @@ impl CrdJudge {
 
     /// The judge for one top-level property (`spec`, `status`) of the object.
     pub fn for_property(property: &str) -> Self {
-        let crd: Value = serde_saphyr::from_str(aether_api::CRD_YAML).expect("the CRD is YAML");
+        Self::from_crd(aether_api::CRD_YAML, property)
+    }
+
+    /// The judge for one top-level property of the objects of another CRD.
+    pub fn from_crd(crd_yaml: &str, property: &str) -> Self {
+        let crd: Value = serde_saphyr::from_str(crd_yaml).expect("the CRD is YAML");
         let schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][property].clone();
         assert!(schema.is_object(), "the CRD has a {property} schema");
         let openapi = jsonschema::options()

@@ -95,12 +95,15 @@ pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
     })
 }
 
-/// The workspace root (two levels above this crate).
+/// The workspace root: the nearest directory above the crate running the
+/// tests that holds `buf.gen.yaml` (these helpers are shared by crates at
+/// different depths).
 pub fn workspace_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
+        .ancestors()
+        .find(|dir| dir.join("buf.gen.yaml").is_file())
+        .expect("the crate lies inside the workspace")
+        .to_path_buf()
 }
 
 /// The pinned Python (protobuf 7.x, protovalidate 2.x) that `cargo xtask ci`

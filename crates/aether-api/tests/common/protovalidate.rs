@@ -65,24 +65,56 @@ pub fn judge_with(descriptors: &std::path::Path, messages: &[(&str, Vec<u8>)]) -
 }
 
 /// A protovalidate field path in the Kubernetes JSON form, under `root`:
-/// each field name in lowerCamelCase (protobuf's json_name), indexes kept.
+/// each field name in lowerCamelCase (protobuf's json_name), indexes and
+/// map keys (`labels["a.b"]`) kept as they are.
 pub fn kubernetes_path(root: &str, proto_path: &str) -> String {
     let mut out = String::from(root);
-    for segment in proto_path.split('.') {
-        if !out.is_empty() {
-            out.push('.');
-        }
-        let mut upper = false;
-        for c in segment.chars() {
-            match c {
-                '_' => upper = true,
-                c if upper => {
-                    out.push(c.to_ascii_uppercase());
-                    upper = false;
+    let mut rest = proto_path;
+    while !rest.is_empty() {
+        // A field name, up to a subscript or the next field.
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let (name, after) = rest.split_at(end);
+        if !name.is_empty() {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            let mut upper = false;
+            for c in name.chars() {
+                match c {
+                    '_' => upper = true,
+                    c if upper => {
+                        out.push(c.to_ascii_uppercase());
+                        upper = false;
+                    }
+                    c => out.push(c),
                 }
-                c => out.push(c),
             }
         }
+        rest = after;
+        // Subscripts, copied whole: a quoted key may hold dots and brackets.
+        while let Some(subscript) = rest.strip_prefix('[') {
+            let close = subscript_end(subscript);
+            out.push('[');
+            out.push_str(&subscript[..=close]);
+            rest = &subscript[close + 1..];
+        }
+        rest = rest.strip_prefix('.').unwrap_or(rest);
     }
     out
+}
+
+/// The index of the `]` closing a subscript whose text starts at `text`.
+fn subscript_end(text: &str) -> usize {
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            ']' if !in_string => return i,
+            _ => {}
+        }
+    }
+    panic!("an unclosed subscript in a protovalidate path: [{text}")
 }

@@ -43,12 +43,15 @@ def load_pool(path):
 
 def field_path(violation):
     parts = []
+    # A message-level rule's violation has no field: its path is the message's.
+    if violation.field is None:
+        return ""
     for element in violation.field.elements:
         text = element.field_name
         subscript = element.subscript
         if subscript is not None:
             key = subscript.value
-            text += "[%s]" % (json.dumps(key) if isinstance(key, str) else str(key).lower() if isinstance(key, bool) else key)
+            text += "[%s]" % (json.dumps(key, ensure_ascii=False) if isinstance(key, str) else str(key).lower() if isinstance(key, bool) else key)
         parts.append(text)
     return ".".join(parts)
 

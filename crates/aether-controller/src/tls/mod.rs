@@ -25,6 +25,7 @@ use aether_projection::TlsSecret;
 use aether_projection::listener::{EdgeSource, ListenerConfig};
 
 pub mod certificate;
+#[cfg(feature = "server")]
 pub mod cluster;
 pub mod edge;
 pub mod local;
