@@ -23,14 +23,18 @@
 //! counts) are serde-saphyr's, set explicitly here.
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+mod files;
 pub mod objects;
+mod read;
 #[cfg(all(target_os = "linux", any(test, feature = "testing")))]
 pub mod testing;
+
+pub use files::{Stamp, files, stamp};
+pub use read::read;
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit
@@ -104,118 +108,6 @@ impl fmt::Display for ReadError {
 }
 
 impl std::error::Error for ReadError {}
-
-/// What the manifests under some paths were when last looked at: each
-/// file's path, size and modification time. Watchers that poll (the
-/// controller's and the webhook's local modes) read the files again when it
-/// changes; comparing stamps costs one `stat` per file, no reading.
-pub type Stamp = Vec<(PathBuf, u64, Option<std::time::SystemTime>)>;
-
-/// The [`Stamp`] of the manifest files under `paths` now. Unlistable paths
-/// are left out (reading them reports the error).
-pub fn stamp(paths: &[PathBuf]) -> Stamp {
-    let (files, _) = files(paths);
-    files
-        .into_iter()
-        .map(|file| {
-            let metadata = std::fs::metadata(&file).ok();
-            let len = metadata.as_ref().map_or(0, |m| m.len());
-            let modified = metadata.and_then(|m| m.modified().ok());
-            (file, len, modified)
-        })
-        .collect()
-}
-
-/// Every manifest file named by `paths`, expanded from directories, in order
-/// (for one directory: the order of the paths), and an error for each path
-/// that could not be listed or examined ([`Failure::Io`]: a directory, or an
-/// entry that may be one, or a manifest link that leads nowhere; its
-/// siblings are still listed) or held no manifest. One bad path does not
-/// hide the others: callers report everything.
-pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        match std::fs::metadata(path) {
-            Err(e) => errors.push(io_error(path, format!("cannot read: {e}"))),
-            Ok(metadata) if metadata.is_dir() => {
-                let (files_before, errors_before) = (out.len(), errors.len());
-                walk(path, &mut out, &mut errors);
-                // Only a complete listing can tell that nothing is there.
-                if out.len() == files_before && errors.len() == errors_before {
-                    errors.push(error(path, "directory holds no .yaml, .yml or .json file".into()));
-                }
-            }
-            // A named file is read whatever its extension (YAML unless `.json`)
-            // and whatever its type: a pipe such as `<(cat x.yaml)` is bounded
-            // by the size limit like any file.
-            Ok(_) => out.push(path.clone()),
-        }
-    }
-    (out, errors)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
-    let listing = match std::fs::read_dir(dir) {
-        Ok(listing) => listing,
-        Err(e) => {
-            errors.push(io_error(dir, format!("cannot list: {e}")));
-            return;
-        }
-    };
-    let mut entries = Vec::new();
-    for entry in listing {
-        match entry {
-            Ok(entry) => entries.push(entry.path()),
-            // What the listing did not reach is unknown; what it did is read.
-            Err(e) => {
-                errors.push(io_error(dir, format!("cannot list: {e}")));
-                break;
-            }
-        }
-    }
-    entries.sort();
-    for path in entries {
-        let file_type = match std::fs::symlink_metadata(&path) {
-            Ok(metadata) => metadata.file_type(),
-            // Not even its type is known: it may be a directory of manifests.
-            Err(e) => {
-                errors.push(io_error(&path, format!("cannot read: {e}")));
-                continue;
-            }
-        };
-        // Links are not followed into directories: no cycles.
-        if file_type.is_dir() {
-            walk(&path, out, errors);
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-        {
-            match std::fs::metadata(&path) {
-                // Only regular files (links to them included): a FIFO found
-                // in a directory would block the read forever.
-                Ok(metadata) if metadata.is_file() => out.push(path),
-                Ok(_) => {}
-                // A link to a manifest that is not there now (a volume gone,
-                // a link being replaced) is unreadable, not deleted.
-                Err(e) => errors.push(io_error(&path, format!("cannot read: {e}"))),
-            }
-        }
-    }
-}
-
-/// Reads one file's documents within `limits`.
-pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
-    let handle = std::fs::File::open(file).map_err(|e| io_error(file, format!("cannot open: {e}")))?;
-    let mut bytes = Vec::new();
-    // Read one byte past the limit to tell "at the limit" from "over it",
-    // without trusting the size the file system reports.
-    handle
-        .take(limits.max_file_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_error(file, format!("cannot read: {e}")))?;
-    parse(file, &bytes, limits)
-}
 
 /// Reads the documents of a file's contents, `bytes`, within `limits`: what
 /// [`read`] does once it has the bytes. `file` names the input in errors, and
@@ -350,7 +242,7 @@ fn depth(value: &Value) -> usize {
 }
 
 /// A [`Failure::Content`] error.
-fn error(file: &Path, message: String) -> ReadError {
+pub(crate) fn error(file: &Path, message: String) -> ReadError {
     ReadError {
         file: file.to_path_buf(),
         message,
@@ -359,7 +251,7 @@ fn error(file: &Path, message: String) -> ReadError {
 }
 
 /// A [`Failure::Io`] error.
-fn io_error(file: &Path, message: String) -> ReadError {
+pub(crate) fn io_error(file: &Path, message: String) -> ReadError {
     ReadError {
         failure: Failure::Io,
         ..error(file, message)

@@ -254,3 +254,28 @@ fn a_link_to_a_missing_manifest_is_an_io_error_and_links_to_directories_are_not_
     assert_eq!((&errors[0].file, errors[0].failure), (&dangling, Failure::Io));
     assert!(errors[0].message.starts_with("cannot read: "), "{}", errors[0].message);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_without_waiting_named_or_found_in_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("a.yaml");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let expected = "not a regular file (a FIFO): manifests are read from regular files only";
+    // Named: listed, then refused when opened (no writer ever comes).
+    let e = read(&fifo, &Limits::default()).unwrap_err();
+    assert_eq!((e.message.as_str(), e.failure), (expected, Failure::Content));
+    // In a directory: reported by the listing, never opened.
+    let good = write(dir.path(), "b.yaml", HOST);
+    let (files, errors) = files(&[dir.path().to_path_buf()]);
+    assert_eq!(files, [good]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!((&errors[0].file, errors[0].message.as_str()), (&fifo, expected));
+}

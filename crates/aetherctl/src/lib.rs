@@ -42,9 +42,10 @@ enum Command {
     ///
     /// Each PATH is a file, or a directory searched recursively for *.yaml,
     /// *.yml and *.json files (symbolic links to directories are not
-    /// followed). A file holds one or more YAML documents separated by `---`,
-    /// or JSON values; a `kind: List` document's items are checked one by
-    /// one. Documents are numbered from 0 in each file, List items counted
+    /// followed). Only regular files (or links to them) are read: a FIFO,
+    /// socket or device is refused, never waited on. A file holds one or
+    /// more YAML documents separated by `---`, or JSON values; a `kind:
+    /// List` document's items are checked one by one. Documents are numbered from 0 in each file, List items counted
     /// one by one. An object without `metadata.namespace` is in `default`.
     ///
     /// Everything is reported, errors and violations alike: one bad file
