@@ -55,47 +55,73 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
     (out, errors)
 }
 
+/// The link by which Kubernetes' atomic writer (ConfigMap, Secret, projected
+/// and downward API volumes) publishes a volume's current files: each
+/// version is written whole into a `..<timestamp>` directory, `..data` is
+/// switched to it by one rename, and each top-level name (`a.yaml`) is a
+/// link through `..data`. Walking such a directory naively reads every file
+/// twice: once in the timestamped directory, once through its link.
+const ATOMIC_WRITER_DATA: &str = "..data";
+
+/// Walks `dir` into `out`. In a directory the atomic writer manages, only
+/// what `..data` holds is read (one consistent version, each file once),
+/// named as the links beside `..data` name it (`dir/a.yaml`, stable across
+/// versions), so that messages and kept objects follow the name a user knows.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
-    let listing = match std::fs::read_dir(dir) {
+    walk_as(dir, dir, out, errors);
+}
+
+/// Walks the directory `real`, naming what it finds under `shown`.
+fn walk_as(real: &Path, shown: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
+    let data = real.join(ATOMIC_WRITER_DATA);
+    let real = if std::fs::symlink_metadata(&data).is_ok_and(|m| m.file_type().is_symlink()) {
+        data
+    } else {
+        real.to_path_buf()
+    };
+    let listing = match std::fs::read_dir(&real) {
         Ok(listing) => listing,
         Err(e) => {
-            errors.push(io_error(dir, format!("cannot list: {e}")));
+            errors.push(io_error(shown, format!("cannot list: {e}")));
             return;
         }
     };
-    let mut entries = Vec::new();
+    let mut names = Vec::new();
     for entry in listing {
         match entry {
-            Ok(entry) => entries.push(entry.path()),
+            Ok(entry) => names.push(entry.file_name()),
             // What the listing did not reach is unknown; what it did is read.
             Err(e) => {
-                errors.push(io_error(dir, format!("cannot list: {e}")));
+                errors.push(io_error(shown, format!("cannot list: {e}")));
                 break;
             }
         }
     }
-    entries.sort();
-    for path in entries {
+    // Sorted as paths sort (component by component), so that the order of
+    // the files is the order of their paths.
+    names.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+    for name in names {
+        let (path, named) = (real.join(&name), shown.join(&name));
         let file_type = match std::fs::symlink_metadata(&path) {
             Ok(metadata) => metadata.file_type(),
             // Not even its type is known: it may be a directory of manifests.
             Err(e) => {
-                errors.push(io_error(&path, format!("cannot read: {e}")));
+                errors.push(io_error(&named, format!("cannot read: {e}")));
                 continue;
             }
         };
         // Links are not followed into directories: no cycles.
         if file_type.is_dir() {
-            walk(&path, out, errors);
+            walk_as(&path, &named, out, errors);
         } else if is_manifest_name(&path) {
             match std::fs::metadata(&path) {
-                Ok(metadata) if metadata.is_file() => out.push(path),
+                Ok(metadata) if metadata.is_file() => out.push(named),
                 // A FIFO would block the read forever; a device could
                 // stream without end. Named like a manifest, it is reported.
-                Ok(metadata) => errors.push(error(&path, not_regular(&metadata.file_type()))),
+                Ok(metadata) => errors.push(error(&named, not_regular(&metadata.file_type()))),
                 // A link to a manifest that is not there now (a volume gone,
                 // a link being replaced) is unreadable, not deleted.
-                Err(e) => errors.push(io_error(&path, format!("cannot read: {e}"))),
+                Err(e) => errors.push(io_error(&named, format!("cannot read: {e}"))),
             }
         }
     }

@@ -14,9 +14,14 @@
 //! ```
 //!
 //! A path is a file or a directory (walked recursively for `*.yaml`, `*.yml`
-//! and `*.json`, in name order). A file holds one or more YAML documents
-//! (`---`-separated) or JSON values; a `kind: List` document's `items` are
-//! taken one by one, as kubectl does.
+//! and `*.json`, in name order; links to directories are not followed). Only
+//! regular files are read: a FIFO or device is refused, never waited on. A
+//! directory that Kubernetes' atomic writer manages (a ConfigMap or Secret
+//! volume: a `..data` link to a timestamped directory, and a link through
+//! it for each name) is read as one copy of each file, under the names the
+//! links give. A file holds one or more YAML documents (`---`-separated) or
+//! JSON values; a `kind: List` document's `items` are taken one by one, as
+//! kubectl does.
 //!
 //! Limits, each giving a clear error rather than a hang or unbounded memory:
 //! see [`Limits`]. YAML parsing budgets (alias expansion, nesting, node
@@ -30,7 +35,7 @@ use serde_json::Value;
 mod files;
 pub mod objects;
 mod read;
-#[cfg(all(target_os = "linux", any(test, feature = "testing")))]
+#[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
 
 pub use files::{Stamp, files, stamp};

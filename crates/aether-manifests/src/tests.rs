@@ -279,3 +279,24 @@ fn a_fifo_is_refused_without_waiting_named_or_found_in_a_directory() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!((&errors[0].file, errors[0].message.as_str()), (&fifo, expected));
 }
+
+#[test]
+fn an_atomic_writer_volume_lists_each_file_once_under_its_link_name() {
+    let outer = tempfile::tempdir().unwrap();
+    let volume = outer.path().join("volume");
+    std::fs::create_dir(&volume).unwrap();
+    testing::atomic_writer_volume(&volume, "1", &[("a.yaml", HOST), ("sub/b.yaml", HOST)]);
+    let (listed, errors) = files(std::slice::from_ref(&volume));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(listed, [volume.join("a.yaml"), volume.join("sub/b.yaml")]);
+    // The names read: through the links, what `..data` leads to.
+    for file in &listed {
+        assert_eq!(read(file, &Limits::default()).unwrap().len(), 1);
+    }
+    // Found inside a walked directory (a volume mounted in the manifest
+    // directory), it is read the same way.
+    let top = write(outer.path(), "a.yaml", HOST);
+    let (nested, errors) = files(&[outer.path().to_path_buf()]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(nested, [vec![top], listed].concat());
+}

@@ -70,3 +70,57 @@ fn a_fifo_in_a_directory_is_reported_and_the_rest_read() {
         run.stdout
     );
 }
+
+/// A ConfigMap mounted as a volume: each file is read once, under the name
+/// its link gives it, and a nested item (`items[].path: sub/c.yaml`) too.
+#[cfg(unix)]
+#[test]
+fn a_configmap_volume_is_read_as_one_copy_of_each_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let proposal = proposal();
+    let web = proposal
+        .replace("name: api", "name: web")
+        .replace("api.example.com", "web.example.com");
+    let other = proposal
+        .replace("name: api", "name: other")
+        .replace("api.example.com", "other.example.com");
+    aether_manifests::testing::atomic_writer_volume(
+        dir.path(),
+        "1",
+        &[("a.yaml", &proposal), ("b.yaml", &web), ("sub/c.yaml", &other)],
+    );
+    let run = aetherctl(&["project", "--format", "json", dir.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let snapshot: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let names: Vec<&str> = snapshot["routeConfiguration"]["virtualHosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|host| host["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["default/api", "default/other", "default/web"]);
+
+    let run = aetherctl(&["validate", dir.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let at = |name: &str, key: &str| format!("{}: document 0: {key}: valid", dir.path().join(name).display());
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}\n{}\n{}\n3 object(s): 3 valid, 0 invalid (0 violation(s)); 0 error(s)\n",
+            at("a.yaml", "default/api"),
+            at("b.yaml", "default/web"),
+            at("sub/c.yaml", "default/other")
+        )
+    );
+
+    // The next version: what `..data` leads to now, each file once.
+    aether_manifests::testing::atomic_writer_volume(dir.path(), "2", &[("a.yaml", &proposal), ("b.yaml", &other)]);
+    let run = aetherctl(&["validate", dir.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .ends_with("2 object(s): 2 valid, 0 invalid (0 violation(s)); 0 error(s)\n"),
+        "{}",
+        run.stdout
+    );
+}
