@@ -33,12 +33,16 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod files;
+mod last_good;
+mod load;
 pub mod objects;
 mod read;
 #[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
 
 pub use files::{Stamp, files, stamp};
+pub use last_good::LastGood;
+pub use load::{Load, LoadError, Loaded, first_copies, load, load_bytes};
 pub use read::read;
 
 /// The bounds within which manifests are read. Every one is checked while
@@ -91,7 +95,8 @@ pub struct ReadError {
     pub failure: Failure,
 }
 
-/// Whether a [`ReadError`] says what a path holds, or that it is unknown.
+/// Whether an error ([`ReadError`], [`LoadError`]) says what a path holds,
+/// or that it is unknown.
 /// A reader that keeps state (the controller's local mode) must not take an
 /// I/O error for a deletion: only a listing that succeeds without a file
 /// says the file is gone.
@@ -104,6 +109,8 @@ pub enum Failure {
     /// The path was read and what it holds is wrong: bad content, a limit
     /// broken, or a directory listed without a manifest in it.
     Content,
+    /// A second copy of an object ([`first_copies`]): read, and left out.
+    Duplicate,
 }
 
 impl fmt::Display for ReadError {

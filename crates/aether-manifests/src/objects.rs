@@ -16,7 +16,7 @@ pub const KIND: &str = "VirtualHost";
 pub const DEFAULT_NAMESPACE: &str = "default";
 
 /// A VirtualHost read from a manifest.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VirtualHostObject {
     pub namespace: String,
     pub name: String,

@@ -161,8 +161,9 @@ fn validate_help() -> String {
      not YAML/JSON or breaks a limit, a document that is not a VirtualHost
      (wrong apiVersion or kind, no metadata.name) or whose spec does not
      decode (unknown field, wrong type), with the file, document index and
-     path. When there are both errors and violations, all are reported and
-     the exit code is 2.
+     path; or a second copy of an object (the same namespace/name: the
+     first, in path then document order, is the one checked). When there
+     are both errors and violations, all are reported and the exit code is 2.
 
 Limits (input is untrusted; breaking one is an error naming it, exit 2):
   file size             {} bytes (a file of exactly this size is read)

@@ -7,8 +7,7 @@ use aether_api::validate::Validate;
 use serde::Serialize;
 
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
-use aether_manifests::objects::VirtualHostObject;
-use aether_manifests::{self as manifests, Limits};
+use aether_manifests::{self as manifests, Limits, LoadError, Loaded};
 
 /// Everything found: the JSON output of `validate --output json`, field for
 /// field. The shape is stable: every key is always present (`null` when it
@@ -98,65 +97,22 @@ pub struct ErrorReport {
     pub message: String,
 }
 
-/// A VirtualHost read from a manifest, with where it was read.
-pub struct LoadedObject {
-    pub file: String,
-    /// 0-based document index in the file.
-    pub document: usize,
-    pub object: VirtualHostObject,
-}
-
-/// Everything read from some paths: the objects, and every error met.
-pub struct Loaded {
-    pub objects: Vec<LoadedObject>,
-    pub errors: Vec<ErrorReport>,
-}
-
-/// Reads every manifest under `paths` within `limits`, decoding each
-/// document into a VirtualHost. One bad file or document does not stop the
-/// others; each becomes an [`ErrorReport`].
-pub fn load(paths: &[PathBuf], limits: &Limits) -> Loaded {
-    let (files, path_errors) = manifests::files(paths);
-    let mut errors: Vec<ErrorReport> = path_errors
-        .into_iter()
-        .map(|e| ErrorReport {
+impl From<LoadError> for ErrorReport {
+    fn from(e: LoadError) -> Self {
+        Self {
             file: display(&e.file),
-            document: None,
-            path: None,
+            document: e.document,
+            path: e.path,
             message: e.message,
-        })
-        .collect();
-    let mut objects = Vec::new();
-    for file in &files {
-        let documents = match manifests::read(file, limits) {
-            Ok(documents) => documents,
-            Err(e) => {
-                errors.push(ErrorReport {
-                    file: display(&e.file),
-                    document: None,
-                    path: None,
-                    message: e.message,
-                });
-                continue;
-            }
-        };
-        for document in &documents {
-            match VirtualHostObject::decode(document) {
-                Ok(object) => objects.push(LoadedObject {
-                    file: display(file),
-                    document: document.index,
-                    object,
-                }),
-                Err(e) => errors.push(ErrorReport {
-                    file: display(file),
-                    document: Some(document.index),
-                    path: (!e.path.is_empty()).then_some(e.path),
-                    message: e.message,
-                }),
-            }
         }
     }
-    Loaded { objects, errors }
+}
+
+/// Everything read from some paths, by the one reader (`aether_manifests::load`):
+/// the objects (one per namespace/name), and every error met as a report.
+pub fn load(paths: &[PathBuf], limits: &Limits) -> (Vec<Loaded>, Vec<ErrorReport>) {
+    let load = manifests::load(paths, limits);
+    (load.objects, load.errors.into_iter().map(ErrorReport::from).collect())
 }
 
 /// `FILE[: document N][: PATH]: MESSAGE`
@@ -173,20 +129,18 @@ impl std::fmt::Display for ErrorReport {
     }
 }
 
-fn display(path: &Path) -> String {
+/// A path as reports print it.
+pub fn display(path: &Path) -> String {
     path.display().to_string()
 }
 
 impl Report {
     /// Reads and checks every manifest under `paths`.
     pub fn check(paths: &[PathBuf], limits: &Limits) -> Self {
-        let Loaded {
-            objects: loaded,
-            errors,
-        } = load(paths, limits);
+        let (loaded, errors) = load(paths, limits);
         let objects: Vec<ObjectReport> = loaded
             .into_iter()
-            .map(|LoadedObject { file, document, object }| {
+            .map(|Loaded { file, document, object }| {
                 let status = object.status.as_ref().map_or(Ok(()), Validate::validate);
                 let violations = [object.spec.validate(), status]
                     .into_iter()
@@ -199,7 +153,7 @@ impl Report {
                     })
                     .collect();
                 ObjectReport {
-                    file,
+                    file: display(&file),
                     document,
                     namespace: object.namespace,
                     name: object.name,
