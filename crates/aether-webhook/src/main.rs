@@ -69,7 +69,13 @@ async fn run(args: Args) -> Result<()> {
         Some(dir) => {
             anyhow::ensure!(dir.is_dir(), "--manifests {}: not a directory", dir.display());
             let interval = Duration::from_millis(args.poll_interval_ms.max(1));
-            tokio::spawn(sources::watch_directory(dir, interval, index.clone(), ready.clone()));
+            tokio::spawn(sources::watch_directory(
+                dir,
+                interval,
+                index.clone(),
+                ready.clone(),
+                metrics.clone(),
+            ));
         }
         None => {
             let client = kube::Client::try_default()

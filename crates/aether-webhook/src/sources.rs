@@ -8,8 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
-use aether_manifests::objects::VirtualHostObject;
-use aether_manifests::{self as manifests, Limits};
+use aether_manifests::{self as manifests, LastGood, Limits};
 use futures_util::StreamExt;
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::watcher::{self, Event, watcher};
@@ -18,6 +17,7 @@ use kube::{Api, Client};
 use serde_json::Value;
 
 use crate::index::{HostIndex, ObjectKey};
+use crate::metrics::Metrics;
 
 /// The hosts of a stored object, read leniently: whatever else its spec
 /// holds, the hosts it claims are what the index needs, and a stored object
@@ -94,32 +94,39 @@ pub async fn watch_cluster(client: Client, index: Arc<HostIndex>, ready: Arc<Ato
     }
 }
 
-/// Reads every VirtualHost under `dir` into `index` (replacing it). Files or
-/// documents that cannot be read are logged and skipped; the rest load.
-/// Returns (objects, problems).
-pub fn load_directory(dir: &Path, index: &HostIndex) -> (usize, Vec<String>) {
-    let (files, errors) = manifests::files(&[dir.to_path_buf()]);
-    let mut problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    let mut objects = HashMap::new();
-    let limits = Limits::default();
-    for file in files {
-        match manifests::read(&file, &limits) {
-            Ok(documents) => {
-                for document in documents {
-                    match VirtualHostObject::decode(&document) {
-                        Ok(object) => {
-                            objects.insert(object.key(), object.spec.hosts);
-                        }
-                        Err(e) => problems.push(format!("{}[{}]: {e}", file.display(), document.index)),
-                    }
-                }
-            }
-            Err(e) => problems.push(e.to_string()),
-        }
-    }
+/// What one read of the manifest directory found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectoryRead {
+    /// Objects indexed.
+    pub objects: usize,
+    /// Every error met (each also logged by [`watch_directory`]).
+    pub problems: Vec<String>,
+    /// Files that could not be read, indexed as they were last read.
+    pub stale: Vec<PathBuf>,
+}
+
+/// Reads every VirtualHost under `dir` into `index` (replacing it), with
+/// the shared keep-last-good policy (the controller's local mode's too): a
+/// file that cannot be read or decoded now keeps the hosts it claimed when
+/// last read, and a directory that cannot be listed keeps those of every
+/// file under it. Dropping them would admit a CREATE that conflicts with
+/// objects that are still there: the webhook fails closed. Of two copies of
+/// one object, the first in path order is indexed. An object that breaks
+/// the API's rules still claims the hosts it names.
+pub fn load_directory(dir: &Path, store: &mut LastGood, index: &HostIndex) -> DirectoryRead {
+    let load = store.load(&[dir.to_path_buf()], &Limits::default());
+    let objects: HashMap<ObjectKey, Vec<String>> = load
+        .objects
+        .into_iter()
+        .map(|loaded| (loaded.object.key(), loaded.object.spec.hosts))
+        .collect();
     let count = objects.len();
     index.replace_all(objects);
-    (count, problems)
+    DirectoryRead {
+        objects: count,
+        problems: load.errors.iter().map(ToString::to_string).collect(),
+        stale: load.stale,
+    }
 }
 
 /// The default local-mode poll interval.
@@ -128,30 +135,44 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// Local mode: reads `dir` now, then every `interval` re-reads it when a
 /// manifest file was added, removed or changed (size or mtime). Polling
 /// needs no inotify and behaves the same on every filesystem; a change is
-/// seen within one interval. `ready` is set after the first read.
-pub async fn watch_directory(dir: PathBuf, interval: Duration, index: Arc<HostIndex>, ready: Arc<AtomicBool>) {
+/// seen within one interval. `ready` is set after the first read. Errors
+/// and stale files are logged and set in `metrics`.
+pub async fn watch_directory(
+    dir: PathBuf,
+    interval: Duration,
+    index: Arc<HostIndex>,
+    ready: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+) {
     let mut last: Option<manifests::Stamp> = None;
+    let store = Arc::new(std::sync::Mutex::new(LastGood::new()));
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        let (dir_, index_) = (dir.clone(), index.clone());
+        let (dir_, index_, store_) = (dir.clone(), index.clone(), store.clone());
         let previous = last.clone();
         let read = tokio::task::spawn_blocking(move || {
             let stamp = manifests::stamp(std::slice::from_ref(&dir_));
             if previous.as_ref() == Some(&stamp) {
                 return None;
             }
-            let (count, problems) = load_directory(&dir_, &index_);
-            Some((stamp, count, problems))
+            // One read at a time: the ticker waits for this task.
+            let mut store = store_.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            Some((stamp, load_directory(&dir_, &mut store, &index_)))
         })
         .await;
         match read {
-            Ok(Some((stamp, count, problems))) => {
-                for problem in &problems {
+            Ok(Some((stamp, read))) => {
+                for problem in &read.problems {
                     tracing::warn!("{problem}");
                 }
-                tracing::info!(objects = count, dir = %dir.display(), "host index loaded");
+                for file in &read.stale {
+                    tracing::warn!(file = %file.display(), "cannot be read now: its hosts are indexed as last read");
+                }
+                metrics.manifest_errors.set(read.problems.len() as i64);
+                metrics.manifest_stale_files.set(read.stale.len() as i64);
+                tracing::info!(objects = read.objects, stale_files = read.stale.len(), dir = %dir.display(), "host index loaded");
                 last = Some(stamp);
                 ready.store(true, Ordering::Release);
             }
@@ -206,10 +227,10 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("bad.yaml"), "apiVersion: v1\nkind: Pod\n").unwrap();
         let index = HostIndex::new();
-        let (count, problems) = load_directory(dir.path(), &index);
-        assert_eq!(count, 1);
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("bad.yaml"), "{problems:?}");
+        let read = load_directory(dir.path(), &mut LastGood::new(), &index);
+        assert_eq!(read.objects, 1);
+        assert_eq!(read.problems.len(), 1, "{read:?}");
+        assert!(read.problems[0].contains("bad.yaml"), "{read:?}");
         let found = index.check(&ObjectKey::new("x", "y"), &["a.example.com".to_owned()]);
         assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "a"));
     }

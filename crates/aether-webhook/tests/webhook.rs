@@ -431,6 +431,7 @@ async fn local_mode_indexes_a_watched_directory() {
         Duration::from_millis(20),
         index.clone(),
         ready.clone(),
+        Arc::new(aether_webhook::metrics::Metrics::new()),
     ));
     let server = start(index.clone(), test_limits()).await;
     let client = server.pki.client();
