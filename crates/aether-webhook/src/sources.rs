@@ -234,4 +234,39 @@ mod tests {
         let found = index.check(&ObjectKey::new("x", "y"), &["a.example.com".to_owned()]);
         assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "a"));
     }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_subdirectory_that_cannot_be_listed_keeps_its_hosts() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("team-b");
+        std::fs::create_dir(&sub).unwrap();
+        let manifest = |name: &str| {
+            format!(
+                "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}}}\n\
+                 spec: {{hosts: [{name}.example.com], routes: []}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("a.yaml"), manifest("a")).unwrap();
+        std::fs::write(sub.join("b.yaml"), manifest("b")).unwrap();
+        std::fs::write(dir.path().join("c.yaml"), manifest("c")).unwrap();
+        let (index, mut store) = (HostIndex::new(), LastGood::new());
+        assert_eq!(load_directory(dir.path(), &mut store, &index).objects, 3);
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let read = {
+            let _unprivileged = aether_manifests::testing::WithoutFileCapabilities::enter();
+            load_directory(dir.path(), &mut store, &index)
+        };
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            (read.objects, read.stale.clone()),
+            (3, vec![sub.join("b.yaml")]),
+            "{read:?}"
+        );
+        assert!(read.problems[0].contains("cannot list"), "{read:?}");
+        let found = index.check(&ObjectKey::new("x", "y"), &["b.example.com".to_owned()]);
+        assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "b"));
+    }
 }
