@@ -116,6 +116,7 @@ fn measure(n: usize, mode: Mode) {
         poll_ms: 20,
         debounce_ms: 20,
         max_delay_ms: 100,
+        settle_ms: 20,
         ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
     };
     let started = Instant::now();

@@ -129,6 +129,13 @@ impl Local {
         })
     }
 
+    /// Reads the manifests within `limits` rather than the defaults (which
+    /// `aetherctl` and the webhook use too).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Also publishes each pass's route configuration to an xDS server
     /// (whose metrics should be [`Local::metrics`], to be logged with the rest).
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
@@ -150,7 +157,7 @@ impl Local {
         for err in &load.errors {
             match err.failure {
                 Failure::Duplicate => error!(error = %err, "duplicate VirtualHost; keeping the first"),
-                Failure::Io => error!(error = %err, "cannot read manifests"),
+                Failure::Io | Failure::Changing => error!(error = %err, "cannot read manifests"),
                 Failure::Content => error!(error = %err, "bad manifest"),
             }
         }

@@ -47,16 +47,21 @@ pub struct Controller {
     pub debounce_ms: u64,
     /// See `poll_ms`.
     pub max_delay_ms: u64,
+    /// `--settle-ms`: the harness moves whole files into place
+    /// ([`Edge::write`]), so nothing needs settling beyond the debounce.
+    pub settle_ms: u64,
 }
 
 impl Controller {
-    /// `binary`, polling every 50 ms with a 50 ms debounce (at most 200 ms).
+    /// `binary`, polling every 50 ms with a 50 ms debounce (at most 200 ms)
+    /// and a 50 ms settle time.
     pub fn new(binary: impl Into<PathBuf>) -> Self {
         Self {
             binary: binary.into(),
             poll_ms: 50,
             debounce_ms: 50,
             max_delay_ms: 200,
+            settle_ms: 50,
         }
     }
 }
@@ -232,6 +237,7 @@ fn start_controller(settings: &Controller, mode: Mode, manifests: &Path, out: &P
         .arg(format!("--poll-ms={}", settings.poll_ms))
         .arg(format!("--debounce-ms={}", settings.debounce_ms))
         .arg(format!("--max-delay-ms={}", settings.max_delay_ms))
+        .arg(format!("--settle-ms={}", settings.settle_ms))
         .env("RUST_LOG", "info");
     if mode == Mode::Xds {
         command.arg(format!("--xds-addr=127.0.0.1:{xds_port}"));

@@ -11,8 +11,9 @@ use crate::{Failure, Limits};
 /// Per file, the objects it gave when last read. [`LastGood::load`] reads
 /// like [`crate::load`], except that:
 ///
-/// - a file that cannot be read whole now (I/O error, still being written,
-///   bad YAML, a document that is not a VirtualHost) gives the objects it
+/// - a file that cannot be read whole now (I/O error, still being written
+///   after [`Limits::max_settle_wait`], bad YAML, a document that is not a
+///   VirtualHost) gives the objects it
 ///   gave when last read, and is listed in [`Load::stale`]; a file never
 ///   read whole gives what could be read of it;
 /// - a path that cannot be listed keeps every file last read under it: an
@@ -38,8 +39,9 @@ impl LastGood {
         let mut errors: Vec<LoadError> = Vec::new();
         let mut stale = Vec::new();
         let mut now: BTreeMap<PathBuf, Vec<Loaded>> = BTreeMap::new();
+        let deadline = std::time::Instant::now() + limits.max_settle_wait;
         for file in files {
-            let read = read_objects(&file, limits);
+            let read = read_objects(&file, limits, deadline);
             let objects = match self.files.get(&file) {
                 Some(previous) if !read.errors.is_empty() => {
                     stale.push(file.clone());
@@ -51,7 +53,7 @@ impl LastGood {
             now.insert(file, objects);
         }
         for error in listing_errors {
-            if error.failure == Failure::Io {
+            if matches!(error.failure, Failure::Io | Failure::Changing) {
                 for (file, objects) in &self.files {
                     if file.starts_with(&error.file) && !now.contains_key(file) {
                         stale.push(file.clone());

@@ -29,6 +29,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -63,6 +64,16 @@ pub struct Limits {
     /// Most YAML nodes that alias uses may add, in all, in one file: what
     /// stops a "billion laughs" of aliases of aliases.
     pub max_alias_expansion: usize,
+    /// A file modified less than this long ago may still be being written
+    /// (an editor saving, `kubectl get -o yaml > f`, a copy in progress):
+    /// it is read once it has been left alone this long, and a file whose
+    /// size or modification time moves while it is read is read again.
+    /// What a writer caught half-way leaves is often valid YAML
+    /// (`port: 84` of `port: 8443`), so parsing cannot tell.
+    pub settle: Duration,
+    /// The longest a read (or a whole load) waits for files to settle; a
+    /// file still changing then is a [`Failure::Changing`] error.
+    pub max_settle_wait: Duration,
 }
 
 impl Default for Limits {
@@ -74,6 +85,11 @@ impl Default for Limits {
             max_nodes: 1_000_000,
             max_aliases: 1_000,
             max_alias_expansion: 100_000,
+            // As long as the controller's default debounce: by the time a
+            // change it polled is reconciled, the file has usually settled,
+            // so this adds no delay there.
+            settle: Duration::from_millis(250),
+            max_settle_wait: Duration::from_secs(5),
         }
     }
 }
@@ -109,6 +125,9 @@ pub enum Failure {
     /// The path was read and what it holds is wrong: bad content, a limit
     /// broken, or a directory listed without a manifest in it.
     Content,
+    /// The file kept changing for [`Limits::max_settle_wait`]: what it will
+    /// hold is unknown for now (as with [`Failure::Io`]).
+    Changing,
     /// A second copy of an object ([`first_copies`]): read, and left out.
     Duplicate,
 }

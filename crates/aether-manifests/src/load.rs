@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use aether_api::ObjectKey;
 
@@ -83,8 +84,9 @@ pub fn load(paths: &[PathBuf], limits: &Limits) -> Load {
     let (files, listing_errors) = crate::files(paths);
     let mut errors: Vec<LoadError> = listing_errors.into_iter().map(LoadError::from).collect();
     let mut objects = Vec::new();
+    let deadline = Instant::now() + limits.max_settle_wait;
     for file in files {
-        let read = read_objects(&file, limits);
+        let read = read_objects(&file, limits, deadline);
         objects.extend(read.objects);
         errors.extend(read.errors);
     }
@@ -130,9 +132,10 @@ impl FileRead {
     }
 }
 
-/// Reads one file and decodes each of its documents.
-pub(crate) fn read_objects(file: &Path, limits: &Limits) -> FileRead {
-    match crate::read(file, limits) {
+/// Reads one file (waiting for it to settle until `deadline`) and decodes
+/// each of its documents.
+pub(crate) fn read_objects(file: &Path, limits: &Limits, deadline: Instant) -> FileRead {
+    match crate::read::read_until(file, limits, deadline) {
         Ok(documents) => decode_all(file, &documents),
         Err(e) => FileRead::failed(e),
     }

@@ -300,3 +300,42 @@ fn an_atomic_writer_volume_lists_each_file_once_under_its_link_name() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(nested, [vec![top], listed].concat());
 }
+
+/// Sets `file`'s modification time `age` in the past (or `now` itself).
+fn modified_ago(file: &Path, age: std::time::Duration) {
+    let handle = std::fs::File::options().write(true).open(file).unwrap();
+    handle.set_modified(std::time::SystemTime::now() - age).unwrap();
+}
+
+#[test]
+fn a_file_modified_within_the_settle_time_is_not_read_until_it_settles() {
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "a.yaml", HOST);
+    // Nothing waits here: a file this fresh is given up on at once.
+    let impatient = Limits {
+        settle: Duration::from_secs(3600),
+        max_settle_wait: Duration::ZERO,
+        ..Limits::default()
+    };
+    modified_ago(&file, Duration::ZERO);
+    let e = read(&file, &impatient).unwrap_err();
+    assert_eq!(e.failure, Failure::Changing);
+    assert_eq!(
+        e.message,
+        "not read: modified a moment ago, so possibly still being written; it is read once it has been left alone"
+    );
+    // Left alone for longer than the settle time: read.
+    modified_ago(&file, Duration::from_secs(7200));
+    assert_eq!(read(&file, &impatient).unwrap().len(), 1);
+    // Within the wait allowed, a fresh file is waited for, then read (the
+    // wait is bounded by the settle time, not measured).
+    modified_ago(&file, Duration::ZERO);
+    let patient = Limits {
+        settle: Duration::from_millis(50),
+        max_settle_wait: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    assert_eq!(read(&file, &patient).unwrap().len(), 1);
+}

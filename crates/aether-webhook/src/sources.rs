@@ -113,8 +113,8 @@ pub struct DirectoryRead {
 /// objects that are still there: the webhook fails closed. Of two copies of
 /// one object, the first in path order is indexed. An object that breaks
 /// the API's rules still claims the hosts it names.
-pub fn load_directory(dir: &Path, store: &mut LastGood, index: &HostIndex) -> DirectoryRead {
-    let load = store.load(&[dir.to_path_buf()], &Limits::default());
+pub fn load_directory(dir: &Path, limits: &Limits, store: &mut LastGood, index: &HostIndex) -> DirectoryRead {
+    let load = store.load(&[dir.to_path_buf()], limits);
     let objects: HashMap<ObjectKey, Vec<String>> = load
         .objects
         .into_iter()
@@ -135,11 +135,13 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// Local mode: reads `dir` now, then every `interval` re-reads it when a
 /// manifest file was added, removed or changed (size or mtime). Polling
 /// needs no inotify and behaves the same on every filesystem; a change is
-/// seen within one interval. `ready` is set after the first read. Errors
-/// and stale files are logged and set in `metrics`.
+/// seen within one interval. Files are read within `limits` (a file is
+/// read once settled: see [`Limits::settle`]). `ready` is set after the
+/// first read. Errors and stale files are logged and set in `metrics`.
 pub async fn watch_directory(
     dir: PathBuf,
     interval: Duration,
+    limits: Limits,
     index: Arc<HostIndex>,
     ready: Arc<AtomicBool>,
     metrics: Arc<Metrics>,
@@ -159,7 +161,7 @@ pub async fn watch_directory(
             }
             // One read at a time: the ticker waits for this task.
             let mut store = store_.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            Some((stamp, load_directory(&dir_, &mut store, &index_)))
+            Some((stamp, load_directory(&dir_, &limits, &mut store, &index_)))
         })
         .await;
         match read {
@@ -227,7 +229,7 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("bad.yaml"), "apiVersion: v1\nkind: Pod\n").unwrap();
         let index = HostIndex::new();
-        let read = load_directory(dir.path(), &mut LastGood::new(), &index);
+        let read = load_directory(dir.path(), &Limits::default(), &mut LastGood::new(), &index);
         assert_eq!(read.objects, 1);
         assert_eq!(read.problems.len(), 1, "{read:?}");
         assert!(read.problems[0].contains("bad.yaml"), "{read:?}");
@@ -253,11 +255,14 @@ mod tests {
         std::fs::write(sub.join("b.yaml"), manifest("b")).unwrap();
         std::fs::write(dir.path().join("c.yaml"), manifest("c")).unwrap();
         let (index, mut store) = (HostIndex::new(), LastGood::new());
-        assert_eq!(load_directory(dir.path(), &mut store, &index).objects, 3);
+        assert_eq!(
+            load_directory(dir.path(), &Limits::default(), &mut store, &index).objects,
+            3
+        );
         std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
         let read = {
             let _unprivileged = aether_manifests::testing::WithoutFileCapabilities::enter();
-            load_directory(dir.path(), &mut store, &index)
+            load_directory(dir.path(), &Limits::default(), &mut store, &index)
         };
         std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(

@@ -429,6 +429,7 @@ async fn local_mode_indexes_a_watched_directory() {
     let watch = tokio::spawn(sources::watch_directory(
         dir.path().to_path_buf(),
         Duration::from_millis(20),
+        aether_manifests::Limits::default(),
         index.clone(),
         ready.clone(),
         Arc::new(aether_webhook::metrics::Metrics::new()),

@@ -172,7 +172,9 @@ Limits (input is untrusted; breaking one is an error naming it, exit 2):
   YAML nodes per file   {}
   YAML aliases per file {}
   alias expansion       {} nodes added by aliases, per file
-  Files must be UTF-8.
+  Files must be UTF-8 regular files. A file modified less than {} ms ago
+  may still be being written: it is read once left alone that long (waiting
+  {} ms at most, then an error).
 
 JSON output (--output json):
   {{\"valid\": bool,
@@ -185,6 +187,8 @@ JSON output (--output json):
         limits.max_nodes,
         limits.max_aliases,
         limits.max_alias_expansion,
+        limits.settle.as_millis(),
+        limits.max_settle_wait.as_millis(),
     )
 }
 
