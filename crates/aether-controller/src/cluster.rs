@@ -101,6 +101,8 @@ fn convert(host: &VirtualHost) -> Option<(VirtualHostObject, i64)> {
         name: host.metadata.name.clone()?,
         creation_timestamp: host.metadata.creation_timestamp.as_ref().map(|time| time.0),
         spec: host.spec.clone(),
+        // The API server's schema check let it in: it decoded.
+        read_problems: Vec::new(),
     };
     Some((object, host.metadata.generation.unwrap_or(0)))
 }

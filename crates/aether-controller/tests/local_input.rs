@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use aether_controller::local::Local;
-use aether_controller::outputs::ROUTES_FILE;
+use aether_controller::outputs::{ROUTES_FILE, STATUS_FILE};
 use aether_manifests::Limits;
 use aether_manifests::testing::atomic_writer_volume;
 use common::{named, options, served_hosts};
@@ -97,4 +97,34 @@ fn served_clusters(out: &std::path::Path) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// A value of the wrong type makes its object `Invalid` (its status names
+/// the path, the type and the range), like any broken rule; the other
+/// objects are served. Before, the document was an input error and nothing
+/// said which object was wrong.
+#[test]
+fn a_type_error_makes_its_object_invalid_naming_the_path_and_range() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
+    std::fs::write(
+        input.path().join("b.yaml"),
+        named("b").replace("service: svc-web}", "service: svc-web, port: 4294967296}"),
+    )
+    .unwrap();
+    let mut local = Local::new(options(input.path(), out.path())).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.input_errors, 0, "{summary:?}");
+    assert_eq!(served_hosts(out.path()), ["a.example.com"]);
+    let status: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
+    let accepted = &status["default/b"]["conditions"][0];
+    assert_eq!(
+        (&accepted["status"], &accepted["reason"]),
+        (&"False".into(), &"Invalid".into())
+    );
+    assert_eq!(
+        accepted["message"],
+        "left out: spec.routes[0].backend.port: must be an integer from 0 to 65535, got 4294967296 (type)"
+    );
 }

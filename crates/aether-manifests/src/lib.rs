@@ -33,17 +33,19 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod decode;
 mod files;
 mod last_good;
 mod load;
 pub mod objects;
 mod read;
+mod schema;
 #[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
 
 pub use files::{Stamp, files, stamp};
 pub use last_good::LastGood;
-pub use load::{Load, LoadError, Loaded, first_copies, load, load_bytes};
+pub use load::{Load, LoadError, Loaded, first_copies, load, load_bytes, read_all};
 pub use read::read;
 
 /// The bounds within which manifests are read. Every one is checked while

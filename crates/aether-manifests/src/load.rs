@@ -81,6 +81,17 @@ pub struct Load {
 /// others. Two copies of one object are resolved by the rule of
 /// [`first_copies`].
 pub fn load(paths: &[PathBuf], limits: &Limits) -> Load {
+    let mut load = read_all(paths, limits);
+    let (objects, duplicates) = first_copies(load.objects);
+    load.objects = objects;
+    load.errors.extend(duplicates);
+    load
+}
+
+/// [`load`] without the rule for two copies: every object read, each copy
+/// included, for a caller that judges objects one by one (`aetherctl
+/// validate`), to which copies make no difference.
+pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
     let (files, listing_errors) = crate::files(paths);
     let mut errors: Vec<LoadError> = listing_errors.into_iter().map(LoadError::from).collect();
     let mut objects = Vec::new();
@@ -90,8 +101,6 @@ pub fn load(paths: &[PathBuf], limits: &Limits) -> Load {
         objects.extend(read.objects);
         errors.extend(read.errors);
     }
-    let (objects, duplicates) = first_copies(objects);
-    errors.extend(duplicates);
     Load {
         objects,
         errors,

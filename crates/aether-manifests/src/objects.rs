@@ -1,19 +1,33 @@
 //! From documents to VirtualHost objects: apiVersion, kind, metadata, spec.
+//!
+//! A document is an object once it is identified: a mapping, this API's
+//! `apiVersion` and `kind`, a `metadata.name`. Anything wrong after that is
+//! a [`Problem`] of the object (a value of the wrong type, a number out of
+//! its field's range, an unknown field), reported with its path as the API
+//! server would reject it, beside the rules the rest of it breaks: the
+//! object is invalid, not unreadable.
 
 use std::fmt;
 
 use aether_api::ObjectKey;
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
+use aether_api::validate::{Validate, Violation, Violations};
 use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::Document;
+use crate::decode::decode_reporting;
+
+pub use crate::schema::{RULE_DECODE, RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD};
 
 pub const API_VERSION: &str = "config.aether.io/v1";
 pub const KIND: &str = "VirtualHost";
 /// The namespace of a manifest that names none, as `kubectl apply` uses
 /// without a context namespace.
 pub const DEFAULT_NAMESPACE: &str = "default";
+/// The rule of a required field that is missing (`spec`), as protovalidate
+/// names it.
+pub const RULE_REQUIRED: &str = "required";
 
 /// A VirtualHost read from a manifest.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,38 +36,109 @@ pub struct VirtualHostObject {
     pub name: String,
     /// `metadata.creationTimestamp`, when the manifest has one (as
     /// `kubectl get -o yaml` writes it). It decides who wins a contested
-    /// host, so a malformed one is an error, as it is for the API server.
+    /// host; a malformed one is a problem, and `None` here.
     pub creation_timestamp: Option<Timestamp>,
     /// `metadata.generation`, as the API server numbers spec changes; 0 when
     /// absent (as in hand-written manifests).
     pub generation: i64,
+    /// The spec; when [`VirtualHostObject::problems`] has any under
+    /// `spec`, only what decoded (each refused value replaced by a default).
     pub spec: VirtualHostSpec,
     /// The status, when the manifest carries one (as `kubectl get -o yaml` writes it).
     pub status: Option<VirtualHostStatus>,
+    /// What did not decode, in document order: the object is invalid when
+    /// there is any. See [`Problem`].
+    pub problems: Vec<Problem>,
 }
 
-/// Decodes `value` strictly, naming the failing path under `root`
-/// (`spec.routes[0].match: ...`; `root` itself when the value as a whole is
-/// wrong). Also what the admission webhook decodes a reviewed spec with.
-pub fn decode_at<T: serde::de::DeserializeOwned>(value: &Value, root: &str) -> Result<T, DecodeError> {
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." {
-            root.to_owned()
-        } else {
-            format!("{root}.{path}")
-        };
-        DecodeError {
-            path,
-            message: e.into_inner().to_string(),
-        }
-    })
+/// A value of an identified object that does not decode: the violation the
+/// API server's schema check reports for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where, in the Kubernetes form: `spec.routes[0].backend.port`.
+    pub path: String,
+    /// [`RULE_TYPE`], [`RULE_ENUM`], [`RULE_UNKNOWN_FIELD`],
+    /// [`RULE_REQUIRED`] or [`RULE_DECODE`]; or, from
+    /// [`VirtualHostObject::violations`], a protovalidate rule id.
+    pub rule: &'static str,
+    /// What was expected and what was found: `must be an integer from 0 to
+    /// 65535, got -1`.
+    pub message: String,
+}
+
+/// `PATH: MESSAGE [RULE]`, as a validator violation reads.
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} [{}]", self.path, self.message, self.rule)
+    }
+}
+
+/// Every problem of some objects, as the validator words a list of
+/// violations (`2 validation errors:` then one per line).
+pub fn describe_all(problems: &[Problem]) -> String {
+    let mut out = match problems.len() {
+        1 => "1 validation error:".to_owned(),
+        n => format!("{n} validation errors:"),
+    };
+    for problem in problems {
+        out.push_str(&format!("\n  - {problem}"));
+    }
+    out
+}
+
+/// `problems`, then the validator's `violations` of the same value, except
+/// those on a value with a problem, under it, or around it: a refused
+/// value was left at its default, so a rule that requires, counts or
+/// compares it would speak of the gap, not of the manifest.
+pub fn with_violations(mut problems: Vec<Problem>, violations: impl IntoIterator<Item = Violation>) -> Vec<Problem> {
+    // `a` is `b`, or a field or item of it.
+    let within = |a: &str, b: &str| {
+        a.strip_prefix(b)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    };
+    let kept: Vec<Problem> = violations
+        .into_iter()
+        .filter(|v| {
+            !problems
+                .iter()
+                .any(|p| within(&v.field_path, &p.path) || within(&p.path, &v.field_path))
+        })
+        .map(|v| Problem {
+            path: v.field_path,
+            rule: v.rule_id,
+            message: v.message.to_owned(),
+        })
+        .collect();
+    problems.extend(kept);
+    problems
+}
+
+/// The violations `validate` found, if any, one by one.
+pub fn violations_of(found: Result<(), Violations>) -> impl Iterator<Item = Violation> {
+    found.err().into_iter().flatten()
+}
+
+/// Decodes a spec as an object's `spec` (`None`: the object has none),
+/// reporting every value that does not decode (see [`VirtualHostObject`]).
+/// What the admission webhook reads a reviewed object with, too.
+pub fn decode_spec(spec: Option<&Value>) -> (VirtualHostSpec, Vec<Problem>) {
+    match spec {
+        Some(value) => decode_reporting(value, "spec"),
+        None => (
+            VirtualHostSpec::default(),
+            vec![Problem {
+                path: "spec".into(),
+                rule: RULE_REQUIRED,
+                message: "required".into(),
+            }],
+        ),
+    }
 }
 
 /// Why a document is not a VirtualHost we can read, and where.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeError {
-    /// The JSON path of the problem (`spec.routes[0].match`), or empty.
+    /// The JSON path of the problem (`metadata.name`), or empty.
     pub path: String,
     pub message: String,
 }
@@ -81,10 +166,13 @@ fn kind_of(value: &Value) -> &'static str {
 }
 
 impl VirtualHostObject {
-    /// Reads a VirtualHost from a document: `apiVersion` and `kind` must be
-    /// this API's, `metadata.name` set (`metadata.namespace` defaults to
-    /// `default`, as kubectl does), and `spec` must decode strictly (unknown
-    /// fields and wrong types are errors naming their path).
+    /// Reads a VirtualHost from a document. It is an error (the document is
+    /// not an object) unless it is a mapping whose `apiVersion` and `kind`
+    /// are this API's and whose `metadata.name` is set
+    /// (`metadata.namespace` defaults to `default`, as kubectl does). The
+    /// rest is decoded strictly, each value that does not decode (a wrong
+    /// type, an unknown field, a malformed `creationTimestamp`) a
+    /// [`Problem`] of the object.
     pub fn decode(document: &Document) -> Result<Self, DecodeError> {
         let fail = |path: &str, message: String| DecodeError {
             path: path.to_owned(),
@@ -113,34 +201,51 @@ impl VirtualHostObject {
             .filter(|n| !n.is_empty())
             .ok_or_else(|| fail("metadata.name", "required".into()))?;
         let namespace = meta("namespace").filter(|n| !n.is_empty()).unwrap_or(DEFAULT_NAMESPACE);
+
+        let mut problems = Vec::new();
+        let mut problem = |path: &str, message: String| {
+            problems.push(Problem {
+                path: path.into(),
+                rule: RULE_TYPE,
+                message,
+            });
+        };
         let creation_timestamp = match metadata.and_then(|m| m.get("creationTimestamp")) {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(
-                text.parse::<Timestamp>()
-                    .map_err(|e| fail("metadata.creationTimestamp", format!("not an RFC 3339 timestamp: {e}")))?,
-            ),
+            Some(Value::String(text)) => text
+                .parse::<Timestamp>()
+                .inspect_err(|e| {
+                    problem(
+                        "metadata.creationTimestamp",
+                        format!("must be an RFC 3339 date-time, got {:?}: {e}", text),
+                    );
+                })
+                .ok(),
             Some(other) => {
-                return Err(fail(
+                problem(
                     "metadata.creationTimestamp",
-                    format!("expected an RFC 3339 timestamp, found {}", kind_of(other)),
-                ));
+                    format!("must be an RFC 3339 date-time, got {other}"),
+                );
+                None
             }
         };
         let generation = match metadata.and_then(|m| m.get("generation")) {
             None | Some(Value::Null) => 0,
-            Some(value) => value.as_i64().filter(|g| *g >= 0).ok_or_else(|| {
-                fail(
+            Some(value) => value.as_i64().filter(|g| *g >= 0).unwrap_or_else(|| {
+                problem(
                     "metadata.generation",
-                    format!("expected a non-negative integer, found {value}"),
-                )
-            })?,
+                    format!("must be an integer of at least 0, got {value}"),
+                );
+                0
+            }),
         };
-        let spec_value = object.get("spec").ok_or_else(|| fail("spec", "required".into()))?;
-        let spec = decode_at::<VirtualHostSpec>(spec_value, "spec")?;
-        let status = object
-            .get("status")
-            .map(|s| decode_at::<VirtualHostStatus>(s, "status"))
-            .transpose()?;
+        let (spec, spec_problems) = decode_spec(object.get("spec"));
+        problems.extend(spec_problems);
+        let status = object.get("status").map(|value| {
+            let (status, status_problems) = decode_reporting::<VirtualHostStatus>(value, "status");
+            problems.extend(status_problems);
+            status
+        });
         Ok(Self {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
@@ -148,12 +253,24 @@ impl VirtualHostObject {
             generation,
             spec,
             status,
+            problems,
         })
     }
 
     /// The object's identity; displays as `namespace/name`.
     pub fn key(&self) -> ObjectKey {
         ObjectKey::new(&self.namespace, &self.name)
+    }
+
+    /// Everything wrong with the object as written: its problems, then the
+    /// rules its spec and status break (see [`with_violations`]). Empty when
+    /// it is valid.
+    pub fn violations(&self) -> Vec<Problem> {
+        let status = self.status.as_ref().map(Validate::validate).unwrap_or(Ok(()));
+        with_violations(
+            self.problems.clone(),
+            violations_of(self.spec.validate()).chain(violations_of(status)),
+        )
     }
 }
 
@@ -197,18 +314,40 @@ mod tests {
         assert_eq!(object.spec.routes[0].backend.as_ref().unwrap().service, "web");
     }
 
+    /// The problems of the object `value` (which must be identified).
+    fn problems(value: Value) -> Vec<(String, &'static str, String)> {
+        decode(value)
+            .unwrap()
+            .violations()
+            .into_iter()
+            .map(|p| (p.path, p.rule, p.message))
+            .collect()
+    }
+
+    fn problem(path: &str, rule: &'static str, message: &str) -> (String, &'static str, String) {
+        (path.to_owned(), rule, message.to_owned())
+    }
+
     #[test]
-    fn a_malformed_creation_timestamp_is_an_error_naming_it() {
+    fn a_malformed_creation_timestamp_or_generation_is_a_problem_of_the_object() {
         for (timestamp, expected) in [
-            (json!("yesterday"), "not an RFC 3339 timestamp"),
-            (json!("2025-13-01T00:00:00Z"), "not an RFC 3339 timestamp"),
-            (json!(1735689600), "expected an RFC 3339 timestamp, found a number"),
+            (json!("yesterday"), "must be an RFC 3339 date-time, got \"yesterday\": "),
+            (json!(1735689600), "must be an RFC 3339 date-time, got 1735689600"),
         ] {
             let mut value = host(spec());
             value["metadata"]["creationTimestamp"] = timestamp;
-            let (path, message) = error(value);
-            assert_eq!(path, "metadata.creationTimestamp");
-            assert!(message.starts_with(expected), "{message}");
+            let object = decode(value).unwrap();
+            assert_eq!(object.creation_timestamp, None);
+            assert_eq!(object.problems.len(), 1);
+            assert_eq!(
+                (object.problems[0].path.as_str(), object.problems[0].rule),
+                ("metadata.creationTimestamp", RULE_TYPE)
+            );
+            assert!(
+                object.problems[0].message.starts_with(expected),
+                "{}",
+                object.problems[0].message
+            );
         }
         let mut value = host(spec());
         value["metadata"]["creationTimestamp"] = Value::Null;
@@ -223,9 +362,14 @@ mod tests {
         assert_eq!(decode(value.clone()).unwrap().generation, 7);
         for bad in [json!(-1), json!("7"), json!(1.5)] {
             value["metadata"]["generation"] = bad.clone();
-            let (path, message) = error(value.clone());
-            assert_eq!(path, "metadata.generation");
-            assert_eq!(message, format!("expected a non-negative integer, found {bad}"));
+            assert_eq!(
+                problems(value.clone()),
+                [problem(
+                    "metadata.generation",
+                    RULE_TYPE,
+                    &format!("must be an integer of at least 0, got {bad}")
+                )]
+            );
         }
     }
 
@@ -275,31 +419,116 @@ mod tests {
     }
 
     #[test]
-    fn name_and_spec_are_required() {
+    fn a_name_is_required_and_a_missing_spec_is_a_problem() {
         let mut value = host(spec());
         value["metadata"] = json!({"namespace": "edge", "name": ""});
         assert_eq!(error(value), ("metadata.name".into(), "required".into()));
         let mut value = host(spec());
         value.as_object_mut().unwrap().remove("spec");
-        assert_eq!(error(value), ("spec".into(), "required".into()));
+        assert_eq!(problems(value), [problem("spec", RULE_REQUIRED, "required")]);
     }
 
     #[test]
-    fn spec_errors_name_their_path() {
+    fn values_of_the_wrong_type_are_problems_worded_from_the_crd_schema() {
+        let port = |value: Value| {
+            let mut bad = spec();
+            bad["routes"][0]["backend"]["port"] = value;
+            problems(host(bad))
+        };
+        let range = "must be an integer from 0 to 65535, got";
+        for (value, got) in [
+            (json!(-1), "-1"),
+            (json!(8080.0), "8080.0"),
+            (json!(4294967296u64), "4294967296"),
+            (json!(true), "true"),
+        ] {
+            assert_eq!(
+                port(value),
+                [problem(
+                    "spec.routes[0].backend.port",
+                    RULE_TYPE,
+                    &format!("{range} {got}")
+                )]
+            );
+        }
+        // In range for the type, out of the rule's: the validator's rule.
+        assert_eq!(port(json!(70000))[0].1, "uint32.lte");
+
+        let mut bad = spec();
+        bad["tls"] = json!({"secretName": "s", "provider": "VAULT"});
+        assert_eq!(
+            problems(host(bad)),
+            [problem(
+                "spec.tls.provider",
+                RULE_ENUM,
+                "must be one of KUBERNETES, AWS_SECRETS_MANAGER, got \"VAULT\""
+            )]
+        );
+
         let mut bad = spec();
         bad["routes"][0]["backend"]["colour"] = json!("blue");
-        let (path, message) = error(host(bad));
-        assert_eq!(path, "spec.routes[0].backend.colour");
-        assert!(message.starts_with("unknown field `colour`"), "{message}");
+        assert_eq!(
+            problems(host(bad)),
+            [problem(
+                "spec.routes[0].backend.colour",
+                RULE_UNKNOWN_FIELD,
+                "unknown field (the fields are port, service)"
+            )]
+        );
 
-        let mut bad = spec();
-        bad["routes"][0]["backend"]["service"] = json!(80);
-        let (path, message) = error(host(bad));
-        assert_eq!(path, "spec.routes[0].backend.service");
-        assert!(message.starts_with("invalid type: integer `80`"), "{message}");
+        assert_eq!(
+            problems(host(json!("hosts"))),
+            [problem("spec", RULE_TYPE, "must be a mapping, got \"hosts\""),]
+        );
+    }
 
-        let (path, message) = error(host(json!("hosts")));
-        assert_eq!(path, "spec");
-        assert!(message.starts_with("invalid type: string"), "{message}");
+    #[test]
+    fn every_problem_is_found_and_the_rules_they_hide_are_not_reported() {
+        let value = host(json!({
+            // A list item of the wrong type keeps its place: hosts[2] is still [2].
+            "hosts": ["a.example.com", 7, "UPPER.example.com"],
+            "routes": [
+                {"match": {"prefix": 5}, "backend": {"service": "web", "port": -1}},
+                {"match": {"prefix": "/"}, "backend": {"service": "Bad_Name"}}
+            ],
+        }));
+        assert_eq!(
+            problems(value),
+            [
+                problem("spec.hosts[1]", RULE_TYPE, "must be a string, got 7"),
+                problem(
+                    "spec.routes[0].backend.port",
+                    RULE_TYPE,
+                    "must be an integer from 0 to 65535, got -1"
+                ),
+                problem("spec.routes[0].match.prefix", RULE_TYPE, "must be a string, got 5"),
+                // The rules the rest breaks; not the stand-in's pattern at
+                // hosts[1], nor routes[0].match's now-missing oneof.
+                problem(
+                    "spec.hosts[2]",
+                    "string.pattern",
+                    "does not match regex pattern `^(\\*\\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`"
+                ),
+                problem(
+                    "spec.routes[1].backend.service",
+                    "string.pattern",
+                    "does not match regex pattern `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_status_of_the_wrong_type_is_a_problem_too() {
+        let mut value = host(spec());
+        value["status"] = json!({"routeCount": "three"});
+        assert_eq!(
+            problems(value),
+            [problem(
+                "status.routeCount",
+                RULE_TYPE,
+                "must be an integer from 0 to 128, got \"three\""
+            )]
+        );
     }
 }

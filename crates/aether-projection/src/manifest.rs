@@ -31,14 +31,21 @@ impl fmt::Display for ManifestError {
 impl std::error::Error for ManifestError {}
 
 /// The projection's view of a VirtualHost read by aether-manifests: its
-/// identity, age and spec (its status plays no part).
+/// identity, age, spec and the problems of its metadata and spec (its
+/// status plays no part).
 impl From<aether_manifests::objects::VirtualHostObject> for VirtualHostObject {
     fn from(object: aether_manifests::objects::VirtualHostObject) -> Self {
+        let read_problems = object
+            .problems
+            .into_iter()
+            .filter(|problem| problem.path != "status" && !problem.path.starts_with("status."))
+            .collect();
         Self {
             namespace: object.namespace,
             name: object.name,
             creation_timestamp: object.creation_timestamp,
             spec: object.spec,
+            read_problems,
         }
     }
 }

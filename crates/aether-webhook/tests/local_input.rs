@@ -153,3 +153,36 @@ async fn a_manifest_that_turns_undecodable_keeps_its_hosts_and_is_reported_stale
     let metrics = webhook.metrics().await;
     assert!(metrics.contains("aether_webhook_manifest_stale_files 0\n"), "{metrics}");
 }
+
+/// A reviewed object with a value of the wrong type is denied, naming the
+/// path and the type and range expected (the message the API server's
+/// schema check gives), not "cannot be read".
+#[tokio::test]
+async fn a_type_error_is_denied_as_a_violation_naming_its_path_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), manifest("team-a", "api", "api.example.com")).unwrap();
+    let webhook = Webhook::start(dir.path()).await;
+    let mut bad = spec(&["new.example.com"]);
+    bad["routes"][0]["backend"]["port"] = serde_json::json!(-1);
+    let out: Value = webhook
+        .client
+        .post(webhook.url(VALIDATE_PATH))
+        .json(&review("CREATE", "u", "other", "copy", bad))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(out["response"]["allowed"], false, "{out}");
+    assert_eq!(
+        out["response"]["status"]["message"],
+        "VirtualHost is invalid: 1 validation error:\n  - spec.routes[0].backend.port: must be an integer from 0 to 65535, got -1 [type]",
+        "{out}"
+    );
+    let metrics = webhook.metrics().await;
+    assert!(
+        metrics.contains("aether_webhook_admission_decisions_total{decision=\"denied_invalid\"} 1"),
+        "{metrics}"
+    );
+}

@@ -78,18 +78,26 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
         let key = object.key();
         let json = as_stored(&object);
         let old = objects.get(&key);
-        let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
-            .expect("a JSON value encodes");
         let operation = if old.is_some() { "UPDATE" } else { "CREATE" };
-        let answer = admission::review(&body, &index)
-            .map_err(|e| e.0)
-            .and_then(|(bytes, _)| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
-        let response = match answer {
-            Ok(review) => review["response"].clone(),
-            // The review is built here, so this is a bug, reported rather than hidden.
-            Err(message) => {
-                json!({"allowed": false, "status": {"message": format!("the webhook rejected the review: {message}")}})
+        let response = if object.problems.is_empty() {
+            let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
+                .expect("a JSON value encodes");
+            let answer = admission::review(&body, &index)
+                .map_err(|e| e.0)
+                .and_then(|(bytes, _)| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+            match answer {
+                Ok(review) => review["response"].clone(),
+                // The review is built here, so this is a bug, reported rather than hidden.
+                Err(message) => {
+                    json!({"allowed": false, "status": {"message": format!("the webhook rejected the review: {message}")}})
+                }
             }
+        } else {
+            // Values that did not decode: the API server's schema check
+            // refuses the object before any webhook sees it (the webhook
+            // would deny it the same way, but the object as decoded has
+            // lost those values, so it is not what would be sent).
+            json!({"allowed": false, "status": {"message": admission::invalid_message(&object.violations())}})
         };
         let allowed = response["allowed"] == true;
         if allowed {

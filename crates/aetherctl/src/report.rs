@@ -3,7 +3,6 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aether_api::validate::Validate;
 use serde::Serialize;
 
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
@@ -38,7 +37,10 @@ pub struct ObjectReport {
 pub struct ViolationReport {
     /// `spec.routes[2].match.prefix`.
     pub path: String,
-    /// The protovalidate rule id: `string.pattern`, `path.no_dot_segment`.
+    /// The protovalidate rule id: `string.pattern`, `path.no_dot_segment`;
+    /// or, for a value that does not decode, `type` (a wrong type, or a
+    /// number out of the field's range), `enum`, `unknown_field`,
+    /// `required` (no spec) or `decode`.
     pub rule: String,
     pub message: String,
 }
@@ -109,9 +111,13 @@ impl From<LoadError> for ErrorReport {
 }
 
 /// Everything read from some paths, by the one reader (`aether_manifests::load`):
-/// the objects (one per namespace/name), and every error met as a report.
+/// the objects (one per namespace/name: a second copy is an error), and
+/// every error met as a report.
 pub fn load(paths: &[PathBuf], limits: &Limits) -> (Vec<Loaded>, Vec<ErrorReport>) {
-    let load = manifests::load(paths, limits);
+    reports(manifests::load(paths, limits))
+}
+
+fn reports(load: manifests::Load) -> (Vec<Loaded>, Vec<ErrorReport>) {
     (load.objects, load.errors.into_iter().map(ErrorReport::from).collect())
 }
 
@@ -135,21 +141,21 @@ pub fn display(path: &Path) -> String {
 }
 
 impl Report {
-    /// Reads and checks every manifest under `paths`.
+    /// Reads and checks every manifest under `paths`: every object, each
+    /// on its own (two copies of one object are both checked).
     pub fn check(paths: &[PathBuf], limits: &Limits) -> Self {
-        let (loaded, errors) = load(paths, limits);
+        let (loaded, errors) = reports(manifests::read_all(paths, limits));
         let objects: Vec<ObjectReport> = loaded
             .into_iter()
             .map(|Loaded { file, document, object }| {
-                let status = object.status.as_ref().map_or(Ok(()), Validate::validate);
-                let violations = [object.spec.validate(), status]
+                // Values that did not decode, then the rules the rest breaks.
+                let violations = object
+                    .violations()
                     .into_iter()
-                    .filter_map(Result::err)
-                    .flatten()
                     .map(|v| ViolationReport {
-                        path: v.field_path,
-                        rule: v.rule_id.to_owned(),
-                        message: v.message.to_owned(),
+                        path: v.path,
+                        rule: v.rule.to_owned(),
+                        message: v.message,
                     })
                     .collect();
                 ObjectReport {

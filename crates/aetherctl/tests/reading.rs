@@ -124,3 +124,83 @@ fn a_configmap_volume_is_read_as_one_copy_of_each_file() {
         run.stdout
     );
 }
+
+/// The proposal with one value of the wrong type, and the violation the API
+/// server's schema would report for it.
+fn type_errors() -> Vec<(String, &'static str)> {
+    let proposal = proposal();
+    let port = "spec.routes[0].backend.port: must be an integer from 0 to 65535, got";
+    vec![
+        (proposal.replace("port: 8080", "port: -1"), "-1"),
+        (proposal.replace("port: 8080", "port: 8080.0"), "8080.0"),
+        (proposal.replace("port: 8080", "port: 4294967296"), "4294967296"),
+        (proposal.replace("provider: KUBERNETES", "provider: VAULT"), "VAULT"),
+    ]
+    .into_iter()
+    .map(|(text, got)| {
+        let expected: &'static str = match got {
+            "VAULT" => "spec.tls.provider: must be one of KUBERNETES, AWS_SECRETS_MANAGER, got \"VAULT\" [enum]",
+            _ => Box::leak(format!("{port} {got} [type]").into_boxed_str()),
+        };
+        (text, expected)
+    })
+    .collect()
+}
+
+/// A value of the wrong type is a violation of the object, named by its
+/// path with the type and range expected, as the API server reports it:
+/// exit 1 (`validate`, `status`, `admit`), and a left-out invalid object in
+/// `project` (exit 0), never "does not decode" and exit 2.
+#[test]
+fn a_type_error_is_a_violation_of_the_object_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, expected) in type_errors() {
+        let file = write(dir.path(), "api.yaml", &text);
+        let file = file.to_str().unwrap();
+
+        let run = aetherctl(&["validate", file]);
+        assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{expected}: {}", run.stdout);
+        assert!(
+            run.stdout
+                .contains(&format!("{file}: document 0: default/api: {expected}\n")),
+            "{expected}: {}",
+            run.stdout
+        );
+
+        let run = aetherctl(&["project", "--format", "json", file]);
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{expected}");
+        let snapshot: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let left_out = &snapshot["report"]["leftOut"][0];
+        assert_eq!(
+            (&left_out["object"], &left_out["reason"]),
+            (&"default/api".into(), &"invalid".into())
+        );
+        let problem = &left_out["problems"][0];
+        let rendered = format!(
+            "{}: {} [{}]",
+            problem["fieldPath"].as_str().unwrap(),
+            problem["message"].as_str().unwrap(),
+            problem["ruleId"].as_str().unwrap()
+        );
+        assert_eq!(rendered, expected);
+
+        let run = aetherctl(&["status", file]);
+        assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{expected}: {}", run.stdout);
+        assert!(
+            run.stdout
+                .contains("default/api: Accepted=False (Invalid), 0 route(s): left out: "),
+            "{}",
+            run.stdout
+        );
+
+        let run = aetherctl(&["admit", file]);
+        assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{expected}: {}", run.stdout);
+        assert!(
+            run.stdout
+                .contains("default/api: CREATE denied: VirtualHost is invalid: "),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains(expected), "{expected}: {}", run.stdout);
+    }
+}
