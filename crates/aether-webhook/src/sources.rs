@@ -1,5 +1,6 @@
-//! What feeds the host index: the cluster (a kube-runtime reflector) or a
-//! manifest directory (local mode, polled).
+//! What feeds the host index: the cluster (a kube-runtime watcher, through
+//! the shared re-list machine) or a manifest directory (local mode, polled,
+//! through the shared manifest reader).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -9,10 +10,11 @@ use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
 use aether_manifests::{self as manifests, LastGood, Limits};
+use aether_watch::{Change, Event, Mirror};
 use futures_util::StreamExt;
 use kube::core::{ApiResource, DynamicObject};
-use kube::runtime::watcher::{self, Event, watcher};
-use kube::runtime::{WatchStreamExt, reflector};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, watcher};
 use kube::{Api, Client};
 use serde_json::Value;
 
@@ -39,47 +41,50 @@ fn key_of(object: &DynamicObject) -> ObjectKey {
     )
 }
 
-/// Applies watcher events to the index. A (re-)list is gathered aside and
+/// Applies watcher events to the index, through the re-list machine the
+/// controller uses too ([`Mirror`]): a (re-)list is gathered aside and
 /// swapped in whole at `InitDone`, so objects deleted while the watch was
 /// down disappear, and lookups meanwhile see the previous full list.
 #[derive(Default)]
 pub struct ClusterFeed {
-    relist: Option<HashMap<ObjectKey, Vec<String>>>,
+    /// Each object's hosts: the index's source of record.
+    hosts: Mirror<Vec<String>>,
 }
 
 impl ClusterFeed {
     /// Applies one event; true when the index holds a complete list.
     pub fn apply(&mut self, event: &Event<DynamicObject>, index: &HostIndex) -> bool {
-        match event {
-            Event::Init => self.relist = Some(HashMap::new()),
-            Event::InitApply(object) => {
-                self.relist
-                    .get_or_insert_with(HashMap::new)
-                    .insert(key_of(object), hosts_of(object));
-            }
-            Event::InitDone => {
-                index.replace_all(self.relist.take().unwrap_or_default());
-                return true;
-            }
-            Event::Apply(object) => index.upsert(key_of(object), hosts_of(object)),
-            Event::Delete(object) => {
-                index.remove(&key_of(object));
+        let applied = self
+            .hosts
+            .apply(&None, event, |object| Some((key_of(object), hosts_of(object))));
+        if applied.listed {
+            // One swap: no review sees half of the new list.
+            index.replace_all(self.hosts.iter().map(|(key, hosts)| (key.clone(), hosts.clone())));
+            return true;
+        }
+        for change in applied.changes {
+            match change {
+                Change::Upserted { key, .. } => {
+                    let hosts = self.hosts.get(&key).cloned().unwrap_or_default();
+                    index.upsert(key, hosts);
+                }
+                Change::Removed { key, .. } => {
+                    index.remove(&key);
+                }
             }
         }
         false
     }
 }
 
-/// Cluster mode: a reflector on every VirtualHost in the cluster feeds the
-/// index; `ready` is set after the first full list. Runs until the watch
-/// stream ends (it retries with backoff, so only on shutdown).
+/// Cluster mode: a watcher on every VirtualHost in the cluster feeds the
+/// index through a [`ClusterFeed`]; `ready` is set after the first full
+/// list. Runs until the watch stream ends (it retries with backoff, so only
+/// on shutdown).
 pub async fn watch_cluster(client: Client, index: Arc<HostIndex>, ready: Arc<AtomicBool>) {
     let resource = ApiResource::erase::<VirtualHost>(&());
     let api: Api<DynamicObject> = Api::all_with(client, &resource);
-    // The reflector's store is the cache of record; the index is derived
-    // from the same events.
-    let writer = reflector::store::Writer::new(resource);
-    let stream = reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
     let mut stream = std::pin::pin!(stream);
     let mut feed = ClusterFeed::default();
     while let Some(event) = stream.next().await {
