@@ -279,4 +279,32 @@ mod tests {
         let found = index.check(&ObjectKey::new("x", "y"), &["b.example.com".to_owned()]);
         assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "b"));
     }
+
+    #[test]
+    fn of_two_copies_of_an_object_the_first_in_path_order_is_indexed() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = |host: &str| {
+            format!(
+                "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: a}}\n\
+                 spec: {{hosts: [{host}], routes: []}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("a.yaml"), manifest("first.example.com")).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), manifest("second.example.com")).unwrap();
+        let index = HostIndex::new();
+        let read = load_directory(dir.path(), &Limits::default(), &mut LastGood::new(), &index);
+        assert_eq!(read.objects, 1);
+        assert!(
+            read.problems[0].contains("b.yaml: document 0: VirtualHost default/a is also in"),
+            "{read:?}"
+        );
+        let key = ObjectKey::new("x", "y");
+        assert_eq!(index.check(&key, &["first.example.com".to_owned()]).conflicts.len(), 1);
+        assert!(
+            index
+                .check(&key, &["second.example.com".to_owned()])
+                .conflicts
+                .is_empty()
+        );
+    }
 }
