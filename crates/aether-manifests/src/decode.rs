@@ -28,12 +28,25 @@ pub fn decode_reporting<T: DeserializeOwned + Default>(value: &Value, root: &str
             Ok(decoded) => return (decoded, problems),
             Err(error) => error,
         };
-        let segments: Vec<Segment> = error.path().iter().cloned().collect();
+        let mut segments: Vec<Segment> = error.path().iter().cloned().collect();
+        let decoder = error.into_inner().to_string();
+        // A place the decoder could not name (inside an untagged or
+        // flattened value): the problem is at the nearest place it could
+        // name, in its own words.
+        let unnamed = segments
+            .iter()
+            .position(|s| matches!(s, Segment::Enum { .. } | Segment::Unknown));
+        if let Some(unnamed) = unnamed {
+            segments.truncate(unnamed);
+        }
         let path = path_of(root, &segments);
         let schema = schema::at(root, &segments);
-        let parent = segments.split_last().and_then(|(_, parent)| schema::at(root, parent));
-        let (rule, message) =
-            schema::describe(schema, parent, find(&value, &segments), &error.into_inner().to_string());
+        let (rule, message) = if unnamed.is_some() {
+            (schema::RULE_DECODE, decoder)
+        } else {
+            let parent = segments.split_last().and_then(|(_, parent)| schema::at(root, parent));
+            schema::describe(schema, parent, find(&value, &segments), &decoder)
+        };
         // The same place again: taking it out did not help. Stop rather
         // than loop; what is reported still makes the object invalid.
         let repeated = problems.last().is_some_and(|last| last.path == path);
@@ -55,11 +68,8 @@ fn path_of(root: &str, segments: &[Segment]) -> String {
                 path.push_str(key);
             }
             Segment::Seq { index } => path.push_str(&format!("[{index}]")),
-            Segment::Enum { variant } => {
-                path.push('.');
-                path.push_str(variant);
-            }
-            Segment::Unknown => path.push_str(".?"),
+            // Cut off before it is called (see `decode_reporting`).
+            Segment::Enum { .. } | Segment::Unknown => {}
         }
     }
     path
