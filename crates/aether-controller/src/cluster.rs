@@ -18,17 +18,18 @@
 //! transition time. [`run`] is the whole loop; the binary wires it to
 //! kube-runtime watchers and a kube-lease-manager Lease.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+use aether_watch::{Change, Event, Mirror};
 use futures_util::{Stream, StreamExt};
 use jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher;
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
@@ -46,7 +47,7 @@ use crate::xds;
 pub type SecretEvent = Event<kube::api::PartialObjectMeta<k8s_openapi::api::core::v1::Secret>>;
 
 /// What is watched: one namespace, or all (`None`).
-pub type Scope = Option<String>;
+pub use aether_watch::Scope;
 
 /// The Lease the binary elects its status writer with, unless told another
 /// (`generated/deploy/controller/lease-role.yaml` grants this one).
@@ -81,6 +82,8 @@ pub struct Summary {
     pub left_to_leader: usize,
 }
 
+/// What the controller keeps of each watched object.
+#[derive(Debug, Clone, PartialEq)]
 struct Known {
     object: VirtualHostObject,
     observed: Observed,
@@ -91,30 +94,36 @@ pub struct ClusterState {
     out: PathBuf,
     scopes: Vec<Scope>,
     projector: Projector,
-    known: BTreeMap<ObjectKey, Known>,
-    /// Objects of a re-list in progress, per scope.
-    listing: HashMap<Scope, Vec<VirtualHost>>,
-    listed: HashSet<Scope>,
+    /// The watched objects, kept by the shared re-list machine (the
+    /// webhook's too).
+    known: Mirror<Known>,
     written: outputs::Written,
     xds: Option<xds::Publisher>,
     tls: TlsSettings,
     secrets: ClusterSecrets,
 }
 
-/// The projection's view of a VirtualHost, and its generation; `None` for
-/// an object without a namespace or name (never stored by an API server).
-fn convert(host: &VirtualHost) -> Option<(VirtualHostObject, i64)> {
+/// The projection's view of a VirtualHost, its generation and stored
+/// status; `None` for an object without a namespace or name (never stored
+/// by an API server).
+fn convert(host: &VirtualHost) -> Option<(ObjectKey, Known)> {
+    let (Some(namespace), Some(name)) = (&host.metadata.namespace, &host.metadata.name) else {
+        warn!(name = ?host.metadata.name, "ignoring a VirtualHost without namespace or name");
+        return None;
+    };
     let object = VirtualHostObject {
-        namespace: host.metadata.namespace.clone()?,
-        name: host.metadata.name.clone()?,
+        namespace: namespace.clone(),
+        name: name.clone(),
         creation_timestamp: host.metadata.creation_timestamp.as_ref().map(|time| time.0),
         spec: host.spec.clone(),
+        // The API server's schema check let it in: it decoded.
+        read_problems: Vec::new(),
     };
-    Some((object, host.metadata.generation.unwrap_or(0)))
-}
-
-fn in_scope(scope: &Scope, key: &ObjectKey) -> bool {
-    scope.as_ref().is_none_or(|namespace| *namespace == key.namespace)
+    let observed = Observed {
+        generation: host.metadata.generation.unwrap_or(0),
+        status: host.status.clone(),
+    };
+    Some((object.key(), Known { object, observed }))
 }
 
 impl ClusterState {
@@ -130,9 +139,7 @@ impl ClusterState {
             out,
             scopes,
             projector: Projector::new(projection),
-            known: BTreeMap::new(),
-            listing: HashMap::new(),
-            listed: HashSet::new(),
+            known: Mirror::new(),
             written,
             xds: None,
         }
@@ -163,72 +170,40 @@ impl ClusterState {
 
     /// Whether every scope has been listed, so a pass sees every object.
     pub fn ready(&self) -> bool {
-        self.scopes.iter().all(|scope| self.listed.contains(scope))
+        self.scopes.iter().all(|scope| self.known.is_listed(scope))
     }
 
-    /// Takes in one watch event of `scope`.
+    /// Takes in one watch event of `scope`: the shared machine says what it
+    /// changed, and the projector follows. A change of status alone (such
+    /// as this controller's own write coming back) leaves the projector be.
     pub fn apply(&mut self, scope: &Scope, event: Event<VirtualHost>) {
-        match event {
-            Event::Apply(host) => self.upsert(&host),
-            Event::Delete(host) => {
-                if let Some((object, _)) = convert(&host) {
-                    debug!(namespace = %object.namespace, name = %object.name, "deleted");
-                    let key = object.key();
+        let applied = self.known.apply(scope, &event, convert);
+        for change in applied.changes {
+            match change {
+                Change::Removed { key, .. } => {
+                    debug!(namespace = %key.namespace, name = %key.name, "deleted");
                     self.projector.remove(&key);
-                    self.known.remove(&key);
                 }
-            }
-            Event::Init => {
-                self.listing.insert(scope.clone(), Vec::new());
-            }
-            Event::InitApply(host) => self.listing.entry(scope.clone()).or_default().push(host),
-            Event::InitDone => {
-                let listed = self.listing.remove(scope).unwrap_or_default();
-                let present: HashSet<ObjectKey> = listed
-                    .iter()
-                    .filter_map(|host| convert(host).map(|(object, _)| object.key()))
-                    .collect();
-                let gone: Vec<ObjectKey> = self
-                    .known
-                    .keys()
-                    .filter(|key| in_scope(scope, key) && !present.contains(*key))
-                    .cloned()
-                    .collect();
-                for key in gone {
-                    self.projector.remove(&key);
-                    self.known.remove(&key);
+                Change::Upserted { key, previous } => {
+                    let Some(known) = self.known.get(&key) else { continue };
+                    if previous.is_some_and(|previous| previous.object == known.object) {
+                        continue;
+                    }
+                    debug!(namespace = %key.namespace, name = %key.name, generation = known.observed.generation, "changed");
+                    self.projector.upsert(known.object.clone());
                 }
-                for host in &listed {
-                    self.upsert(host);
-                }
-                self.listed.insert(scope.clone());
-                info!(
-                    scope = scope.as_deref().unwrap_or("*"),
-                    objects = listed.len(),
-                    "listed"
-                );
             }
         }
-    }
-
-    fn upsert(&mut self, host: &VirtualHost) {
-        let Some((object, generation)) = convert(host) else {
-            warn!(name = ?host.metadata.name, "ignoring a VirtualHost without namespace or name");
-            return;
-        };
-        let key = object.key();
-        let observed = Observed {
-            generation,
-            status: host.status.clone(),
-        };
-        match self.known.get_mut(&key) {
-            // A status-only change (such as our own write coming back).
-            Some(known) if known.object == object => known.observed = observed,
-            _ => {
-                debug!(namespace = %key.namespace, name = %key.name, generation, "changed");
-                self.projector.upsert(object.clone());
-                self.known.insert(key, Known { object, observed });
-            }
+        if applied.listed {
+            info!(
+                scope = scope.as_deref().unwrap_or("*"),
+                objects = self
+                    .known
+                    .iter()
+                    .filter(|(key, _)| aether_watch::in_scope(scope, key))
+                    .count(),
+                "listed"
+            );
         }
     }
 
@@ -338,7 +313,7 @@ impl ClusterState {
 
     /// The namespace/name keys known, for tests and logs.
     pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
-        self.known.keys()
+        self.known.iter().map(|(key, _)| key)
     }
 
     /// The scopes watched.

@@ -12,21 +12,24 @@
 //! read back from there at start, so `lastTransitionTime` survives restarts.
 //! Local objects have no `metadata.generation`: `observedGeneration` is 0.
 //!
-//! Bad input never loses what was read before: a file that cannot be read
-//! or decoded keeps the objects it last gave (with an error logged), and two
-//! documents naming the same object keep the first one (in file order). An
-//! I/O error never removes objects, only a listing that succeeds without
-//! their file does: when a directory cannot be listed (moved away for a
-//! moment, no permission, a volume gone), every file last read under it
-//! keeps its objects, so the edge and the statuses' transition times stay.
+//! Bad input never loses what was read before. The manifests are read by
+//! the shared reader with its keep-last-good policy
+//! ([`aether_manifests::LastGood`], also the webhook's): a file that cannot
+//! be read or decoded keeps the objects it last gave (with an error logged,
+//! and counted in [`Summary::stale_files`]), and two documents naming the
+//! same object keep the first one (in path, then document order). An I/O
+//! error never removes objects, only a listing that succeeds without their
+//! file does: when a directory cannot be listed (moved away for a moment,
+//! no permission, a volume gone), every file last read under it keeps its
+//! objects, so the edge and the statuses' transition times stay.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
-use aether_manifests::{self as manifests, Failure, Limits, objects};
+use aether_manifests::{self as manifests, Failure, LastGood, Limits};
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, TlsSecret, VirtualHostObject};
 use anyhow::Context;
 use jiff::Timestamp;
@@ -75,6 +78,8 @@ pub struct Summary {
     pub status_changes: usize,
     /// Input errors (unreadable files, bad documents, duplicates).
     pub input_errors: usize,
+    /// Files that could not be read, served as they were last read.
+    pub stale_files: usize,
 }
 
 /// Local mode's state between passes.
@@ -84,8 +89,8 @@ pub struct Local {
     projector: Projector,
     /// The objects fed to the projector.
     objects: BTreeMap<ObjectKey, VirtualHostObject>,
-    /// Per file, the objects it last gave when it was read successfully.
-    last_good: BTreeMap<PathBuf, Vec<VirtualHostObject>>,
+    /// The manifests as last read, file by file (the shared keep-last-good policy).
+    last_good: LastGood,
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
     written: outputs::Written,
     xds: Option<xds::Publisher>,
@@ -136,12 +141,19 @@ impl Local {
             options,
             limits: Limits::default(),
             objects: BTreeMap::new(),
-            last_good: BTreeMap::new(),
+            last_good: LastGood::new(),
             statuses,
             written,
             xds: None,
             metrics: Arc::new(Metrics::new()),
         })
+    }
+
+    /// Reads the manifests within `limits` rather than the defaults (which
+    /// `aetherctl` and the webhook use too).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Also publishes each pass's route configuration to an xDS server
@@ -161,65 +173,29 @@ impl Local {
     }
 
     /// Reads the manifests and brings the projector up to date. Returns the
-    /// number of input errors (each logged).
-    fn load(&mut self) -> usize {
-        let mut errors = 0;
-        let (files, listing_errors) = manifests::files(std::slice::from_ref(&self.options.manifests));
-        // Per file, the objects it gives this pass. In path order, which for
-        // one directory is the order it is listed in, so that of two
-        // documents naming one object the first stays first.
-        let mut last_good = BTreeMap::new();
-        for file in files {
-            let objects = match read_file(&file, &self.limits) {
-                Ok(objects) => objects,
-                Err(messages) => {
-                    for message in messages {
-                        error!(file = %file.display(), %message, "bad manifest");
-                        errors += 1;
-                    }
-                    match self.last_good.get(&file) {
-                        Some(previous) => {
-                            warn!(file = %file.display(), "keeping the objects this file gave when last read");
-                            previous.clone()
-                        }
-                        None => Vec::new(),
-                    }
-                }
-            };
-            last_good.insert(file, objects);
-        }
-        for err in listing_errors {
-            error!(path = %err.file.display(), message = %err.message, "cannot list manifests");
-            errors += 1;
-            if err.failure != Failure::Io {
-                continue;
-            }
-            let mut kept = 0;
-            for (file, objects) in &self.last_good {
-                if file.starts_with(&err.file) && !last_good.contains_key(file) {
-                    last_good.insert(file.clone(), objects.clone());
-                    kept += 1;
-                }
-            }
-            if kept > 0 {
-                warn!(path = %err.file.display(), files = kept,
-                    "keeping the objects the files under this path gave when last read");
+    /// number of input errors (each logged) and of stale files.
+    fn load(&mut self) -> (usize, usize) {
+        let load = self
+            .last_good
+            .load(std::slice::from_ref(&self.options.manifests), &self.limits);
+        for err in &load.errors {
+            match err.failure {
+                Failure::Duplicate => error!(error = %err, "duplicate VirtualHost; keeping the first"),
+                Failure::Io | Failure::Changing => error!(error = %err, "cannot read manifests"),
+                Failure::Content => error!(error = %err, "bad manifest"),
             }
         }
-        let mut next: BTreeMap<ObjectKey, (VirtualHostObject, PathBuf)> = BTreeMap::new();
-        for (file, objects) in &last_good {
-            for object in objects {
-                let key = object.key();
-                if let Some((_, first)) = next.get(&key) {
-                    error!(namespace = %key.namespace, name = %key.name, file = %file.display(), first = %first.display(),
-                        "duplicate VirtualHost; keeping the first");
-                    errors += 1;
-                    continue;
-                }
-                next.insert(key, (object.clone(), file.clone()));
-            }
+        for file in &load.stale {
+            warn!(file = %file.display(), "keeping the objects this file gave when last read");
         }
-        self.last_good = last_good;
+        let next: BTreeMap<ObjectKey, VirtualHostObject> = load
+            .objects
+            .into_iter()
+            .map(|loaded| {
+                let object = VirtualHostObject::from(loaded.object);
+                (object.key(), object)
+            })
+            .collect();
         let gone: Vec<ObjectKey> = self
             .objects
             .keys()
@@ -230,13 +206,13 @@ impl Local {
             self.projector.remove(&key);
             self.objects.remove(&key);
         }
-        for (key, (object, _)) in next {
+        for (key, object) in next {
             if self.objects.get(&key) != Some(&object) {
                 self.projector.upsert(object.clone());
                 self.objects.insert(key, object);
             }
         }
-        errors
+        (load.errors.len(), load.stale.len())
     }
 
     /// Reads the manifests and runs one reconcile pass.
@@ -252,7 +228,7 @@ impl Local {
     }
 
     fn reconcile_inner(&mut self) -> anyhow::Result<Summary> {
-        let input_errors = self.load();
+        let (input_errors, stale_files) = self.load();
         let snapshot = self.projector.snapshot();
         let observed: BTreeMap<ObjectKey, Observed> = self
             .objects
@@ -306,6 +282,7 @@ impl Local {
             written,
             status_changes,
             input_errors,
+            stale_files,
         })
     }
 
@@ -347,6 +324,7 @@ impl Local {
             written = ?summary.written,
             status_changes = summary.status_changes,
             input_errors = summary.input_errors,
+            stale_files = summary.stale_files,
             duration_ms = started.elapsed().as_secs_f64() * 1e3,
             reconciles = self.metrics.reconciles.get(),
             conflicts = self.metrics.conflicts.get(),
@@ -374,22 +352,4 @@ pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
         route_count = status.route_count,
         "status changed"
     );
-}
-
-/// The VirtualHosts of one file, or every problem found in it.
-fn read_file(file: &Path, limits: &Limits) -> Result<Vec<VirtualHostObject>, Vec<String>> {
-    let documents = manifests::read(file, limits).map_err(|err| vec![err.message])?;
-    let mut objects = Vec::new();
-    let mut problems = Vec::new();
-    for document in &documents {
-        match objects::VirtualHostObject::decode(document) {
-            Ok(object) => objects.push(object.into()),
-            Err(err) => problems.push(format!("document {}: {err}", document.index)),
-        }
-    }
-    if problems.is_empty() {
-        Ok(objects)
-    } else {
-        Err(problems)
-    }
 }

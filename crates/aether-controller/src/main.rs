@@ -15,6 +15,7 @@ use aether_controller::metrics::Metrics;
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
+use aether_manifests::Limits;
 use aether_projection::ProjectionConfig;
 use anyhow::Context;
 use clap::Parser;
@@ -49,6 +50,11 @@ struct Cli {
     /// Local mode: how often the manifests are checked for changes, in ms.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     poll_ms: u64,
+    /// Local mode: a manifest modified less than this long ago, in ms, may
+    /// still be being written, and is read once left alone this long (0:
+    /// read at once, for writers that move whole files into place).
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().settle.as_millis() as u64)]
+    settle_ms: u64,
     /// Cluster mode: watch only these namespaces (repeatable); default all.
     #[arg(long = "namespace", value_name = "NS", conflicts_with = "manifests")]
     namespaces: Vec<String>,
@@ -162,7 +168,11 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
         projection: projection.clone(),
         secrets: cli.secrets.clone(),
         tls: tls_settings(cli)?,
-    })?;
+    })?
+    .with_limits(Limits {
+        settle: Duration::from_millis(cli.settle_ms),
+        ..Limits::default()
+    });
     // Local mode runs on this thread; an xDS server on a runtime of its own,
     // whose worker serves it until the runtime is dropped on return.
     let mut _xds_runtime = None;

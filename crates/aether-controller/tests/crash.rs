@@ -83,7 +83,11 @@ fn sigkill_during_writes_leaves_the_old_or_the_new_configuration() {
         seed ^= seed << 17;
         let delay = Duration::from_millis(100 + seed % 700);
         let mut child = Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+            // The flipper moves whole files into place, faster than any
+            // settle time: read each at once.
             .args([
+                "--settle-ms",
+                "0",
                 "--poll-ms",
                 "5",
                 "--debounce-ms",

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::run_once;
+use common::{GOOD, named, options, run_once, served_hosts};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,9 +64,6 @@ fn the_binary_on_the_examples_writes_every_file_then_nothing_on_a_rerun() {
     let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
     assert_eq!(status["default/api"]["conditions"][0]["lastTransitionTime"], time);
 }
-
-const GOOD: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api, namespace: default}\n\
-                    spec: {hosts: [api.example.com], routes: [{match: {prefix: /}, backend: {service: svc-web}}]}\n";
 
 #[test]
 fn a_file_that_turns_bad_keeps_its_last_objects_and_a_duplicate_keeps_the_first() {
@@ -234,26 +231,6 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
     );
 }
 
-/// A manifest of `default/NAME`, serving NAME.example.com.
-fn named(name: &str) -> String {
-    GOOD.replace("name: api", &format!("name: {name}"))
-        .replace("api.example.com", &format!("{name}.example.com"))
-}
-
-fn options(manifests: &std::path::Path, out: &std::path::Path) -> Options {
-    Options {
-        manifests: manifests.to_owned(),
-        out: out.to_owned(),
-        poll: Duration::from_millis(10),
-        quiet: Duration::ZERO,
-        max_delay: Duration::ZERO,
-        once: true,
-        projection: ProjectionConfig::default(),
-        secrets: None,
-        tls: TlsSettings::new(out.to_string_lossy()),
-    }
-}
-
 /// When every status's condition last flipped, as `status.json` holds it.
 const LONG_AGO: &str = "2020-01-01T00:00:00Z";
 
@@ -294,17 +271,6 @@ fn transition_times(out: &std::path::Path) -> Vec<(String, String)> {
             let time = status["conditions"][0]["lastTransitionTime"].as_str().unwrap();
             (key.clone(), time.to_owned())
         })
-        .collect()
-}
-
-/// The hosts `routes.json` serves.
-fn served_hosts(out: &std::path::Path) -> Vec<String> {
-    let binary = common::decode_routes(&std::fs::read(out.join(ROUTES_FILE)).unwrap()).unwrap();
-    RouteConfiguration::decode(binary.as_slice())
-        .unwrap()
-        .virtual_hosts
-        .into_iter()
-        .flat_map(|host| host.domains)
         .collect()
 }
 

@@ -47,16 +47,21 @@ pub struct Controller {
     pub debounce_ms: u64,
     /// See `poll_ms`.
     pub max_delay_ms: u64,
+    /// `--settle-ms`: the harness moves whole files into place
+    /// ([`Edge::write`]), so nothing needs settling beyond the debounce.
+    pub settle_ms: u64,
 }
 
 impl Controller {
-    /// `binary`, polling every 50 ms with a 50 ms debounce (at most 200 ms).
+    /// `binary`, polling every 50 ms with a 50 ms debounce (at most 200 ms)
+    /// and a 50 ms settle time.
     pub fn new(binary: impl Into<PathBuf>) -> Self {
         Self {
             binary: binary.into(),
             poll_ms: 50,
             debounce_ms: 50,
             max_delay_ms: 200,
+            settle_ms: 50,
         }
     }
 }
@@ -74,6 +79,7 @@ impl Controller {
             .arg(format!("--poll-ms={}", self.poll_ms))
             .arg(format!("--debounce-ms={}", self.debounce_ms))
             .arg(format!("--max-delay-ms={}", self.max_delay_ms))
+            .arg(format!("--settle-ms={}", self.settle_ms))
             .env("RUST_LOG", "info");
         command
     }

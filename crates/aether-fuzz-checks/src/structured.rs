@@ -207,6 +207,7 @@ impl ArbitraryObjects {
                         .expect("a day of 2026 is a valid timestamp")
                 }),
                 spec: object.spec.build(),
+                read_problems: Vec::new(),
             })
             .collect()
     }

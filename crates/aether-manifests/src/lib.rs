@@ -14,23 +14,39 @@
 //! ```
 //!
 //! A path is a file or a directory (walked recursively for `*.yaml`, `*.yml`
-//! and `*.json`, in name order). A file holds one or more YAML documents
-//! (`---`-separated) or JSON values; a `kind: List` document's `items` are
-//! taken one by one, as kubectl does.
+//! and `*.json`, in name order; links to directories are not followed). Only
+//! regular files are read: a FIFO or device is refused, never waited on. A
+//! directory that Kubernetes' atomic writer manages (a ConfigMap or Secret
+//! volume: a `..data` link to a timestamped directory, and a link through
+//! it for each name) is read as one copy of each file, under the names the
+//! links give. A file holds one or more YAML documents (`---`-separated) or
+//! JSON values; a `kind: List` document's `items` are taken one by one, as
+//! kubectl does.
 //!
 //! Limits, each giving a clear error rather than a hang or unbounded memory:
 //! see [`Limits`]. YAML parsing budgets (alias expansion, nesting, node
 //! counts) are serde-saphyr's, set explicitly here.
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
+mod decode;
+mod files;
+mod last_good;
+mod load;
 pub mod objects;
-#[cfg(all(target_os = "linux", any(test, feature = "testing")))]
+mod read;
+mod schema;
+#[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
+
+pub use files::{Stamp, files, stamp};
+pub use last_good::LastGood;
+pub use load::{Load, LoadError, Loaded, first_copies, load, load_bytes, read_all};
+pub use read::read;
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit
@@ -50,6 +66,16 @@ pub struct Limits {
     /// Most YAML nodes that alias uses may add, in all, in one file: what
     /// stops a "billion laughs" of aliases of aliases.
     pub max_alias_expansion: usize,
+    /// A file modified less than this long ago may still be being written
+    /// (an editor saving, `kubectl get -o yaml > f`, a copy in progress):
+    /// it is read once it has been left alone this long, and a file whose
+    /// size or modification time moves while it is read is read again.
+    /// What a writer caught half-way leaves is often valid YAML
+    /// (`port: 84` of `port: 8443`), so parsing cannot tell.
+    pub settle: Duration,
+    /// The longest a read (or a whole load) waits for files to settle; a
+    /// file still changing then is a [`Failure::Changing`] error.
+    pub max_settle_wait: Duration,
 }
 
 impl Default for Limits {
@@ -61,6 +87,11 @@ impl Default for Limits {
             max_nodes: 1_000_000,
             max_aliases: 1_000,
             max_alias_expansion: 100_000,
+            // As long as the controller's default debounce: by the time a
+            // change it polled is reconciled, the file has usually settled,
+            // so this adds no delay there.
+            settle: Duration::from_millis(250),
+            max_settle_wait: Duration::from_secs(5),
         }
     }
 }
@@ -82,7 +113,8 @@ pub struct ReadError {
     pub failure: Failure,
 }
 
-/// Whether a [`ReadError`] says what a path holds, or that it is unknown.
+/// Whether an error ([`ReadError`], [`LoadError`]) says what a path holds,
+/// or that it is unknown.
 /// A reader that keeps state (the controller's local mode) must not take an
 /// I/O error for a deletion: only a listing that succeeds without a file
 /// says the file is gone.
@@ -95,6 +127,11 @@ pub enum Failure {
     /// The path was read and what it holds is wrong: bad content, a limit
     /// broken, or a directory listed without a manifest in it.
     Content,
+    /// The file kept changing for [`Limits::max_settle_wait`]: what it will
+    /// hold is unknown for now (as with [`Failure::Io`]).
+    Changing,
+    /// A second copy of an object ([`first_copies`]): read, and left out.
+    Duplicate,
 }
 
 impl fmt::Display for ReadError {
@@ -104,118 +141,6 @@ impl fmt::Display for ReadError {
 }
 
 impl std::error::Error for ReadError {}
-
-/// What the manifests under some paths were when last looked at: each
-/// file's path, size and modification time. Watchers that poll (the
-/// controller's and the webhook's local modes) read the files again when it
-/// changes; comparing stamps costs one `stat` per file, no reading.
-pub type Stamp = Vec<(PathBuf, u64, Option<std::time::SystemTime>)>;
-
-/// The [`Stamp`] of the manifest files under `paths` now. Unlistable paths
-/// are left out (reading them reports the error).
-pub fn stamp(paths: &[PathBuf]) -> Stamp {
-    let (files, _) = files(paths);
-    files
-        .into_iter()
-        .map(|file| {
-            let metadata = std::fs::metadata(&file).ok();
-            let len = metadata.as_ref().map_or(0, |m| m.len());
-            let modified = metadata.and_then(|m| m.modified().ok());
-            (file, len, modified)
-        })
-        .collect()
-}
-
-/// Every manifest file named by `paths`, expanded from directories, in order
-/// (for one directory: the order of the paths), and an error for each path
-/// that could not be listed or examined ([`Failure::Io`]: a directory, or an
-/// entry that may be one, or a manifest link that leads nowhere; its
-/// siblings are still listed) or held no manifest. One bad path does not
-/// hide the others: callers report everything.
-pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        match std::fs::metadata(path) {
-            Err(e) => errors.push(io_error(path, format!("cannot read: {e}"))),
-            Ok(metadata) if metadata.is_dir() => {
-                let (files_before, errors_before) = (out.len(), errors.len());
-                walk(path, &mut out, &mut errors);
-                // Only a complete listing can tell that nothing is there.
-                if out.len() == files_before && errors.len() == errors_before {
-                    errors.push(error(path, "directory holds no .yaml, .yml or .json file".into()));
-                }
-            }
-            // A named file is read whatever its extension (YAML unless `.json`)
-            // and whatever its type: a pipe such as `<(cat x.yaml)` is bounded
-            // by the size limit like any file.
-            Ok(_) => out.push(path.clone()),
-        }
-    }
-    (out, errors)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
-    let listing = match std::fs::read_dir(dir) {
-        Ok(listing) => listing,
-        Err(e) => {
-            errors.push(io_error(dir, format!("cannot list: {e}")));
-            return;
-        }
-    };
-    let mut entries = Vec::new();
-    for entry in listing {
-        match entry {
-            Ok(entry) => entries.push(entry.path()),
-            // What the listing did not reach is unknown; what it did is read.
-            Err(e) => {
-                errors.push(io_error(dir, format!("cannot list: {e}")));
-                break;
-            }
-        }
-    }
-    entries.sort();
-    for path in entries {
-        let file_type = match std::fs::symlink_metadata(&path) {
-            Ok(metadata) => metadata.file_type(),
-            // Not even its type is known: it may be a directory of manifests.
-            Err(e) => {
-                errors.push(io_error(&path, format!("cannot read: {e}")));
-                continue;
-            }
-        };
-        // Links are not followed into directories: no cycles.
-        if file_type.is_dir() {
-            walk(&path, out, errors);
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-        {
-            match std::fs::metadata(&path) {
-                // Only regular files (links to them included): a FIFO found
-                // in a directory would block the read forever.
-                Ok(metadata) if metadata.is_file() => out.push(path),
-                Ok(_) => {}
-                // A link to a manifest that is not there now (a volume gone,
-                // a link being replaced) is unreadable, not deleted.
-                Err(e) => errors.push(io_error(&path, format!("cannot read: {e}"))),
-            }
-        }
-    }
-}
-
-/// Reads one file's documents within `limits`.
-pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
-    let handle = std::fs::File::open(file).map_err(|e| io_error(file, format!("cannot open: {e}")))?;
-    let mut bytes = Vec::new();
-    // Read one byte past the limit to tell "at the limit" from "over it",
-    // without trusting the size the file system reports.
-    handle
-        .take(limits.max_file_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_error(file, format!("cannot read: {e}")))?;
-    parse(file, &bytes, limits)
-}
 
 /// Reads the documents of a file's contents, `bytes`, within `limits`: what
 /// [`read`] does once it has the bytes. `file` names the input in errors, and
@@ -350,7 +275,7 @@ fn depth(value: &Value) -> usize {
 }
 
 /// A [`Failure::Content`] error.
-fn error(file: &Path, message: String) -> ReadError {
+pub(crate) fn error(file: &Path, message: String) -> ReadError {
     ReadError {
         file: file.to_path_buf(),
         message,
@@ -359,7 +284,7 @@ fn error(file: &Path, message: String) -> ReadError {
 }
 
 /// A [`Failure::Io`] error.
-fn io_error(file: &Path, message: String) -> ReadError {
+pub(crate) fn io_error(file: &Path, message: String) -> ReadError {
     ReadError {
         failure: Failure::Io,
         ..error(file, message)

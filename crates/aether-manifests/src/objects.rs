@@ -1,58 +1,143 @@
 //! From documents to VirtualHost objects: apiVersion, kind, metadata, spec.
+//!
+//! A document is an object once it is identified: a mapping, this API's
+//! `apiVersion` and `kind`, a `metadata.name`. Anything wrong after that is
+//! a [`Problem`] of the object (a value of the wrong type, a number out of
+//! its field's range, an unknown field), reported with its path as the API
+//! server would reject it, beside the rules the rest of it breaks: the
+//! object is invalid, not unreadable.
 
 use std::fmt;
 
 use aether_api::ObjectKey;
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
+use aether_api::validate::{Validate, Violation, Violations};
 use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::Document;
+use crate::decode::decode_reporting;
+
+pub use crate::schema::{RULE_DECODE, RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD};
 
 pub use aether_api::config::v1::{API_VERSION, KIND};
 /// The namespace of a manifest that names none, as `kubectl apply` uses
 /// without a context namespace.
 pub const DEFAULT_NAMESPACE: &str = "default";
+/// The rule of a required field that is missing (`spec`), as protovalidate
+/// names it.
+pub const RULE_REQUIRED: &str = "required";
 
 /// A VirtualHost read from a manifest.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VirtualHostObject {
     pub namespace: String,
     pub name: String,
     /// `metadata.creationTimestamp`, when the manifest has one (as
     /// `kubectl get -o yaml` writes it). It decides who wins a contested
-    /// host, so a malformed one is an error, as it is for the API server.
+    /// host; a malformed one is a problem, and `None` here.
     pub creation_timestamp: Option<Timestamp>,
     /// `metadata.generation`, as the API server numbers spec changes; 0 when
     /// absent (as in hand-written manifests).
     pub generation: i64,
+    /// The spec; when [`VirtualHostObject::problems`] has any under
+    /// `spec`, only what decoded (each refused value replaced by a default).
     pub spec: VirtualHostSpec,
     /// The status, when the manifest carries one (as `kubectl get -o yaml` writes it).
     pub status: Option<VirtualHostStatus>,
+    /// What did not decode, in document order: the object is invalid when
+    /// there is any. See [`Problem`].
+    pub problems: Vec<Problem>,
 }
 
-/// Decodes `value` strictly, naming the failing path under `root`
-/// (`spec.routes[0].match: ...`; `root` itself when the value as a whole is
-/// wrong). Also what the admission webhook decodes a reviewed spec with.
-pub fn decode_at<T: serde::de::DeserializeOwned>(value: &Value, root: &str) -> Result<T, DecodeError> {
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." {
-            root.to_owned()
-        } else {
-            format!("{root}.{path}")
-        };
-        DecodeError {
-            path,
-            message: e.into_inner().to_string(),
-        }
-    })
+/// A value of an identified object that does not decode: the violation the
+/// API server's schema check reports for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where, in the Kubernetes form: `spec.routes[0].backend.port`.
+    pub path: String,
+    /// [`RULE_TYPE`], [`RULE_ENUM`], [`RULE_UNKNOWN_FIELD`],
+    /// [`RULE_REQUIRED`] or [`RULE_DECODE`]; or, from
+    /// [`VirtualHostObject::violations`], a protovalidate rule id.
+    pub rule: &'static str,
+    /// What was expected and what was found: `must be an integer from 0 to
+    /// 65535, got -1`.
+    pub message: String,
+}
+
+/// `PATH: MESSAGE [RULE]`, as a validator violation reads.
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} [{}]", self.path, self.message, self.rule)
+    }
+}
+
+/// Every problem of some objects, as the validator words a list of
+/// violations (`2 validation errors:` then one per line).
+pub fn describe_all(problems: &[Problem]) -> String {
+    let mut out = match problems.len() {
+        1 => "1 validation error:".to_owned(),
+        n => format!("{n} validation errors:"),
+    };
+    for problem in problems {
+        out.push_str(&format!("\n  - {problem}"));
+    }
+    out
+}
+
+/// `problems`, then the validator's `violations` of the same value, except
+/// those on a value with a problem, under it, or around it: a refused
+/// value was left at its default, so a rule that requires, counts or
+/// compares it would speak of the gap, not of the manifest.
+pub fn with_violations(mut problems: Vec<Problem>, violations: impl IntoIterator<Item = Violation>) -> Vec<Problem> {
+    // `a` is `b`, or a field or item of it.
+    let within = |a: &str, b: &str| {
+        a.strip_prefix(b)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    };
+    let kept: Vec<Problem> = violations
+        .into_iter()
+        .filter(|v| {
+            !problems
+                .iter()
+                .any(|p| within(&v.field_path, &p.path) || within(&p.path, &v.field_path))
+        })
+        .map(|v| Problem {
+            path: v.field_path,
+            rule: v.rule_id,
+            message: v.message.to_owned(),
+        })
+        .collect();
+    problems.extend(kept);
+    problems
+}
+
+/// The violations `validate` found, if any, one by one.
+pub fn violations_of(found: Result<(), Violations>) -> impl Iterator<Item = Violation> {
+    found.err().into_iter().flatten()
+}
+
+/// Decodes a spec as an object's `spec` (`None`: the object has none),
+/// reporting every value that does not decode (see [`VirtualHostObject`]).
+/// What the admission webhook reads a reviewed object with, too.
+pub fn decode_spec(spec: Option<&Value>) -> (VirtualHostSpec, Vec<Problem>) {
+    match spec {
+        Some(value) => decode_reporting(value, "spec"),
+        None => (
+            VirtualHostSpec::default(),
+            vec![Problem {
+                path: "spec".into(),
+                rule: RULE_REQUIRED,
+                message: "required".into(),
+            }],
+        ),
+    }
 }
 
 /// Why a document is not a VirtualHost we can read, and where.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeError {
-    /// The JSON path of the problem (`spec.routes[0].match`), or empty.
+    /// The JSON path of the problem (`metadata.name`), or empty.
     pub path: String,
     pub message: String,
 }
@@ -80,10 +165,13 @@ fn kind_of(value: &Value) -> &'static str {
 }
 
 impl VirtualHostObject {
-    /// Reads a VirtualHost from a document: `apiVersion` and `kind` must be
-    /// this API's, `metadata.name` set (`metadata.namespace` defaults to
-    /// `default`, as kubectl does), and `spec` must decode strictly (unknown
-    /// fields and wrong types are errors naming their path).
+    /// Reads a VirtualHost from a document. It is an error (the document is
+    /// not an object) unless it is a mapping whose `apiVersion` and `kind`
+    /// are this API's and whose `metadata.name` is set
+    /// (`metadata.namespace` defaults to `default`, as kubectl does). The
+    /// rest is decoded strictly, each value that does not decode (a wrong
+    /// type, an unknown field, a malformed `creationTimestamp`) a
+    /// [`Problem`] of the object.
     pub fn decode(document: &Document) -> Result<Self, DecodeError> {
         let fail = |path: &str, message: String| DecodeError {
             path: path.to_owned(),
@@ -112,34 +200,51 @@ impl VirtualHostObject {
             .filter(|n| !n.is_empty())
             .ok_or_else(|| fail("metadata.name", "required".into()))?;
         let namespace = meta("namespace").filter(|n| !n.is_empty()).unwrap_or(DEFAULT_NAMESPACE);
+
+        let mut problems = Vec::new();
+        let mut problem = |path: &str, message: String| {
+            problems.push(Problem {
+                path: path.into(),
+                rule: RULE_TYPE,
+                message,
+            });
+        };
         let creation_timestamp = match metadata.and_then(|m| m.get("creationTimestamp")) {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(
-                text.parse::<Timestamp>()
-                    .map_err(|e| fail("metadata.creationTimestamp", format!("not an RFC 3339 timestamp: {e}")))?,
-            ),
+            Some(Value::String(text)) => text
+                .parse::<Timestamp>()
+                .inspect_err(|e| {
+                    problem(
+                        "metadata.creationTimestamp",
+                        format!("must be an RFC 3339 date-time, got {:?}: {e}", text),
+                    );
+                })
+                .ok(),
             Some(other) => {
-                return Err(fail(
+                problem(
                     "metadata.creationTimestamp",
-                    format!("expected an RFC 3339 timestamp, found {}", kind_of(other)),
-                ));
+                    format!("must be an RFC 3339 date-time, got {other}"),
+                );
+                None
             }
         };
         let generation = match metadata.and_then(|m| m.get("generation")) {
             None | Some(Value::Null) => 0,
-            Some(value) => value.as_i64().filter(|g| *g >= 0).ok_or_else(|| {
-                fail(
+            Some(value) => value.as_i64().filter(|g| *g >= 0).unwrap_or_else(|| {
+                problem(
                     "metadata.generation",
-                    format!("expected a non-negative integer, found {value}"),
-                )
-            })?,
+                    format!("must be an integer of at least 0, got {value}"),
+                );
+                0
+            }),
         };
-        let spec_value = object.get("spec").ok_or_else(|| fail("spec", "required".into()))?;
-        let spec = decode_at::<VirtualHostSpec>(spec_value, "spec")?;
-        let status = object
-            .get("status")
-            .map(|s| decode_at::<VirtualHostStatus>(s, "status"))
-            .transpose()?;
+        let (spec, spec_problems) = decode_spec(object.get("spec"));
+        problems.extend(spec_problems);
+        let status = object.get("status").map(|value| {
+            let (status, status_problems) = decode_reporting::<VirtualHostStatus>(value, "status");
+            problems.extend(status_problems);
+            status
+        });
         Ok(Self {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
@@ -147,6 +252,7 @@ impl VirtualHostObject {
             generation,
             spec,
             status,
+            problems,
         })
     }
 
@@ -154,151 +260,18 @@ impl VirtualHostObject {
     pub fn key(&self) -> ObjectKey {
         ObjectKey::new(&self.namespace, &self.name)
     }
+
+    /// Everything wrong with the object as written: its problems, then the
+    /// rules its spec and status break (see [`with_violations`]). Empty when
+    /// it is valid.
+    pub fn violations(&self) -> Vec<Problem> {
+        let status = self.status.as_ref().map(Validate::validate).unwrap_or(Ok(()));
+        with_violations(
+            self.problems.clone(),
+            violations_of(self.spec.validate()).chain(violations_of(status)),
+        )
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn decode(value: Value) -> Result<VirtualHostObject, DecodeError> {
-        VirtualHostObject::decode(&Document {
-            file: "x.yaml".into(),
-            index: 0,
-            value,
-        })
-    }
-
-    fn host(spec: Value) -> Value {
-        json!({
-            "apiVersion": API_VERSION,
-            "kind": KIND,
-            "metadata": {"name": "api", "namespace": "edge", "creationTimestamp": "2025-01-01T00:00:00Z"},
-            "spec": spec,
-        })
-    }
-
-    fn spec() -> Value {
-        json!({"hosts": ["api.example.com"], "routes": [{"match": {"prefix": "/"}, "backend": {"service": "web"}}]})
-    }
-
-    fn error(value: Value) -> (String, String) {
-        let e = decode(value).unwrap_err();
-        (e.path, e.message)
-    }
-
-    #[test]
-    fn a_virtual_host_decodes_with_its_metadata() {
-        let object = decode(host(spec())).unwrap();
-        assert_eq!(object.key().to_string(), "edge/api");
-        assert_eq!(object.creation_timestamp, Some("2025-01-01T00:00:00Z".parse().unwrap()));
-        assert_eq!(object.spec.hosts, ["api.example.com"]);
-        assert_eq!(object.spec.routes[0].backend.as_ref().unwrap().service, "web");
-    }
-
-    #[test]
-    fn a_malformed_creation_timestamp_is_an_error_naming_it() {
-        for (timestamp, expected) in [
-            (json!("yesterday"), "not an RFC 3339 timestamp"),
-            (json!("2025-13-01T00:00:00Z"), "not an RFC 3339 timestamp"),
-            (json!(1735689600), "expected an RFC 3339 timestamp, found a number"),
-        ] {
-            let mut value = host(spec());
-            value["metadata"]["creationTimestamp"] = timestamp;
-            let (path, message) = error(value);
-            assert_eq!(path, "metadata.creationTimestamp");
-            assert!(message.starts_with(expected), "{message}");
-        }
-        let mut value = host(spec());
-        value["metadata"]["creationTimestamp"] = Value::Null;
-        assert_eq!(decode(value).unwrap().creation_timestamp, None);
-    }
-
-    #[test]
-    fn generation_is_read_and_must_be_a_non_negative_integer() {
-        let mut value = host(spec());
-        assert_eq!(decode(value.clone()).unwrap().generation, 0);
-        value["metadata"]["generation"] = json!(7);
-        assert_eq!(decode(value.clone()).unwrap().generation, 7);
-        for bad in [json!(-1), json!("7"), json!(1.5)] {
-            value["metadata"]["generation"] = bad.clone();
-            let (path, message) = error(value.clone());
-            assert_eq!(path, "metadata.generation");
-            assert_eq!(message, format!("expected a non-negative integer, found {bad}"));
-        }
-    }
-
-    #[test]
-    fn the_namespace_defaults_to_default() {
-        let mut value = host(spec());
-        value["metadata"] = json!({"name": "api"});
-        assert_eq!(decode(value).unwrap().key().to_string(), "default/api");
-    }
-
-    #[test]
-    fn a_document_that_is_not_a_mapping_says_what_it_is() {
-        for (value, found) in [
-            (json!("text"), "a string"),
-            (json!([1]), "a sequence"),
-            (json!(3), "a number"),
-        ] {
-            assert_eq!(
-                error(value),
-                (
-                    String::new(),
-                    format!("expected a mapping (a Kubernetes object), found {found}")
-                )
-            );
-        }
-    }
-
-    #[test]
-    fn api_version_and_kind_must_be_this_apis() {
-        let mut value = host(spec());
-        value["apiVersion"] = json!("v1");
-        assert_eq!(
-            error(value.clone()),
-            (
-                "apiVersion".into(),
-                r#"expected "config.aether.io/v1", found "v1""#.into()
-            )
-        );
-        value["apiVersion"] = json!(API_VERSION);
-        value["kind"] = json!("Gateway");
-        assert_eq!(
-            error(value.clone()),
-            ("kind".into(), r#"expected "VirtualHost", found "Gateway""#.into())
-        );
-        value.as_object_mut().unwrap().remove("kind");
-        assert_eq!(error(value), ("kind".into(), r#"required ("VirtualHost")"#.into()));
-    }
-
-    #[test]
-    fn name_and_spec_are_required() {
-        let mut value = host(spec());
-        value["metadata"] = json!({"namespace": "edge", "name": ""});
-        assert_eq!(error(value), ("metadata.name".into(), "required".into()));
-        let mut value = host(spec());
-        value.as_object_mut().unwrap().remove("spec");
-        assert_eq!(error(value), ("spec".into(), "required".into()));
-    }
-
-    #[test]
-    fn spec_errors_name_their_path() {
-        let mut bad = spec();
-        bad["routes"][0]["backend"]["colour"] = json!("blue");
-        let (path, message) = error(host(bad));
-        assert_eq!(path, "spec.routes[0].backend.colour");
-        assert!(message.starts_with("unknown field `colour`"), "{message}");
-
-        let mut bad = spec();
-        bad["routes"][0]["backend"]["service"] = json!(80);
-        let (path, message) = error(host(bad));
-        assert_eq!(path, "spec.routes[0].backend.service");
-        assert!(message.starts_with("invalid type: integer `80`"), "{message}");
-
-        let (path, message) = error(host(json!("hosts")));
-        assert_eq!(path, "spec");
-        assert!(message.starts_with("invalid type: string"), "{message}");
-    }
-}
+mod tests;

@@ -254,3 +254,88 @@ fn a_link_to_a_missing_manifest_is_an_io_error_and_links_to_directories_are_not_
     assert_eq!((&errors[0].file, errors[0].failure), (&dangling, Failure::Io));
     assert!(errors[0].message.starts_with("cannot read: "), "{}", errors[0].message);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_without_waiting_named_or_found_in_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("a.yaml");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let expected = "not a regular file (a FIFO): manifests are read from regular files only";
+    // Named: listed, then refused when opened (no writer ever comes).
+    let e = read(&fifo, &Limits::default()).unwrap_err();
+    assert_eq!((e.message.as_str(), e.failure), (expected, Failure::Content));
+    // In a directory: reported by the listing, never opened.
+    let good = write(dir.path(), "b.yaml", HOST);
+    let (files, errors) = files(&[dir.path().to_path_buf()]);
+    assert_eq!(files, [good]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!((&errors[0].file, errors[0].message.as_str()), (&fifo, expected));
+}
+
+#[test]
+fn an_atomic_writer_volume_lists_each_file_once_under_its_link_name() {
+    let outer = tempfile::tempdir().unwrap();
+    let volume = outer.path().join("volume");
+    std::fs::create_dir(&volume).unwrap();
+    testing::atomic_writer_volume(&volume, "1", &[("a.yaml", HOST), ("sub/b.yaml", HOST)]);
+    let (listed, errors) = files(std::slice::from_ref(&volume));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(listed, [volume.join("a.yaml"), volume.join("sub/b.yaml")]);
+    // The names read: through the links, what `..data` leads to.
+    for file in &listed {
+        assert_eq!(read(file, &Limits::default()).unwrap().len(), 1);
+    }
+    // Found inside a walked directory (a volume mounted in the manifest
+    // directory), it is read the same way.
+    let top = write(outer.path(), "a.yaml", HOST);
+    let (nested, errors) = files(&[outer.path().to_path_buf()]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(nested, [vec![top], listed].concat());
+}
+
+/// Sets `file`'s modification time `age` in the past (or `now` itself).
+fn modified_ago(file: &Path, age: std::time::Duration) {
+    let handle = std::fs::File::options().write(true).open(file).unwrap();
+    handle.set_modified(std::time::SystemTime::now() - age).unwrap();
+}
+
+#[test]
+fn a_file_modified_within_the_settle_time_is_not_read_until_it_settles() {
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "a.yaml", HOST);
+    // Nothing waits here: a file this fresh is given up on at once.
+    let impatient = Limits {
+        settle: Duration::from_secs(3600),
+        max_settle_wait: Duration::ZERO,
+        ..Limits::default()
+    };
+    modified_ago(&file, Duration::ZERO);
+    let e = read(&file, &impatient).unwrap_err();
+    assert_eq!(e.failure, Failure::Changing);
+    assert_eq!(
+        e.message,
+        "not read: modified a moment ago, so possibly still being written; it is read once it has been left alone"
+    );
+    // Left alone for longer than the settle time: read.
+    modified_ago(&file, Duration::from_secs(7200));
+    assert_eq!(read(&file, &impatient).unwrap().len(), 1);
+    // Within the wait allowed, a fresh file is waited for, then read (the
+    // wait is bounded by the settle time, not measured).
+    modified_ago(&file, Duration::ZERO);
+    let patient = Limits {
+        settle: Duration::from_millis(50),
+        max_settle_wait: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    assert_eq!(read(&file, &patient).unwrap().len(), 1);
+}

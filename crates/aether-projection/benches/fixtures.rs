@@ -44,6 +44,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
                 provider: SecretProvider::Kubernetes as i32,
             }),
         },
+        read_problems: Vec::new(),
     }
 }
 

@@ -2,6 +2,7 @@
 
 use aether_api::ObjectKey;
 use aether_api::config::v1::VirtualHostSpec;
+pub use aether_manifests::objects::Problem as ReadProblem;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +38,13 @@ pub struct VirtualHostObject {
     pub creation_timestamp: Option<Timestamp>,
     /// The VirtualHost's spec.
     pub spec: VirtualHostSpec,
+    /// Values of the object as written that did not decode (a manifest's
+    /// `port: -1`), as `aether-manifests` reports them: each is a problem of
+    /// the object, which is left out as invalid, and `spec` holds the rest.
+    /// Always empty for objects from an API server, whose schema check
+    /// refuses such objects; not part of the JSON form.
+    #[serde(skip)]
+    pub read_problems: Vec<ReadProblem>,
 }
 
 impl VirtualHostObject {

@@ -54,7 +54,7 @@ pub use aether_api::ObjectKey;
 pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
 pub use envoy::cluster_name;
-pub use input::VirtualHostObject;
+pub use input::{ReadProblem, VirtualHostObject};
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
 pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};

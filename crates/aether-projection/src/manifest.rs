@@ -31,14 +31,21 @@ impl fmt::Display for ManifestError {
 impl std::error::Error for ManifestError {}
 
 /// The projection's view of a VirtualHost read by aether-manifests: its
-/// identity, age and spec (its status plays no part).
+/// identity, age, spec and the problems of its metadata and spec (its
+/// status plays no part).
 impl From<aether_manifests::objects::VirtualHostObject> for VirtualHostObject {
     fn from(object: aether_manifests::objects::VirtualHostObject) -> Self {
+        let read_problems = object
+            .problems
+            .into_iter()
+            .filter(|problem| problem.path != "status" && !problem.path.starts_with("status."))
+            .collect();
         Self {
             namespace: object.namespace,
             name: object.name,
             creation_timestamp: object.creation_timestamp,
             spec: object.spec,
+            read_problems,
         }
     }
 }
@@ -47,7 +54,8 @@ impl From<aether_manifests::objects::VirtualHostObject> for VirtualHostObject {
 /// YAML or JSON text, with the reader (and the limits) `aetherctl` uses:
 /// documents separated by `---`, `kind: List` items one by one, a missing
 /// `metadata.namespace` read as [`DEFAULT_NAMESPACE`], unknown fields in
-/// `spec` errors naming their path.
+/// `spec` errors naming their path, a second copy of an object an error.
+/// The first error found is returned.
 ///
 /// Only the form is checked here; the API's rules are checked by the
 /// projection, which reports rule-breaking objects rather than failing.
@@ -61,22 +69,16 @@ impl From<aether_manifests::objects::VirtualHostObject> for VirtualHostObject {
 /// ```
 pub fn parse_manifests(text: &str) -> Result<Vec<VirtualHostObject>, ManifestError> {
     // The name only appears in messages, which this function does not prefix with it.
-    let documents =
-        aether_manifests::parse(Path::new("manifest"), text.as_bytes(), &Limits::default()).map_err(|err| {
-            ManifestError {
-                document: None,
-                message: err.message,
-            }
-        })?;
-    documents
-        .iter()
-        .map(|document| {
-            aether_manifests::objects::VirtualHostObject::decode(document)
-                .map(VirtualHostObject::from)
-                .map_err(|err| ManifestError {
-                    document: Some(document.index),
-                    message: err.to_string(),
-                })
-        })
-        .collect()
+    let load = aether_manifests::load_bytes(Path::new("manifest"), text.as_bytes(), &Limits::default());
+    if let Some(err) = load.errors.into_iter().next() {
+        let message = match err.path {
+            Some(path) => format!("{path}: {}", err.message),
+            None => err.message,
+        };
+        return Err(ManifestError {
+            document: err.document,
+            message,
+        });
+    }
+    Ok(load.objects.into_iter().map(|loaded| loaded.object.into()).collect())
 }

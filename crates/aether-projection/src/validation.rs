@@ -1,7 +1,10 @@
 //! Which objects may be projected: those whose metadata names are
 //! well-formed and whose spec passes every rule of the proto.
 
+use std::borrow::Cow;
+
 use aether_api::validate::Validate;
+use aether_manifests::objects::{violations_of, with_violations};
 use serde::Serialize;
 
 use crate::input::VirtualHostObject;
@@ -13,37 +16,44 @@ pub struct Problem {
     /// Where, in the Kubernetes form: `metadata.name`, `spec.routes[2].match.prefix`.
     pub field_path: String,
     /// The rule: a protovalidate rule id for the spec (`string.pattern`),
-    /// `dns1123_label` or `dns1123_subdomain` for the metadata names.
+    /// `dns1123_label` or `dns1123_subdomain` for the metadata names, or
+    /// one of `aether-manifests`' for a value that did not decode (`type`).
     pub rule_id: &'static str,
     /// What is wrong, for a person.
-    pub message: &'static str,
+    pub message: Cow<'static, str>,
 }
 
-/// Every problem of `object`, metadata first; empty when it may be projected.
+/// Every problem of `object`, metadata names first; empty when it may be
+/// projected.
 pub(crate) fn problems(object: &VirtualHostObject) -> Vec<Problem> {
     let mut problems = Vec::new();
     if !is_dns1123_label(&object.namespace) {
         problems.push(Problem {
             field_path: "metadata.namespace".into(),
             rule_id: "dns1123_label",
-            message: "must be 1 to 63 characters of a-z, 0-9 and -, starting and ending with a letter or digit",
+            message: Cow::Borrowed(
+                "must be 1 to 63 characters of a-z, 0-9 and -, starting and ending with a letter or digit",
+            ),
         });
     }
     if !is_dns1123_subdomain(&object.name) {
         problems.push(Problem {
             field_path: "metadata.name".into(),
             rule_id: "dns1123_subdomain",
-            message: "must be at most 253 characters of dot-separated parts of a-z, 0-9 and -, \
-                      each starting and ending with a letter or digit",
+            message: Cow::Borrowed(
+                "must be at most 253 characters of dot-separated parts of a-z, 0-9 and -, \
+                 each starting and ending with a letter or digit",
+            ),
         });
     }
-    if let Err(violations) = object.spec.validate() {
-        problems.extend(violations.into_iter().map(|violation| Problem {
-            field_path: violation.field_path,
-            rule_id: violation.rule_id,
-            message: violation.message,
-        }));
-    }
+    // The values that did not decode, then the rules the rest breaks (those
+    // about a value that did not decode say nothing of the manifest).
+    let spec = with_violations(object.read_problems.clone(), violations_of(object.spec.validate()));
+    problems.extend(spec.into_iter().map(|problem| Problem {
+        field_path: problem.path,
+        rule_id: problem.rule,
+        message: Cow::Owned(problem.message),
+    }));
     problems
 }
 

@@ -414,9 +414,9 @@ fn json_is_envoys_canonical_form_and_decodes_strictly() {
     );
 }
 
-fn snapshot_problem_message(snapshot: &Snapshot, index: usize) -> &'static str {
+fn snapshot_problem_message(snapshot: &Snapshot, index: usize) -> String {
     match &snapshot.report.left_out[0].reason {
-        LeftOutReason::Invalid { problems } => problems[index].message,
+        LeftOutReason::Invalid { problems } => problems[index].message.to_string(),
         other => panic!("{other:?}"),
     }
 }
@@ -450,10 +450,30 @@ fn manifest_errors_name_the_document() {
             .contains("apiVersion: expected \"config.aether.io/v1\", found \"v1\""),
         "{err}"
     );
-    let err = parse_manifests(&good.replace("port: 8080", "port: eighty")).unwrap_err();
-    assert_eq!(err.document, Some(0));
-    assert!(err.message.starts_with("spec.routes[0].backend.port: "), "{err}");
     assert!(parse_manifests("a: [").unwrap_err().document.is_none());
+}
+
+#[test]
+fn a_value_of_the_wrong_type_leaves_its_object_out_as_invalid() {
+    let good = std::fs::read_to_string(examples_dir().join("proposal.yaml")).unwrap();
+    let objects = parse_manifests(&good.replace("port: 8080", "port: eighty")).unwrap();
+    let snapshot = project(objects, &ProjectionConfig::default()).unwrap();
+    assert!(snapshot.route_configuration().unwrap().virtual_hosts.is_empty());
+    let LeftOutReason::Invalid { problems } = &snapshot.report.left_out[0].reason else {
+        panic!("{:?}", snapshot.report.left_out);
+    };
+    let found: Vec<(&str, &str, &str)> = problems
+        .iter()
+        .map(|p| (p.field_path.as_str(), p.rule_id, p.message.as_ref()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "spec.routes[0].backend.port",
+            "type",
+            "must be an integer from 0 to 65535, got \"eighty\""
+        )]
+    );
 }
 
 #[test]

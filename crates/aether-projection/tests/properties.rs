@@ -82,6 +82,7 @@ fn object_strategy() -> impl Strategy<Value = VirtualHostObject> {
             name,
             creation_timestamp,
             spec,
+            read_problems: Vec::new(),
         }
     })
 }

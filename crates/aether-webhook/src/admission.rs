@@ -2,6 +2,7 @@
 
 use aether_api::config::v1::VirtualHostSpec;
 use aether_api::validate::Validate;
+use aether_manifests::objects::{self, Problem};
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 
@@ -102,10 +103,19 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
         .map_err(|_| BadRequest(format!("the {REVIEW_KIND} has no `request`")))
 }
 
-/// Reads `spec` strictly (unknown fields are errors), naming the failing path.
-fn decode_spec(object: &DynamicObject) -> Result<VirtualHostSpec, String> {
-    let spec = object.data.get("spec").ok_or_else(|| "spec: required".to_owned())?;
-    aether_manifests::objects::decode_at::<VirtualHostSpec>(spec, "spec").map_err(|e| e.to_string())
+/// The reviewed spec, and everything wrong with it: each value that does
+/// not decode (a wrong type, an unknown field: read by the shared reader,
+/// as in a manifest), then every rule the rest breaks.
+fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Problem>) {
+    let (spec, problems) = objects::decode_spec(object.data.get("spec"));
+    let problems = objects::with_violations(problems, objects::violations_of(spec.validate()));
+    (spec, problems)
+}
+
+/// The denial of an object that breaks the API's rules (or does not
+/// decode); also what `aetherctl admit` says of such a manifest.
+pub fn invalid_message(problems: &[Problem]) -> String {
+    format!("VirtualHost is invalid: {}", objects::describe_all(problems))
 }
 
 /// Decides one request against the shared validator and `index`.
@@ -133,20 +143,9 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
             Decision::DeniedUndecodable,
         );
     };
-    let spec = match decode_spec(object) {
-        Ok(spec) => spec,
-        Err(message) => {
-            return (
-                response.deny(format!("VirtualHost cannot be read: {message}")),
-                Decision::DeniedUndecodable,
-            );
-        }
-    };
-    if let Err(violations) = spec.validate() {
-        return (
-            response.deny(format!("VirtualHost is invalid: {violations}")),
-            Decision::DeniedInvalid,
-        );
+    let (spec, problems) = check_spec(object);
+    if !problems.is_empty() {
+        return (response.deny(invalid_message(&problems)), Decision::DeniedInvalid);
     }
     // The object's identity: ignored in the index, so an update is not judged
     // against its own previous hosts (nor a create against a stale entry of

@@ -1,6 +1,6 @@
 //! The cluster-wide host index: which VirtualHost claims which host.
 //!
-//! Fed by a source (the cluster reflector or a watched manifest directory),
+//! Fed by a source (the cluster watcher or a watched manifest directory),
 //! read by every admission review. A review asks about the hosts of one
 //! object, so every lookup is keyed by those hosts (and, for the wildcard
 //! warning, by their DNS suffixes): its cost grows with the object's hosts

@@ -2,7 +2,7 @@
 //!
 //! `POST /validate-virtualhost` answers an `admission.k8s.io/v1`
 //! AdmissionReview: the shared validator (`aether_api::validate`), then the
-//! host index ([`index::HostIndex`]), which a kube-runtime reflector (cluster
+//! host index ([`index::HostIndex`]), which a kube-runtime watcher (cluster
 //! mode) or a polled manifest directory (local mode) keeps current.
 
 pub mod admission;

@@ -37,6 +37,11 @@ struct Args {
     /// Local mode: how often the directory is checked for changes.
     #[arg(long, default_value_t = sources::DEFAULT_POLL_INTERVAL.as_millis() as u64)]
     poll_interval_ms: u64,
+    /// Local mode: a manifest modified less than this long ago, in ms, may
+    /// still be being written, and is read once left alone this long (0:
+    /// read at once, for writers that move whole files into place).
+    #[arg(long, default_value_t = aether_manifests::Limits::default().settle.as_millis() as u64)]
+    settle_ms: u64,
     /// Largest request body, in bytes (larger gets 413).
     #[arg(long, default_value_t = Limits::default().max_body_bytes)]
     max_body_bytes: usize,
@@ -69,7 +74,18 @@ async fn run(args: Args) -> Result<()> {
         Some(dir) => {
             anyhow::ensure!(dir.is_dir(), "--manifests {}: not a directory", dir.display());
             let interval = Duration::from_millis(args.poll_interval_ms.max(1));
-            tokio::spawn(sources::watch_directory(dir, interval, index.clone(), ready.clone()));
+            let limits = aether_manifests::Limits {
+                settle: Duration::from_millis(args.settle_ms),
+                ..aether_manifests::Limits::default()
+            };
+            tokio::spawn(sources::watch_directory(
+                dir,
+                interval,
+                limits,
+                index.clone(),
+                ready.clone(),
+                metrics.clone(),
+            ));
         }
         None => {
             let client = kube::Client::try_default()

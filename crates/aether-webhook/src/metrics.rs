@@ -30,6 +30,11 @@ pub struct Metrics {
     pub tls_reloads: Family<Labels, Counter>,
     /// Connections whose TLS handshake failed or timed out.
     pub handshake_failures: Counter,
+    /// Local mode: manifest files that cannot be read now, indexed as they
+    /// were last read (the input is stale while this is above 0).
+    pub manifest_stale_files: Gauge,
+    /// Local mode: errors met by the last read of the manifests.
+    pub manifest_errors: Gauge,
 }
 
 impl Default for Metrics {
@@ -74,6 +79,18 @@ impl Metrics {
             "Failed or timed-out TLS handshakes",
             handshake_failures.clone(),
         );
+        let manifest_stale_files = Gauge::default();
+        registry.register(
+            "manifest_stale_files",
+            "Local mode: manifest files that cannot be read now, indexed as last read",
+            manifest_stale_files.clone(),
+        );
+        let manifest_errors = Gauge::default();
+        registry.register(
+            "manifest_errors",
+            "Local mode: errors met by the last read of the manifests",
+            manifest_errors.clone(),
+        );
         Self {
             registry,
             http_responses,
@@ -83,6 +100,8 @@ impl Metrics {
             index_hosts,
             tls_reloads,
             handshake_failures,
+            manifest_stale_files,
+            manifest_errors,
         }
     }
 

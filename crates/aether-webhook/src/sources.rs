@@ -1,5 +1,6 @@
-//! What feeds the host index: the cluster (a kube-runtime reflector) or a
-//! manifest directory (local mode, polled).
+//! What feeds the host index: the cluster (a kube-runtime watcher, through
+//! the shared re-list machine) or a manifest directory (local mode, polled,
+//! through the shared manifest reader).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,16 +9,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aether_api::config::v1::VirtualHost;
-use aether_manifests::objects::VirtualHostObject;
-use aether_manifests::{self as manifests, Limits};
+use aether_manifests::{self as manifests, LastGood, Limits};
+use aether_watch::{Change, Event, Mirror};
 use futures_util::StreamExt;
 use kube::core::{ApiResource, DynamicObject};
-use kube::runtime::watcher::{self, Event, watcher};
-use kube::runtime::{WatchStreamExt, reflector};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, watcher};
 use kube::{Api, Client};
 use serde_json::Value;
 
 use crate::index::{HostIndex, ObjectKey};
+use crate::metrics::Metrics;
 
 /// The hosts of a stored object, read leniently: whatever else its spec
 /// holds, the hosts it claims are what the index needs, and a stored object
@@ -39,47 +41,50 @@ fn key_of(object: &DynamicObject) -> ObjectKey {
     )
 }
 
-/// Applies watcher events to the index. A (re-)list is gathered aside and
+/// Applies watcher events to the index, through the re-list machine the
+/// controller uses too ([`Mirror`]): a (re-)list is gathered aside and
 /// swapped in whole at `InitDone`, so objects deleted while the watch was
 /// down disappear, and lookups meanwhile see the previous full list.
 #[derive(Default)]
 pub struct ClusterFeed {
-    relist: Option<HashMap<ObjectKey, Vec<String>>>,
+    /// Each object's hosts: the index's source of record.
+    hosts: Mirror<Vec<String>>,
 }
 
 impl ClusterFeed {
     /// Applies one event; true when the index holds a complete list.
     pub fn apply(&mut self, event: &Event<DynamicObject>, index: &HostIndex) -> bool {
-        match event {
-            Event::Init => self.relist = Some(HashMap::new()),
-            Event::InitApply(object) => {
-                self.relist
-                    .get_or_insert_with(HashMap::new)
-                    .insert(key_of(object), hosts_of(object));
-            }
-            Event::InitDone => {
-                index.replace_all(self.relist.take().unwrap_or_default());
-                return true;
-            }
-            Event::Apply(object) => index.upsert(key_of(object), hosts_of(object)),
-            Event::Delete(object) => {
-                index.remove(&key_of(object));
+        let applied = self
+            .hosts
+            .apply(&None, event, |object| Some((key_of(object), hosts_of(object))));
+        if applied.listed {
+            // One swap: no review sees half of the new list.
+            index.replace_all(self.hosts.iter().map(|(key, hosts)| (key.clone(), hosts.clone())));
+            return true;
+        }
+        for change in applied.changes {
+            match change {
+                Change::Upserted { key, .. } => {
+                    let hosts = self.hosts.get(&key).cloned().unwrap_or_default();
+                    index.upsert(key, hosts);
+                }
+                Change::Removed { key, .. } => {
+                    index.remove(&key);
+                }
             }
         }
         false
     }
 }
 
-/// Cluster mode: a reflector on every VirtualHost in the cluster feeds the
-/// index; `ready` is set after the first full list. Runs until the watch
-/// stream ends (it retries with backoff, so only on shutdown).
+/// Cluster mode: a watcher on every VirtualHost in the cluster feeds the
+/// index through a [`ClusterFeed`]; `ready` is set after the first full
+/// list. Runs until the watch stream ends (it retries with backoff, so only
+/// on shutdown).
 pub async fn watch_cluster(client: Client, index: Arc<HostIndex>, ready: Arc<AtomicBool>) {
     let resource = ApiResource::erase::<VirtualHost>(&());
     let api: Api<DynamicObject> = Api::all_with(client, &resource);
-    // The reflector's store is the cache of record; the index is derived
-    // from the same events.
-    let writer = reflector::store::Writer::new(resource);
-    let stream = reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
     let mut stream = std::pin::pin!(stream);
     let mut feed = ClusterFeed::default();
     while let Some(event) = stream.next().await {
@@ -94,32 +99,39 @@ pub async fn watch_cluster(client: Client, index: Arc<HostIndex>, ready: Arc<Ato
     }
 }
 
-/// Reads every VirtualHost under `dir` into `index` (replacing it). Files or
-/// documents that cannot be read are logged and skipped; the rest load.
-/// Returns (objects, problems).
-pub fn load_directory(dir: &Path, index: &HostIndex) -> (usize, Vec<String>) {
-    let (files, errors) = manifests::files(&[dir.to_path_buf()]);
-    let mut problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    let mut objects = HashMap::new();
-    let limits = Limits::default();
-    for file in files {
-        match manifests::read(&file, &limits) {
-            Ok(documents) => {
-                for document in documents {
-                    match VirtualHostObject::decode(&document) {
-                        Ok(object) => {
-                            objects.insert(object.key(), object.spec.hosts);
-                        }
-                        Err(e) => problems.push(format!("{}[{}]: {e}", file.display(), document.index)),
-                    }
-                }
-            }
-            Err(e) => problems.push(e.to_string()),
-        }
-    }
+/// What one read of the manifest directory found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectoryRead {
+    /// Objects indexed.
+    pub objects: usize,
+    /// Every error met (each also logged by [`watch_directory`]).
+    pub problems: Vec<String>,
+    /// Files that could not be read, indexed as they were last read.
+    pub stale: Vec<PathBuf>,
+}
+
+/// Reads every VirtualHost under `dir` into `index` (replacing it), with
+/// the shared keep-last-good policy (the controller's local mode's too): a
+/// file that cannot be read or decoded now keeps the hosts it claimed when
+/// last read, and a directory that cannot be listed keeps those of every
+/// file under it. Dropping them would admit a CREATE that conflicts with
+/// objects that are still there: the webhook fails closed. Of two copies of
+/// one object, the first in path order is indexed. An object that breaks
+/// the API's rules still claims the hosts it names.
+pub fn load_directory(dir: &Path, limits: &Limits, store: &mut LastGood, index: &HostIndex) -> DirectoryRead {
+    let load = store.load(&[dir.to_path_buf()], limits);
+    let objects: HashMap<ObjectKey, Vec<String>> = load
+        .objects
+        .into_iter()
+        .map(|loaded| (loaded.object.key(), loaded.object.spec.hosts))
+        .collect();
     let count = objects.len();
     index.replace_all(objects);
-    (count, problems)
+    DirectoryRead {
+        objects: count,
+        problems: load.errors.iter().map(ToString::to_string).collect(),
+        stale: load.stale,
+    }
 }
 
 /// The default local-mode poll interval.
@@ -128,30 +140,46 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// Local mode: reads `dir` now, then every `interval` re-reads it when a
 /// manifest file was added, removed or changed (size or mtime). Polling
 /// needs no inotify and behaves the same on every filesystem; a change is
-/// seen within one interval. `ready` is set after the first read.
-pub async fn watch_directory(dir: PathBuf, interval: Duration, index: Arc<HostIndex>, ready: Arc<AtomicBool>) {
+/// seen within one interval. Files are read within `limits` (a file is
+/// read once settled: see [`Limits::settle`]). `ready` is set after the
+/// first read. Errors and stale files are logged and set in `metrics`.
+pub async fn watch_directory(
+    dir: PathBuf,
+    interval: Duration,
+    limits: Limits,
+    index: Arc<HostIndex>,
+    ready: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+) {
     let mut last: Option<manifests::Stamp> = None;
+    let store = Arc::new(std::sync::Mutex::new(LastGood::new()));
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        let (dir_, index_) = (dir.clone(), index.clone());
+        let (dir_, index_, store_) = (dir.clone(), index.clone(), store.clone());
         let previous = last.clone();
         let read = tokio::task::spawn_blocking(move || {
             let stamp = manifests::stamp(std::slice::from_ref(&dir_));
             if previous.as_ref() == Some(&stamp) {
                 return None;
             }
-            let (count, problems) = load_directory(&dir_, &index_);
-            Some((stamp, count, problems))
+            // One read at a time: the ticker waits for this task.
+            let mut store = store_.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            Some((stamp, load_directory(&dir_, &limits, &mut store, &index_)))
         })
         .await;
         match read {
-            Ok(Some((stamp, count, problems))) => {
-                for problem in &problems {
+            Ok(Some((stamp, read))) => {
+                for problem in &read.problems {
                     tracing::warn!("{problem}");
                 }
-                tracing::info!(objects = count, dir = %dir.display(), "host index loaded");
+                for file in &read.stale {
+                    tracing::warn!(file = %file.display(), "cannot be read now: its hosts are indexed as last read");
+                }
+                metrics.manifest_errors.set(read.problems.len() as i64);
+                metrics.manifest_stale_files.set(read.stale.len() as i64);
+                tracing::info!(objects = read.objects, stale_files = read.stale.len(), dir = %dir.display(), "host index loaded");
                 last = Some(stamp);
                 ready.store(true, Ordering::Release);
             }
@@ -206,11 +234,77 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("bad.yaml"), "apiVersion: v1\nkind: Pod\n").unwrap();
         let index = HostIndex::new();
-        let (count, problems) = load_directory(dir.path(), &index);
-        assert_eq!(count, 1);
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("bad.yaml"), "{problems:?}");
+        let read = load_directory(dir.path(), &Limits::default(), &mut LastGood::new(), &index);
+        assert_eq!(read.objects, 1);
+        assert_eq!(read.problems.len(), 1, "{read:?}");
+        assert!(read.problems[0].contains("bad.yaml"), "{read:?}");
         let found = index.check(&ObjectKey::new("x", "y"), &["a.example.com".to_owned()]);
         assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "a"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_subdirectory_that_cannot_be_listed_keeps_its_hosts() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("team-b");
+        std::fs::create_dir(&sub).unwrap();
+        let manifest = |name: &str| {
+            format!(
+                "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}}}\n\
+                 spec: {{hosts: [{name}.example.com], routes: []}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("a.yaml"), manifest("a")).unwrap();
+        std::fs::write(sub.join("b.yaml"), manifest("b")).unwrap();
+        std::fs::write(dir.path().join("c.yaml"), manifest("c")).unwrap();
+        let (index, mut store) = (HostIndex::new(), LastGood::new());
+        assert_eq!(
+            load_directory(dir.path(), &Limits::default(), &mut store, &index).objects,
+            3
+        );
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let read = {
+            let _unprivileged = aether_manifests::testing::WithoutFileCapabilities::enter();
+            load_directory(dir.path(), &Limits::default(), &mut store, &index)
+        };
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            (read.objects, read.stale.clone()),
+            (3, vec![sub.join("b.yaml")]),
+            "{read:?}"
+        );
+        assert!(read.problems[0].contains("cannot list"), "{read:?}");
+        let found = index.check(&ObjectKey::new("x", "y"), &["b.example.com".to_owned()]);
+        assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "b"));
+    }
+
+    #[test]
+    fn of_two_copies_of_an_object_the_first_in_path_order_is_indexed() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = |host: &str| {
+            format!(
+                "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: a}}\n\
+                 spec: {{hosts: [{host}], routes: []}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("a.yaml"), manifest("first.example.com")).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), manifest("second.example.com")).unwrap();
+        let index = HostIndex::new();
+        let read = load_directory(dir.path(), &Limits::default(), &mut LastGood::new(), &index);
+        assert_eq!(read.objects, 1);
+        assert!(
+            read.problems[0].contains("b.yaml: document 0: VirtualHost default/a is also in"),
+            "{read:?}"
+        );
+        let key = ObjectKey::new("x", "y");
+        assert_eq!(index.check(&key, &["first.example.com".to_owned()]).conflicts.len(), 1);
+        assert!(
+            index
+                .check(&key, &["second.example.com".to_owned()])
+                .conflicts
+                .is_empty()
+        );
     }
 }

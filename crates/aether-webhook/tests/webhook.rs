@@ -429,8 +429,10 @@ async fn local_mode_indexes_a_watched_directory() {
     let watch = tokio::spawn(sources::watch_directory(
         dir.path().to_path_buf(),
         Duration::from_millis(20),
+        aether_manifests::Limits::default(),
         index.clone(),
         ready.clone(),
+        Arc::new(aether_webhook::metrics::Metrics::new()),
     ));
     let server = start(index.clone(), test_limits()).await;
     let client = server.pki.client();
@@ -508,6 +510,7 @@ async fn two_replicas_racing_both_admit_then_catch_up() {
         name: name.to_owned(),
         creation_timestamp: Some(created.parse().unwrap()),
         spec: serde_json::from_value(spec(&["race.example.com"])).unwrap(),
+        read_problems: Vec::new(),
     };
     let objects = vec![
         object("team-b", "second", "2026-01-01T00:00:00.5Z"),

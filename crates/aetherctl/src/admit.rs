@@ -9,14 +9,14 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use aether_api::ObjectKey;
-use aether_manifests::Limits;
 use aether_manifests::objects::VirtualHostObject;
+use aether_manifests::{Limits, Loaded};
 use aether_webhook::admission;
 use aether_webhook::index::HostIndex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::report::{CommandReport, ErrorReport, Loaded, LoadedObject, load};
+use crate::report::{CommandReport, ErrorReport, display, load};
 
 /// What `admit` found: the JSON output of `admit --output json`. Every key is
 /// always present; new keys may be added, none removed or renamed.
@@ -37,8 +37,9 @@ pub struct Review {
     pub document: usize,
     pub namespace: String,
     pub name: String,
-    /// `CREATE`, or `UPDATE` when a stored (or earlier admitted) object has
-    /// the same namespace/name.
+    /// `CREATE`, or `UPDATE` when a stored object has the same
+    /// namespace/name (the PATHs hold one copy of each object: a second is
+    /// an input error).
     pub operation: &'static str,
     pub allowed: bool,
     /// Why it was denied; `null` when allowed.
@@ -53,14 +54,8 @@ pub struct Review {
 /// is an error and nothing is reviewed: an incomplete stored set could admit
 /// what the cluster would deny.
 pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitReport {
-    let Loaded {
-        objects: stored_objects,
-        mut errors,
-    } = load(stored, limits);
-    let Loaded {
-        objects: candidates,
-        errors: candidate_errors,
-    } = load(paths, limits);
+    let (stored_objects, mut errors) = load(stored, limits);
+    let (candidates, candidate_errors) = load(paths, limits);
     errors.extend(candidate_errors);
     if !errors.is_empty() {
         return AdmitReport {
@@ -73,28 +68,36 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
     let index = HostIndex::new();
     // The stored objects as the API server would hand them over as oldObject.
     let mut objects: HashMap<ObjectKey, Value> = HashMap::new();
-    for LoadedObject { object, .. } in stored_objects {
+    for Loaded { object, .. } in stored_objects {
         let key = object.key();
         index.upsert(key.clone(), object.spec.hosts.clone());
         objects.insert(key, as_stored(&object));
     }
     let mut reviews = Vec::new();
-    for (number, LoadedObject { file, document, object }) in candidates.into_iter().enumerate() {
+    for (number, Loaded { file, document, object }) in candidates.into_iter().enumerate() {
         let key = object.key();
         let json = as_stored(&object);
         let old = objects.get(&key);
-        let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
-            .expect("a JSON value encodes");
         let operation = if old.is_some() { "UPDATE" } else { "CREATE" };
-        let answer = admission::review(&body, &index)
-            .map_err(|e| e.0)
-            .and_then(|(bytes, _)| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
-        let response = match answer {
-            Ok(review) => review["response"].clone(),
-            // The review is built here, so this is a bug, reported rather than hidden.
-            Err(message) => {
-                json!({"allowed": false, "status": {"message": format!("the webhook rejected the review: {message}")}})
+        let response = if object.problems.is_empty() {
+            let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
+                .expect("a JSON value encodes");
+            let answer = admission::review(&body, &index)
+                .map_err(|e| e.0)
+                .and_then(|(bytes, _)| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+            match answer {
+                Ok(review) => review["response"].clone(),
+                // The review is built here, so this is a bug, reported rather than hidden.
+                Err(message) => {
+                    json!({"allowed": false, "status": {"message": format!("the webhook rejected the review: {message}")}})
+                }
             }
+        } else {
+            // Values that did not decode: the API server's schema check
+            // refuses the object before any webhook sees it (the webhook
+            // would deny it the same way, but the object as decoded has
+            // lost those values, so it is not what would be sent).
+            json!({"allowed": false, "status": {"message": admission::invalid_message(&object.violations())}})
         };
         let allowed = response["allowed"] == true;
         if allowed {
@@ -102,7 +105,7 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
             objects.insert(key, json);
         }
         reviews.push(Review {
-            file,
+            file: display(&file),
             document,
             namespace: object.namespace,
             name: object.name,

@@ -42,9 +42,10 @@ enum Command {
     ///
     /// Each PATH is a file, or a directory searched recursively for *.yaml,
     /// *.yml and *.json files (symbolic links to directories are not
-    /// followed). A file holds one or more YAML documents separated by `---`,
-    /// or JSON values; a `kind: List` document's items are checked one by
-    /// one. Documents are numbered from 0 in each file, List items counted
+    /// followed). Only regular files (or links to them) are read: a FIFO,
+    /// socket or device is refused, never waited on. A file holds one or
+    /// more YAML documents separated by `---`, or JSON values; a `kind:
+    /// List` document's items are checked one by one. Documents are numbered from 0 in each file, List items counted
     /// one by one. An object without `metadata.namespace` is in `default`.
     ///
     /// Everything is reported, errors and violations alike: one bad file
@@ -66,8 +67,8 @@ enum Command {
     /// PATHs are read as for `validate`. Invalid objects and the losers of
     /// host conflicts do not fail the command: they are in the snapshot's
     /// report. Exit 0 when the snapshot is printed; 2 when any input could
-    /// not be read (nothing is printed then: a snapshot missing an object
-    /// would look complete).
+    /// not be read, or holds two copies of one object (nothing is printed
+    /// then: a snapshot missing an object would look complete).
     Project {
         /// `yaml` or `json`: the whole snapshot, the route configuration in
         /// Envoy's canonical proto3 JSON form.
@@ -155,13 +156,18 @@ fn validate_help() -> String {
         "Exit codes:
   0  every object is valid
   1  some object breaks a validation rule (each violation is listed with its
-     file, document index, namespace/name, field path, rule id and message)
+     file, document index, namespace/name, field path, rule id and message).
+     A value of the wrong type is a violation too, worded from the CRD's
+     schema as the API server would reject it: `spec.routes[0].backend.port:
+     must be an integer from 0 to 65535, got -1 [type]` (rules `type`,
+     `enum`, `unknown_field`, `required`, `decode`)
   2  a usage, I/O or parse error: a path that cannot be read, a file that is
      not YAML/JSON or breaks a limit, a document that is not a VirtualHost
-     (wrong apiVersion or kind, no metadata.name) or whose spec does not
-     decode (unknown field, wrong type), with the file, document index and
-     path. When there are both errors and violations, all are reported and
-     the exit code is 2.
+     (not a mapping, wrong apiVersion or kind, no metadata.name), with the
+     file, document index and path. When there are both errors and
+     violations, all are reported and the exit code is 2. Every object is
+     checked on its own, two copies of one included (`project`, `status`
+     and `admit`, which take the objects as a set, refuse a second copy).
 
 Limits (input is untrusted; breaking one is an error naming it, exit 2):
   file size             {} bytes (a file of exactly this size is read)
@@ -170,7 +176,9 @@ Limits (input is untrusted; breaking one is an error naming it, exit 2):
   YAML nodes per file   {}
   YAML aliases per file {}
   alias expansion       {} nodes added by aliases, per file
-  Files must be UTF-8.
+  Files must be UTF-8 regular files. A file modified less than {} ms ago
+  may still be being written: it is read once left alone that long (waiting
+  {} ms at most, then an error).
 
 JSON output (--output json):
   {{\"valid\": bool,
@@ -183,6 +191,8 @@ JSON output (--output json):
         limits.max_nodes,
         limits.max_aliases,
         limits.max_alias_expansion,
+        limits.settle.as_millis(),
+        limits.max_settle_wait.as_millis(),
     )
 }
 

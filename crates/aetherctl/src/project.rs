@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use aether_projection::{Format, ProjectionConfig, Snapshot, VirtualHostObject};
 
-use crate::report::{ErrorReport, Loaded, LoadedObject, load};
+use crate::report::{ErrorReport, load};
 use crate::{EXIT_ERROR, EXIT_VALID, ProjectFormat};
-use aether_manifests::Limits;
+use aether_manifests::{Limits, Loaded};
 
 /// Reads every manifest under `paths`, projects the objects and writes the
 /// snapshot to `out`; errors go to `err`. Returns the exit code.
@@ -39,8 +39,8 @@ pub fn run(
 /// Reads every manifest under `paths` and projects the objects: the
 /// snapshot and the objects as read, or every error met (any error stops
 /// the projection: a snapshot missing an object would look complete).
-pub fn load_and_project(paths: &[PathBuf], limits: &Limits) -> Result<(Snapshot, Vec<LoadedObject>), Vec<ErrorReport>> {
-    let Loaded { objects, mut errors } = load(paths, limits);
+pub fn load_and_project(paths: &[PathBuf], limits: &Limits) -> Result<(Snapshot, Vec<Loaded>), Vec<ErrorReport>> {
+    let (objects, mut errors) = load(paths, limits);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -48,7 +48,8 @@ pub fn load_and_project(paths: &[PathBuf], limits: &Limits) -> Result<(Snapshot,
     match aether_projection::project(&inputs, &ProjectionConfig::default()) {
         Ok(snapshot) => Ok((snapshot, objects)),
         Err(e) => {
-            // Two documents naming the same namespace/name.
+            // The reader keeps one copy of each object, so this is a bug,
+            // reported rather than hidden.
             errors.push(ErrorReport {
                 file: "(all inputs)".into(),
                 document: None,

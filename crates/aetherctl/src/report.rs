@@ -3,12 +3,10 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use aether_api::validate::Validate;
 use serde::Serialize;
 
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
-use aether_manifests::objects::VirtualHostObject;
-use aether_manifests::{self as manifests, Limits};
+use aether_manifests::{self as manifests, Limits, LoadError, Loaded};
 
 /// Everything found: the JSON output of `validate --output json`, field for
 /// field. The shape is stable: every key is always present (`null` when it
@@ -39,7 +37,10 @@ pub struct ObjectReport {
 pub struct ViolationReport {
     /// `spec.routes[2].match.prefix`.
     pub path: String,
-    /// The protovalidate rule id: `string.pattern`, `path.no_dot_segment`.
+    /// The protovalidate rule id: `string.pattern`, `path.no_dot_segment`;
+    /// or, for a value that does not decode, `type` (a wrong type, or a
+    /// number out of the field's range), `enum`, `unknown_field`,
+    /// `required` (no spec) or `decode`.
     pub rule: String,
     pub message: String,
 }
@@ -98,65 +99,26 @@ pub struct ErrorReport {
     pub message: String,
 }
 
-/// A VirtualHost read from a manifest, with where it was read.
-pub struct LoadedObject {
-    pub file: String,
-    /// 0-based document index in the file.
-    pub document: usize,
-    pub object: VirtualHostObject,
-}
-
-/// Everything read from some paths: the objects, and every error met.
-pub struct Loaded {
-    pub objects: Vec<LoadedObject>,
-    pub errors: Vec<ErrorReport>,
-}
-
-/// Reads every manifest under `paths` within `limits`, decoding each
-/// document into a VirtualHost. One bad file or document does not stop the
-/// others; each becomes an [`ErrorReport`].
-pub fn load(paths: &[PathBuf], limits: &Limits) -> Loaded {
-    let (files, path_errors) = manifests::files(paths);
-    let mut errors: Vec<ErrorReport> = path_errors
-        .into_iter()
-        .map(|e| ErrorReport {
+impl From<LoadError> for ErrorReport {
+    fn from(e: LoadError) -> Self {
+        Self {
             file: display(&e.file),
-            document: None,
-            path: None,
+            document: e.document,
+            path: e.path,
             message: e.message,
-        })
-        .collect();
-    let mut objects = Vec::new();
-    for file in &files {
-        let documents = match manifests::read(file, limits) {
-            Ok(documents) => documents,
-            Err(e) => {
-                errors.push(ErrorReport {
-                    file: display(&e.file),
-                    document: None,
-                    path: None,
-                    message: e.message,
-                });
-                continue;
-            }
-        };
-        for document in &documents {
-            match VirtualHostObject::decode(document) {
-                Ok(object) => objects.push(LoadedObject {
-                    file: display(file),
-                    document: document.index,
-                    object,
-                }),
-                Err(e) => errors.push(ErrorReport {
-                    file: display(file),
-                    document: Some(document.index),
-                    path: (!e.path.is_empty()).then_some(e.path),
-                    message: e.message,
-                }),
-            }
         }
     }
-    Loaded { objects, errors }
+}
+
+/// Everything read from some paths, by the one reader (`aether_manifests::load`):
+/// the objects (one per namespace/name: a second copy is an error), and
+/// every error met as a report.
+pub fn load(paths: &[PathBuf], limits: &Limits) -> (Vec<Loaded>, Vec<ErrorReport>) {
+    reports(manifests::load(paths, limits))
+}
+
+fn reports(load: manifests::Load) -> (Vec<Loaded>, Vec<ErrorReport>) {
+    (load.objects, load.errors.into_iter().map(ErrorReport::from).collect())
 }
 
 /// `FILE[: document N][: PATH]: MESSAGE`
@@ -173,33 +135,31 @@ impl std::fmt::Display for ErrorReport {
     }
 }
 
-fn display(path: &Path) -> String {
+/// A path as reports print it.
+pub fn display(path: &Path) -> String {
     path.display().to_string()
 }
 
 impl Report {
-    /// Reads and checks every manifest under `paths`.
+    /// Reads and checks every manifest under `paths`: every object, each
+    /// on its own (two copies of one object are both checked).
     pub fn check(paths: &[PathBuf], limits: &Limits) -> Self {
-        let Loaded {
-            objects: loaded,
-            errors,
-        } = load(paths, limits);
+        let (loaded, errors) = reports(manifests::read_all(paths, limits));
         let objects: Vec<ObjectReport> = loaded
             .into_iter()
-            .map(|LoadedObject { file, document, object }| {
-                let status = object.status.as_ref().map_or(Ok(()), Validate::validate);
-                let violations = [object.spec.validate(), status]
+            .map(|Loaded { file, document, object }| {
+                // Values that did not decode, then the rules the rest breaks.
+                let violations = object
+                    .violations()
                     .into_iter()
-                    .filter_map(Result::err)
-                    .flatten()
                     .map(|v| ViolationReport {
-                        path: v.field_path,
-                        rule: v.rule_id.to_owned(),
-                        message: v.message.to_owned(),
+                        path: v.path,
+                        rule: v.rule.to_owned(),
+                        message: v.message,
                     })
                     .collect();
                 ObjectReport {
-                    file,
+                    file: display(&file),
                     document,
                     namespace: object.namespace,
                     name: object.name,

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use aether_api::ObjectKey;
 use aether_api::config::v1::VirtualHostStatus;
 use aether_controller::status::{self, ACCEPTED, Observed, REASON_ACCEPTED};
-use aether_manifests::Limits;
+use aether_manifests::{Limits, Loaded};
 use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::project::load_and_project;
-use crate::report::{CommandReport, ErrorReport, LoadedObject};
+use crate::report::{CommandReport, ErrorReport, display};
 
 /// What `status` found: the JSON output of `status --output json`. Every key
 /// is always present; new keys may be added, none removed or renamed.
@@ -89,11 +89,11 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
         statuses.into_iter().map(|patch| (patch.key, patch.status)).collect();
     let objects: Vec<ObjectStatus> = loaded
         .into_iter()
-        .map(|LoadedObject { file, document, object }| {
+        .map(|Loaded { file, document, object }| {
             let status = by_key.remove(&object.key()).unwrap_or_default();
             ObjectStatus {
                 would_patch: object.status.as_ref() != Some(&status),
-                file,
+                file: display(&file),
                 document,
                 namespace: object.namespace,
                 name: object.name,

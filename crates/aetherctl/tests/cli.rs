@@ -5,62 +5,14 @@
 //! it) and, on Unix, in memory: the binary runs under `ulimit -v`, so an
 //! input that made it allocate without bound would abort it, not pass.
 
+mod common;
+
 use std::ffi::OsString;
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use common::{Run, SIXTEEN_MIB, TIMEOUT, aetherctl, proposal, write};
 use serde_json::Value;
-use wait_timeout::ChildExt;
-
-const TIMEOUT: Duration = Duration::from_secs(30);
-/// Address space allowed to the binary, in KiB: far above what a manifest
-/// needs (tens of MiB), far below what an unbounded expansion would take.
-const MEMORY_KIB: u32 = 1024 * 1024;
-const SIXTEEN_MIB: usize = 16 * 1024 * 1024;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn aetherctl<S: Into<OsString> + Clone>(args: &[S]) -> Run {
-    let scratch = tempfile::tempdir().unwrap();
-    let (out_path, err_path) = (scratch.path().join("stdout"), scratch.path().join("stderr"));
-    // Output goes to files, not pipes: nothing can block on a full pipe.
-    let mut command = if cfg!(unix) {
-        let mut c = Command::new("/bin/sh");
-        c.arg("-c")
-            .arg(format!("ulimit -v {MEMORY_KIB} && exec \"$0\" \"$@\""))
-            .arg(env!("CARGO_BIN_EXE_aetherctl"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_aetherctl"))
-    };
-    let started = Instant::now();
-    let mut child = command
-        .args(args.iter().cloned().map(Into::into))
-        .stdin(Stdio::null())
-        .stdout(File::create(&out_path).unwrap())
-        .stderr(File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let Some(status) = child.wait_timeout(TIMEOUT).unwrap() else {
-        child.kill().unwrap();
-        child.wait().unwrap();
-        panic!("aetherctl still running after {TIMEOUT:?}");
-    };
-    let code = status
-        .code()
-        .unwrap_or_else(|| panic!("aetherctl killed by a signal ({status}) after {:?}", started.elapsed()));
-    Run {
-        code,
-        stdout: std::fs::read_to_string(out_path).unwrap(),
-        stderr: std::fs::read_to_string(err_path).unwrap(),
-    }
-}
 
 fn validate(paths: &[&Path]) -> Run {
     let mut args: Vec<OsString> = vec!["validate".into()];
@@ -74,16 +26,6 @@ fn validate_json(paths: &[&Path]) -> (Run, Value) {
     let run = aetherctl(&args);
     let report = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
     (run, report)
-}
-
-fn proposal() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/proposal.yaml")).unwrap()
-}
-
-fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
 }
 
 /// The proposal with an upper-case host and a `..` segment: two violations.
@@ -257,45 +199,78 @@ fn errors_and_violations_are_all_reported_and_exit_2() {
 }
 
 #[test]
-fn decode_errors_carry_document_index_and_path() {
+fn errors_and_violations_carry_document_index_and_path() {
     let dir = tempfile::tempdir().unwrap();
-    let unknown = proposal().replace("    provider: KUBERNETES", "    provider: KUBERNETES\n    colour: blue");
-    let file = write(dir.path(), "docs.yaml", format!("{}\n---\n{unknown}", proposal()));
+    let nameless = proposal().replace("  name: api\n", "");
+    let unknown = proposal()
+        .replace("name: api", "name: web")
+        .replace("    provider: KUBERNETES", "    provider: KUBERNETES\n    colour: blue");
+    let file = write(
+        dir.path(),
+        "docs.yaml",
+        format!("{}\n---\n{nameless}\n---\n{unknown}", proposal()),
+    );
     let run = validate(&[&file]);
     assert_eq!(run.code, 2);
+    // Not an object: an error.
     assert_eq!(
         run.stderr,
+        format!("error: {}: document 1: metadata.name: required\n", file.display())
+    );
+    // An object with an unknown field: a violation of it. The valid
+    // document is still checked and reported.
+    assert_eq!(
+        run.stdout,
         format!(
-            "error: {}: document 1: spec.tls.colour: unknown field `colour`, expected one of `secret_name`, `secretName`, `provider`\n",
+            "{0}: document 0: default/api: valid\n\
+             {0}: document 2: default/web: spec.tls.colour: unknown field (the fields are provider, secretName) [unknown_field]\n\
+             2 object(s): 1 valid, 1 invalid (1 violation(s)); 1 error(s)\n",
             file.display()
         )
-    );
-    // The valid document is still checked and reported.
-    assert!(
-        run.stdout
-            .starts_with(&format!("{}: document 0: default/api: valid\n", file.display()))
     );
 
     let (_, report) = validate_json(&[&file]);
     assert_eq!(report["errors"][0]["document"], 1);
-    assert_eq!(report["errors"][0]["path"], "spec.tls.colour");
+    assert_eq!(report["errors"][0]["path"], "metadata.name");
+    assert_eq!(report["objects"][1]["document"], 2);
+    assert_eq!(report["objects"][1]["violations"][0]["path"], "spec.tls.colour");
+}
+
+/// Asserts that validating `file` finds exactly one violation of its one
+/// object, `violation` (`PATH: MESSAGE [RULE]`), in both output forms.
+fn assert_violation(file: &Path, violation: &str) {
+    let run = validate(&[file]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{}", run.stdout);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}: document 0: default/api: {violation}\n1 object(s): 0 valid, 1 invalid (1 violation(s)); 0 error(s)\n",
+            file.display()
+        )
+    );
+    let (_, report) = validate_json(&[file]);
+    let found = &report["objects"][0]["violations"][0];
+    let rendered = format!(
+        "{}: {} [{}]",
+        found["path"].as_str().unwrap(),
+        found["message"].as_str().unwrap(),
+        found["rule"].as_str().unwrap()
+    );
+    assert_eq!(rendered, violation);
 }
 
 #[test]
-fn a_spec_field_of_the_wrong_type_names_its_path() {
+fn a_spec_field_of_the_wrong_type_is_a_violation_naming_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(
         dir.path(),
         "type.yaml",
         proposal().replace("service: svc-health", "service: [svc]"),
     );
-    assert_error(
+    assert_violation(
         &file,
-        "document 0: spec.routes[1].backend.service: invalid type: sequence",
+        "spec.routes[1].backend.service: must be a string, got [\"svc\"] [type]",
     );
-    let (_, report) = validate_json(&[&file]);
-    assert_eq!(report["errors"][0]["path"], "spec.routes[1].backend.service");
-    assert_eq!(report["errors"][0]["document"], 0);
 }
 
 #[test]
@@ -304,9 +279,9 @@ fn a_match_with_both_prefix_and_exact_names_the_oneof() {
     let both = proposal().replace("exact: /healthz", "exact: /healthz\n        prefix: /health");
     assert_ne!(both, proposal());
     let file = write(dir.path(), "both.yaml", both);
-    assert_error(
+    assert_violation(
         &file,
-        "document 0: spec.routes[1].match: only one of `prefix`, `exact` may be set (oneof `path`)",
+        "spec.routes[1].match: only one of `prefix`, `exact` may be set (oneof `path`) [decode]",
     );
 }
 
@@ -572,19 +547,37 @@ fn project_prints_the_snapshot_of_the_examples_with_their_conflicts() {
 fn project_prints_nothing_and_exits_2_when_an_input_is_unreadable() {
     let dir = tempfile::tempdir().unwrap();
     let good = write(dir.path(), "good.yaml", proposal());
+    let broken = write(
+        dir.path(),
+        "broken.yaml",
+        "apiVersion: config.aether.io/v1\nspec: [unclosed",
+    );
+    let (run, _) = project_json(&[&good, &broken]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .starts_with(&format!("error: {}: invalid YAML: ", broken.display())),
+        "{}",
+        run.stderr
+    );
+
+    // A malformed timestamp is the object's problem, not the input's.
     let stamped = proposal().replace(
         "  namespace: default\n",
         "  namespace: default\n  creationTimestamp: yesterday\n",
     );
     let bad_time = write(dir.path(), "bad-time.yaml", stamped);
-    let (run, _) = project_json(&[&good, &bad_time]);
-    assert_eq!(run.code, 2);
-    assert_eq!(run.stdout, "");
+    let (run, snapshot) = project_json(&[&bad_time]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let problem = &snapshot["report"]["leftOut"][0]["problems"][0];
+    assert_eq!(problem["fieldPath"], "metadata.creationTimestamp");
     assert!(
-        run.stderr
-            .contains("bad-time.yaml: document 0: metadata.creationTimestamp: not an RFC 3339"),
-        "{}",
-        run.stderr
+        problem["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("must be an RFC 3339 date-time, got \"yesterday\""),
+        "{problem}"
     );
 
     let twice = write(dir.path(), "twice.yaml", format!("{}---\n{}", proposal(), proposal()));
@@ -871,15 +864,17 @@ fn status_compares_with_the_stored_status_and_keeps_its_transition_time() {
 fn status_computes_nothing_and_exits_2_when_an_input_is_unreadable() {
     let dir = tempfile::tempdir().unwrap();
     let good = write(dir.path(), "good.yaml", proposal());
-    let broken = write(dir.path(), "broken.yaml", proposal().replace("port: 8080", "port: -1"));
+    let broken = write(
+        dir.path(),
+        "broken.yaml",
+        "apiVersion: config.aether.io/v1\nspec: [unclosed",
+    );
     let run = aetherctl(&["status".into(), good.into_os_string(), broken.clone().into_os_string()]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.stdout, "");
     assert!(
-        run.stderr.starts_with(&format!(
-            "error: {}: document 0: spec.routes[0].backend.port: ",
-            broken.display()
-        )),
+        run.stderr
+            .starts_with(&format!("error: {}: invalid YAML: ", broken.display())),
         "{}",
         run.stderr
     );

@@ -1,8 +1,14 @@
 //! Helpers shared by the tests.
 #![allow(dead_code)]
 
-use aether_controller::outputs::ROUTE_CONFIGURATION_TYPE;
-use aether_projection::{VirtualHostObject, descriptors};
+use std::time::Duration;
+
+use aether_controller::TlsSettings;
+use aether_controller::local::Options;
+use aether_controller::outputs::{ROUTE_CONFIGURATION_TYPE, ROUTES_FILE};
+use aether_projection::{ProjectionConfig, VirtualHostObject, descriptors};
+use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+use prost::Message;
 use prost_reflect::DynamicMessage;
 use serde_json::Value;
 
@@ -22,7 +28,7 @@ pub fn decode_routes(bytes: &[u8]) -> Result<Vec<u8>, String> {
     let options = prost_reflect::DeserializeOptions::new().deny_unknown_fields(true);
     let message = DynamicMessage::deserialize_with_options(descriptors::route_configuration(), resource, &options)
         .map_err(|err| format!("not a RouteConfiguration: {err}"))?;
-    Ok(prost::Message::encode_to_vec(&message))
+    Ok(message.encode_to_vec())
 }
 
 /// A VirtualHost object with `hosts`, one route per service, created at `created`.
@@ -56,4 +62,40 @@ pub fn run_once(manifests: &std::path::Path, out: &std::path::Path) -> (i32, Str
         .output()
         .unwrap();
     (output.status.code().unwrap(), String::from_utf8(output.stderr).unwrap())
+}
+
+/// `default/api`, serving api.example.com with one route to svc-web.
+pub const GOOD: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api, namespace: default}\n\
+                    spec: {hosts: [api.example.com], routes: [{match: {prefix: /}, backend: {service: svc-web}}]}\n";
+
+/// A manifest of `default/NAME`, serving NAME.example.com.
+pub fn named(name: &str) -> String {
+    GOOD.replace("name: api", &format!("name: {name}"))
+        .replace("api.example.com", &format!("{name}.example.com"))
+}
+
+/// Local mode's options for a test: one pass at a time, no waiting.
+pub fn options(manifests: &std::path::Path, out: &std::path::Path) -> Options {
+    Options {
+        manifests: manifests.to_owned(),
+        out: out.to_owned(),
+        poll: Duration::from_millis(10),
+        quiet: Duration::ZERO,
+        max_delay: Duration::ZERO,
+        once: true,
+        projection: ProjectionConfig::default(),
+        secrets: None,
+        tls: TlsSettings::new(out.to_string_lossy()),
+    }
+}
+
+/// The hosts `routes.json` serves.
+pub fn served_hosts(out: &std::path::Path) -> Vec<String> {
+    let binary = decode_routes(&std::fs::read(out.join(ROUTES_FILE)).unwrap()).unwrap();
+    RouteConfiguration::decode(binary.as_slice())
+        .unwrap()
+        .virtual_hosts
+        .into_iter()
+        .flat_map(|host| host.domains)
+        .collect()
 }

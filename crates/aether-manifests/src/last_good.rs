@@ -1,0 +1,195 @@
+//! The policy of readers that keep serving while their input changes (the
+//! controller's and the webhook's local modes): what cannot be read now
+//! keeps the objects it gave when last read.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::load::{Load, LoadError, Loaded, first_copies, read_objects};
+use crate::{Failure, Limits};
+
+/// Per file, the objects it gave when last read. [`LastGood::load`] reads
+/// like [`crate::load`], except that:
+///
+/// - a file that cannot be read whole now (I/O error, still being written
+///   after [`Limits::max_settle_wait`], bad YAML, a document that is not a
+///   VirtualHost) gives the objects it
+///   gave when last read, and is listed in [`Load::stale`]; a file never
+///   read whole gives what could be read of it;
+/// - a path that cannot be listed keeps every file last read under it: an
+///   I/O error is not a deletion. Only a listing that succeeds without a
+///   file removes its objects.
+///
+/// Two copies of one object are then resolved by [`first_copies`], over
+/// the files in path order (for one directory, the order it is walked in).
+#[derive(Debug, Default)]
+pub struct LastGood {
+    files: BTreeMap<PathBuf, Vec<Loaded>>,
+}
+
+impl LastGood {
+    /// A store that has read nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads `paths` (see [`LastGood`]) and remembers what each file gave.
+    pub fn load(&mut self, paths: &[PathBuf], limits: &Limits) -> Load {
+        let (files, listing_errors) = crate::files(paths);
+        let mut errors: Vec<LoadError> = Vec::new();
+        let mut stale = Vec::new();
+        let mut now: BTreeMap<PathBuf, Vec<Loaded>> = BTreeMap::new();
+        let deadline = std::time::Instant::now() + limits.max_settle_wait;
+        for file in files {
+            let read = read_objects(&file, limits, deadline);
+            let objects = match self.files.get(&file) {
+                Some(previous) if !read.errors.is_empty() => {
+                    stale.push(file.clone());
+                    previous.clone()
+                }
+                _ => read.objects,
+            };
+            errors.extend(read.errors);
+            now.insert(file, objects);
+        }
+        for error in listing_errors {
+            if matches!(error.failure, Failure::Io | Failure::Changing) {
+                for (file, objects) in &self.files {
+                    if file.starts_with(&error.file) && !now.contains_key(file) {
+                        stale.push(file.clone());
+                        now.insert(file.clone(), objects.clone());
+                    }
+                }
+            }
+            errors.push(error.into());
+        }
+        stale.sort();
+        let (objects, duplicates) = first_copies(now.values().flatten().cloned().collect());
+        errors.extend(duplicates);
+        self.files = now;
+        Load { objects, errors, stale }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn host(name: &str) -> String {
+        format!(
+            "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}}}\n\
+             spec: {{hosts: [{name}.example.com], routes: [{{match: {{prefix: /}}, backend: {{service: web}}}}]}}\n"
+        )
+    }
+
+    fn names(load: &Load) -> Vec<String> {
+        load.objects.iter().map(|l| l.object.name.clone()).collect()
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_keeps_its_objects_until_it_can_or_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+        write(&a, &format!("{}---\n{}", host("a1"), host("a2")));
+        write(&b, &host("b"));
+        let paths = [dir.path().to_path_buf()];
+        let mut store = LastGood::new();
+        let first = store.load(&paths, &Limits::default());
+        assert_eq!(
+            (names(&first), first.errors.len()),
+            (vec!["a1".into(), "a2".into(), "b".into()], 0)
+        );
+
+        // One document of a.yaml stops decoding: a.yaml keeps both objects.
+        write(&a, &format!("{}---\nkind: Pod\n", host("a1")));
+        let broken = store.load(&paths, &Limits::default());
+        assert_eq!(names(&broken), names(&first));
+        assert_eq!(broken.stale, std::slice::from_ref(&a));
+        assert_eq!(broken.errors.len(), 1, "{:?}", broken.errors);
+        assert_eq!(
+            (broken.errors[0].file.as_path(), broken.errors[0].document),
+            (a.as_path(), Some(1))
+        );
+
+        // Still broken on the next read: still kept.
+        assert_eq!(names(&store.load(&paths, &Limits::default())), names(&first));
+
+        // Repaired: what it holds now.
+        write(&a, &host("a3"));
+        let repaired = store.load(&paths, &Limits::default());
+        assert_eq!(
+            (names(&repaired), repaired.stale.len()),
+            (vec!["a3".into(), "b".into()], 0)
+        );
+
+        // Deleted (the listing succeeds without it): gone.
+        std::fs::remove_file(&a).unwrap();
+        assert_eq!(names(&store.load(&paths, &Limits::default())), ["b"]);
+    }
+
+    #[test]
+    fn a_path_that_cannot_be_listed_keeps_every_file_under_it() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("manifests");
+        std::fs::create_dir(&dir).unwrap();
+        write(&dir.join("a.yaml"), &host("a"));
+        write(&dir.join("b.yaml"), &host("b"));
+        let paths = [dir.clone()];
+        let mut store = LastGood::new();
+        assert_eq!(names(&store.load(&paths, &Limits::default())), ["a", "b"]);
+        std::fs::rename(&dir, parent.path().join("away")).unwrap();
+        let away = store.load(&paths, &Limits::default());
+        assert_eq!(names(&away), ["a", "b"]);
+        assert_eq!(away.stale, [dir.join("a.yaml"), dir.join("b.yaml")]);
+        assert_eq!((away.errors.len(), away.errors[0].failure), (1, Failure::Io));
+    }
+
+    #[test]
+    fn a_file_never_read_whole_gives_what_it_can_and_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.yaml");
+        write(&a, &format!("{}---\nkind: Pod\n", host("a1")));
+        let mut store = LastGood::new();
+        let paths = [a.clone()];
+        let partial = store.load(&paths, &Limits::default());
+        assert_eq!(
+            (names(&partial), partial.errors.len(), partial.stale.len()),
+            (vec!["a1".into()], 1, 0)
+        );
+        write(&a, "spec: [unclosed");
+        let broken = store.load(&paths, &Limits::default());
+        assert_eq!((names(&broken), broken.stale.clone()), (vec!["a1".into()], vec![a]));
+    }
+
+    #[test]
+    fn of_two_copies_the_first_in_path_order_is_kept_even_when_it_is_a_kept_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+        write(&a, &host("x"));
+        write(&b, &host("y"));
+        let paths = [dir.path().to_path_buf()];
+        let mut store = LastGood::new();
+        store.load(&paths, &Limits::default());
+        // a.yaml breaks, and b.yaml now also holds `x`: a.yaml's kept copy wins.
+        write(&a, "spec: [unclosed");
+        write(&b, &host("x").replace("web", "other"));
+        let load = store.load(&paths, &Limits::default());
+        assert_eq!(load.objects.len(), 1);
+        assert_eq!(load.objects[0].file, a);
+        let duplicate = load.errors.iter().find(|e| e.failure == Failure::Duplicate).unwrap();
+        assert_eq!(
+            duplicate.to_string(),
+            format!(
+                "{}: document 0: VirtualHost default/x is also in {} (document 0), the copy used",
+                b.display(),
+                a.display()
+            )
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! The webhook binary in local mode on the inputs of issue 12 that once made
+//! it admit what it should deny.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use aether_webhook::server::{METRICS_PATH, READYZ_PATH, VALIDATE_PATH};
+use common::{Pki, review, spec};
+use serde_json::Value;
+
+/// Kills the child if the test fails before it is done.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn manifest(namespace: &str, name: &str, host: &str) -> String {
+    format!(
+        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: {namespace}}}\n\
+         spec:\n  hosts: [{host}]\n  routes: [{{match: {{prefix: /}}, backend: {{service: svc, port: 8443}}}}]\n"
+    )
+}
+
+/// The webhook binary in local mode on `dir`, polling every 20 ms, ready.
+struct Webhook {
+    _child: Guard,
+    client: reqwest::Client,
+    port: u16,
+    _pki: Pki,
+}
+
+impl Webhook {
+    async fn start(dir: &Path) -> Self {
+        let pki = Pki::new(11);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_aether-webhook"))
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--poll-interval-ms", "20"])
+            .arg("--tls-cert")
+            .arg(&pki.cert)
+            .arg("--tls-key")
+            .arg(&pki.key)
+            .arg("--manifests")
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let webhook = Self {
+            _child: Guard(child),
+            client: pki.client(),
+            port,
+            _pki: pki,
+        };
+        webhook
+            .until("ready", |w| async move {
+                matches!(w.client.get(w.url(READYZ_PATH)).send().await, Ok(r) if r.status() == 200)
+            })
+            .await;
+        webhook
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("https://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Whether a CREATE of `other/copy` claiming `host` is admitted.
+    async fn admits(&self, host: &str) -> bool {
+        let out: Value = self
+            .client
+            .post(self.url(VALIDATE_PATH))
+            .json(&review("CREATE", "u", "other", "copy", spec(&[host])))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        out["response"]["allowed"].as_bool().unwrap()
+    }
+
+    async fn metrics(&self) -> String {
+        self.client
+            .get(self.url(METRICS_PATH))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    /// Waits for `condition`; the bound only stops a hang.
+    async fn until<'a, F, Fut>(&'a self, what: &str, condition: F)
+    where
+        F: Fn(&'a Self) -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        for _ in 0..1000 {
+            if condition(self).await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("not within 20 s: {what}");
+    }
+}
+
+/// A manifest that becomes unreadable keeps its hosts in the index (the
+/// webhook fails closed), and the metrics say the input is stale.
+#[tokio::test]
+async fn a_manifest_that_turns_undecodable_keeps_its_hosts_and_is_reported_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), manifest("team-a", "api", "api.example.com")).unwrap();
+    let webhook = Webhook::start(dir.path()).await;
+    assert!(!webhook.admits("api.example.com").await);
+
+    // a.yaml broken first, then b.yaml added: a read that sees b.yaml has
+    // read the broken a.yaml too.
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "apiVersion: config.aether.io/v1\nspec: [unclosed",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("b.yaml"), manifest("team-b", "web", "web.example.com")).unwrap();
+    webhook
+        .until("b.yaml indexed", |w| async move { !w.admits("web.example.com").await })
+        .await;
+    assert!(
+        !webhook.admits("api.example.com").await,
+        "a conflicting CREATE is denied while a.yaml cannot be read"
+    );
+    let metrics = webhook.metrics().await;
+    assert!(metrics.contains("aether_webhook_manifest_stale_files 1\n"), "{metrics}");
+    assert!(metrics.contains("aether_webhook_manifest_errors 1\n"), "{metrics}");
+
+    // Repaired, with another host: the index follows, nothing is stale.
+    std::fs::write(dir.path().join("a.yaml"), manifest("team-a", "api", "api2.example.com")).unwrap();
+    webhook
+        .until("a.yaml re-read", |w| async move { w.admits("api.example.com").await })
+        .await;
+    assert!(!webhook.admits("api2.example.com").await);
+    let metrics = webhook.metrics().await;
+    assert!(metrics.contains("aether_webhook_manifest_stale_files 0\n"), "{metrics}");
+}
+
+/// A reviewed object with a value of the wrong type is denied, naming the
+/// path and the type and range expected (the message the API server's
+/// schema check gives), not "cannot be read".
+#[tokio::test]
+async fn a_type_error_is_denied_as_a_violation_naming_its_path_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), manifest("team-a", "api", "api.example.com")).unwrap();
+    let webhook = Webhook::start(dir.path()).await;
+    let mut bad = spec(&["new.example.com"]);
+    bad["routes"][0]["backend"]["port"] = serde_json::json!(-1);
+    let out: Value = webhook
+        .client
+        .post(webhook.url(VALIDATE_PATH))
+        .json(&review("CREATE", "u", "other", "copy", bad))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(out["response"]["allowed"], false, "{out}");
+    assert_eq!(
+        out["response"]["status"]["message"],
+        "VirtualHost is invalid: 1 validation error:\n  - spec.routes[0].backend.port: must be an integer from 0 to 65535, got -1 [type]",
+        "{out}"
+    );
+    let metrics = webhook.metrics().await;
+    assert!(
+        metrics.contains("aether_webhook_admission_decisions_total{decision=\"denied_invalid\"} 1"),
+        "{metrics}"
+    );
+}
