@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail, ensure};
 use prost_reflect::Kind;
 
 use super::cel::{self, escape, has_text};
+use super::describe;
 use super::node::{Node, Obj};
 use crate::rules::{Api, CelRule, Field, Ignore, Message, MessageOneof, Rule, RuleKind};
 
@@ -158,7 +159,25 @@ impl Mapper<'_> {
                 }
             }
         }
-        let description = self.description(field)?;
+        let mut description = self.description(field)?;
+        if let (Kind::Enum(e), false) = (d.kind(), d.is_map()) {
+            // The values' documentation: the proto's comments on each value.
+            let e = self
+                .api
+                .enums
+                .iter()
+                .find(|x| x.full_name == e.full_name())
+                .with_context(|| format!("enum {} is not part of the API", e.full_name()))?;
+            let mut allowed = Vec::new();
+            describe::allowed_values(&Node::from(schema.clone()), &mut allowed);
+            let values = describe::enum_values(e, &allowed);
+            if !values.is_empty() {
+                if !description.is_empty() {
+                    description.push_str("\n\n");
+                }
+                description.push_str(&values);
+            }
+        }
         if !description.is_empty() {
             schema.insert_after("type", "description", description);
         }
@@ -223,7 +242,14 @@ impl Mapper<'_> {
                  needs scalar items"
             );
         }
-        list.set("x-kubernetes-list-type", if unique { "set" } else { "atomic" });
+        match condition_key(field, self.api)? {
+            Some(key) => {
+                ensure!(!unique, "field `{name}`: a list map cannot also be `repeated.unique`");
+                list.set("x-kubernetes-list-type", "map");
+                list.set("x-kubernetes-list-map-keys", Node::List(vec![key.into()]));
+            }
+            None => list.set("x-kubernetes-list-type", if unique { "set" } else { "atomic" }),
+        }
         list.set("items", items);
         Ok(list)
     }
@@ -347,6 +373,40 @@ impl Mapper<'_> {
             format!("field `{field}`: message {full_name} is not part of the API, so the CRD generator cannot map it")
         })
     }
+}
+
+/// The convention for Kubernetes conditions (as `metav1.Condition` lists
+/// are declared): a repeated message field named `conditions` whose message
+/// has a string field `type` is a list map keyed by `type`
+/// (`x-kubernetes-list-type: map`), so the API server keeps one condition
+/// per type and server-side apply merges conditions by type, not by
+/// replacing the list. A structural schema needs each map key required (or
+/// defaulted), so `type` must carry `(buf.validate.field).required`; without
+/// it codegen fails rather than write a CRD the API server refuses.
+fn condition_key(field: &Field, api: &Api) -> Result<Option<&'static str>> {
+    const KEY: &str = "type";
+    let d = &field.descriptor;
+    let Kind::Message(m) = d.kind() else { return Ok(None) };
+    if !d.is_list() || d.name() != "conditions" {
+        return Ok(None);
+    }
+    let Some(key) = api
+        .message(m.full_name())
+        .and_then(|m| m.fields.iter().find(|f| f.name() == KEY))
+    else {
+        return Ok(None);
+    };
+    if key.descriptor.kind() != Kind::String || key.descriptor.is_list() {
+        return Ok(None);
+    }
+    ensure!(
+        key.required && key.ignore != Ignore::Always,
+        "field `{}`: a `conditions` list is a list map keyed by `{KEY}`, so `{}` must be \
+         `(buf.validate.field).required` (a structural schema requires its map keys)",
+        d.full_name(),
+        key.descriptor.full_name()
+    );
+    Ok(Some(KEY))
 }
 
 /// Whether an absent property breaks the proto's rules: `required`, or an
