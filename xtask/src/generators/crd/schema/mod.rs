@@ -13,6 +13,7 @@
 //! evaluates it whether the property is written or not.
 
 mod keys;
+mod list_map;
 mod numbers;
 pub mod scalar;
 
@@ -242,7 +243,7 @@ impl Mapper<'_> {
                  needs scalar items"
             );
         }
-        match condition_key(field, self.api)? {
+        match list_map::condition_key(field, self.api)? {
             Some(key) => {
                 ensure!(!unique, "field `{name}`: a list map cannot also be `repeated.unique`");
                 list.set("x-kubernetes-list-type", "map");
@@ -373,40 +374,6 @@ impl Mapper<'_> {
             format!("field `{field}`: message {full_name} is not part of the API, so the CRD generator cannot map it")
         })
     }
-}
-
-/// The convention for Kubernetes conditions (as `metav1.Condition` lists
-/// are declared): a repeated message field named `conditions` whose message
-/// has a string field `type` is a list map keyed by `type`
-/// (`x-kubernetes-list-type: map`), so the API server keeps one condition
-/// per type and server-side apply merges conditions by type, not by
-/// replacing the list. A structural schema needs each map key required (or
-/// defaulted), so `type` must carry `(buf.validate.field).required`; without
-/// it codegen fails rather than write a CRD the API server refuses.
-fn condition_key(field: &Field, api: &Api) -> Result<Option<&'static str>> {
-    const KEY: &str = "type";
-    let d = &field.descriptor;
-    let Kind::Message(m) = d.kind() else { return Ok(None) };
-    if !d.is_list() || d.name() != "conditions" {
-        return Ok(None);
-    }
-    let Some(key) = api
-        .message(m.full_name())
-        .and_then(|m| m.fields.iter().find(|f| f.name() == KEY))
-    else {
-        return Ok(None);
-    };
-    if key.descriptor.kind() != Kind::String || key.descriptor.is_list() {
-        return Ok(None);
-    }
-    ensure!(
-        key.required && key.ignore != Ignore::Always,
-        "field `{}`: a `conditions` list is a list map keyed by `{KEY}`, so `{}` must be \
-         `(buf.validate.field).required` (a structural schema requires its map keys)",
-        d.full_name(),
-        key.descriptor.full_name()
-    );
-    Ok(Some(KEY))
 }
 
 /// Whether an absent property breaks the proto's rules: `required`, or an
