@@ -30,12 +30,15 @@
         plural = "virtualhosts",
         singular = "virtualhost",
         shortname = "vh",
+        category = "aether",
         namespaced,
         status = "VirtualHostStatus",
         schema = "manual",
         doc = "A VirtualHost custom resource: `VirtualHostSpec` and `VirtualHostStatus` with Kubernetes metadata.",
         printcolumn = "{\"name\":\"Hosts\",\"type\":\"string\",\"jsonPath\":\".spec.hosts\",\"description\":\"The hostnames this VirtualHost serves.\"}",
         printcolumn = "{\"name\":\"Routes\",\"type\":\"integer\",\"jsonPath\":\".status.routeCount\",\"description\":\"How many routes the edge serves (written by the controller).\"}",
+        printcolumn = "{\"name\":\"Accepted\",\"type\":\"string\",\"jsonPath\":\".status.conditions[?(@.type==\\\"Accepted\\\")].status\",\"description\":\"Whether the controller accepted the VirtualHost: True, False or Unknown.\"}",
+        printcolumn = "{\"name\":\"Reason\",\"type\":\"string\",\"jsonPath\":\".status.conditions[?(@.type==\\\"Accepted\\\")].reason\",\"description\":\"Why the VirtualHost is or is not accepted (such as HostConflict).\"}",
         printcolumn = "{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\"}"
     )
 )]

@@ -26,6 +26,8 @@ pub const RESOURCE: Resource = Resource {
     plural: "rulekinds",
     singular: "rulekinds",
     short_name: "rk",
+    categories: &[],
+    description: "",
     spec_message: "aether.rulekinds.v1.RuleKindsSpec",
     status_message: None,
     print_columns: &[],

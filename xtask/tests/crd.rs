@@ -88,7 +88,8 @@ fn the_crd_names_the_resource_and_its_columns() {
     assert_eq!(spec["scope"], "Namespaced");
     assert_eq!(
         spec["names"],
-        serde_json::json!({"kind": "VirtualHost", "plural": "virtualhosts", "singular": "virtualhost", "shortNames": ["vh"]})
+        serde_json::json!({"kind": "VirtualHost", "plural": "virtualhosts", "singular": "virtualhost", "shortNames": ["vh"],
+                           "categories": ["aether"]})
     );
     let version = &spec["versions"][0];
     assert_eq!(
@@ -117,6 +118,16 @@ fn the_crd_names_the_resource_and_its_columns() {
         [
             ("Hosts", ".spec.hosts", "string"),
             ("Routes", ".status.routeCount", "integer"),
+            (
+                "Accepted",
+                r#".status.conditions[?(@.type=="Accepted")].status"#,
+                "string"
+            ),
+            (
+                "Reason",
+                r#".status.conditions[?(@.type=="Accepted")].reason"#,
+                "string"
+            ),
             ("Age", ".metadata.creationTimestamp", "date")
         ]
     );

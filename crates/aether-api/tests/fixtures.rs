@@ -195,3 +195,19 @@ fn every_rule_has_an_invalid_fixture() {
         );
     }
 }
+
+#[test]
+fn the_crd_judge_refuses_two_conditions_of_one_type() {
+    // `status.conditions` is a list map keyed by `type`: the apiserver keeps
+    // one condition per type, and the offline judge must say so too.
+    let judge = CrdJudge::for_property("status");
+    let condition = |type_: &str| {
+        serde_json::json!({"type": type_, "status": "True", "lastTransitionTime": "2026-11-29T19:01:31Z",
+                           "reason": "Accepted"})
+    };
+    let status =
+        |types: &[&str]| serde_json::json!({"conditions": types.iter().map(|t| condition(t)).collect::<Vec<_>>()});
+    assert_eq!(judge.problems(&status(&["Accepted", "Ready"])), Vec::<String>::new());
+    let problems = judge.problems(&status(&["Accepted", "Accepted"]));
+    assert_eq!(problems, [".conditions[1]: duplicate entry in a list map"]);
+}

@@ -96,6 +96,27 @@ pub fn structural_problems(node: &Value, path: &str, unbounded_list_above: bool,
         match object.get("x-kubernetes-list-type").and_then(Value::as_str) {
             Some("atomic") => {}
             Some("set") if object["items"]["type"] != "object" && object["items"]["type"] != "array" => {}
+            // A list map: object items, each key a required scalar property.
+            Some("map") => {
+                let items = &object["items"];
+                let keys = object["x-kubernetes-list-map-keys"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                if items["type"] != "object" || keys.is_empty() {
+                    problems.push(format!("{path}: list map without object items or keys"));
+                }
+                for key in keys {
+                    let required = items["required"].as_array().is_some_and(|r| r.contains(&key));
+                    let scalar = matches!(
+                        items["properties"][key.as_str().unwrap_or("")]["type"].as_str(),
+                        Some("string" | "integer" | "boolean")
+                    );
+                    if !required || !scalar {
+                        problems.push(format!("{path}: map key {key} is not a required scalar"));
+                    }
+                }
+            }
             other => problems.push(format!("{path}: list type {other:?}")),
         }
         match object.get("items") {

@@ -1,7 +1,7 @@
 //! The CRD as the API server would judge a spec, offline: the OpenAPI checks
 //! of its `openAPIV3Schema` (jsonschema, draft 4 semantics as OpenAPI 3.0
 //! uses, RE2-style `regex` for patterns as Go's apiserver), the
-//! `x-kubernetes-list-type: set` uniqueness the apiserver adds, and its
+//! `x-kubernetes-list-type: set` and `map` uniqueness the apiserver adds, and its
 //! `x-kubernetes-validations` CEL rules (kube-cel, the client-side CEL that
 //! kube's `cel` feature uses).
 
@@ -79,6 +79,23 @@ fn unique_sets(schema: &Value, value: &Value, path: &str, problems: &mut Vec<Str
                 for (i, item) in items.iter().enumerate() {
                     if items[..i].contains(item) {
                         problems.push(format!("{path}[{i}]: duplicate entry in a set"));
+                    }
+                }
+            }
+            if schema["x-kubernetes-list-type"] == "map" {
+                // The apiserver rejects two items with the same key values.
+                let keys = schema["x-kubernetes-list-map-keys"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let key_of = |item: &Value| {
+                    keys.iter()
+                        .map(|k| item[k.as_str().unwrap_or("")].clone())
+                        .collect::<Vec<_>>()
+                };
+                for (i, item) in items.iter().enumerate() {
+                    if items[..i].iter().any(|earlier| key_of(earlier) == key_of(item)) {
+                        problems.push(format!("{path}[{i}]: duplicate entry in a list map"));
                     }
                 }
             }

@@ -5,6 +5,8 @@
 //!   columns, and the kube-derive attributes `aether-prost` writes from them;
 //! - [`schema`]: the mapper from rules to structural-schema nodes;
 //! - [`cel`]: CEL rules printed for the API server, and their cost bounds;
+//! - [`describe`]: descriptions in the Kubernetes form (enum value names,
+//!   no proto-only zero values or code fences, enum values documented);
 //! - [`node`]: the ordered schema node the files are written from.
 //!
 //! Outputs, in `out`:
@@ -13,6 +15,7 @@
 //!   `aether-api` crate's `kube` feature returns as `VirtualHost`'s schema.
 
 pub mod cel;
+pub mod describe;
 pub mod names;
 pub mod node;
 pub mod schema;
@@ -58,6 +61,12 @@ fn definition(schema: Node, resource: &Resource) -> Node {
     names.set("kind", resource.kind);
     names.set("plural", resource.plural);
     names.set("shortNames", Node::List(vec![resource.short_name.into()]));
+    if !resource.categories.is_empty() {
+        names.set(
+            "categories",
+            Node::List(resource.categories.iter().map(|&c| c.into()).collect()),
+        );
+    }
     names.set("singular", resource.singular);
     let mut status = Obj::new();
     status.set("status", Obj::new());
@@ -101,9 +110,13 @@ pub fn open_api_schema(api: &Api, resource: &Resource) -> Result<Node> {
     // kube's `crd()` gives the root schema schemars' root title (the type's
     // name); writing it here keeps the YAML and `VirtualHost::crd()` equal.
     root.set("title", resource.kind);
+    if !resource.description.is_empty() {
+        root.set("description", resource.description);
+    }
     root.set("properties", properties);
     root.set("required", Node::List(vec!["spec".into()]));
-    let root = Node::from(root);
+    let mut root = Node::from(root);
+    describe::rewrite_descriptions(&mut root, api);
     cel::check_cel_bounds(&root, "", false)?;
     Ok(root)
 }
@@ -115,7 +128,8 @@ pub fn message_schema(api: &Api, full_name: &str) -> Result<serde_json::Value> {
     let message = api
         .message(full_name)
         .with_context(|| format!("{full_name} is not in the API"))?;
-    let node: Node = Mapper { api }.message_schema(message, "", &mut Vec::new())?.into();
+    let mut node: Node = Mapper { api }.message_schema(message, "", &mut Vec::new())?.into();
+    describe::rewrite_descriptions(&mut node, api);
     cel::check_cel_bounds(&node, "", false)?;
     Ok(serde_json::to_value(&node)?)
 }

@@ -1,5 +1,5 @@
-//! The resource's names (group, version, kind, plural, short name), its
-//! printer columns, and the kube-derive attributes written from them, so
+//! The resource's names (group, version, kind, plural, short name,
+//! categories), its root description, its printer columns, and the kube-derive attributes written from them, so
 //! that `VirtualHost::crd()` and the YAML cannot drift.
 
 use super::node::{Node, Obj};
@@ -10,6 +10,14 @@ pub const KIND: &str = "VirtualHost";
 pub const PLURAL: &str = "virtualhosts";
 pub const SINGULAR: &str = "virtualhost";
 pub const SHORT_NAME: &str = "vh";
+/// The categories the resource belongs to: `kubectl get aether` lists every
+/// resource of the `aether` category.
+pub const CATEGORIES: [&str; 1] = ["aether"];
+/// The root schema's description: what `kubectl explain virtualhost` prints.
+/// The spec's and status's own descriptions come from the proto.
+pub const DESCRIPTION: &str = "A VirtualHost routes HTTP requests for one or more external hostnames, \
+by path prefix or exact path, to services of the mesh, with optional TLS termination at the edge. \
+`spec` is the desired state; `status` is written by the controller.";
 /// The proto messages behind `.spec` and `.status`.
 pub const SPEC_MESSAGE: &str = "aether.config.v1.VirtualHostSpec";
 pub const STATUS_MESSAGE: &str = "aether.config.v1.VirtualHostStatus";
@@ -29,6 +37,10 @@ pub struct Resource {
     pub plural: &'static str,
     pub singular: &'static str,
     pub short_name: &'static str,
+    /// `spec.names.categories`; may be empty.
+    pub categories: &'static [&'static str],
+    /// The root schema's description; empty for none.
+    pub description: &'static str,
     pub spec_message: &'static str,
     /// The status message, served through the status subresource.
     pub status_message: Option<&'static str>,
@@ -109,6 +121,8 @@ pub const VIRTUAL_HOST: Resource = Resource {
     plural: PLURAL,
     singular: SINGULAR,
     short_name: SHORT_NAME,
+    categories: &CATEGORIES,
+    description: DESCRIPTION,
     spec_message: SPEC_MESSAGE,
     status_message: Some(STATUS_MESSAGE),
     print_columns: &PRINT_COLUMNS,
@@ -130,7 +144,11 @@ pub struct PrintColumn {
 /// Kubernetes' column JSONPath has no functions (no `length()`), so the
 /// Routes column reads the count the controller writes to the status
 /// (`status.routeCount`), as Deployments show their replica counts.
-pub const PRINT_COLUMNS: [PrintColumn; 3] = [
+///
+/// Accepted and Reason read the `Accepted` condition with a JSONPath filter,
+/// as Gateway API's resources show theirs; `status.conditions` is a list
+/// map keyed by `type`, so the filter finds at most one condition.
+pub const PRINT_COLUMNS: [PrintColumn; 5] = [
     PrintColumn {
         name: "Hosts",
         type_: "string",
@@ -143,6 +161,20 @@ pub const PRINT_COLUMNS: [PrintColumn; 3] = [
         type_: "integer",
         json_path: ".status.routeCount",
         description: "How many routes the edge serves (written by the controller).",
+        priority: 0,
+    },
+    PrintColumn {
+        name: "Accepted",
+        type_: "string",
+        json_path: ".status.conditions[?(@.type==\"Accepted\")].status",
+        description: "Whether the controller accepted the VirtualHost: True, False or Unknown.",
+        priority: 0,
+    },
+    PrintColumn {
+        name: "Reason",
+        type_: "string",
+        json_path: ".status.conditions[?(@.type==\"Accepted\")].reason",
+        description: "Why the VirtualHost is or is not accepted (such as HostConflict).",
         priority: 0,
     },
     PrintColumn {
@@ -164,6 +196,9 @@ pub fn kube_attributes() -> Vec<String> {
         format!("plural = {PLURAL:?}"),
         format!("singular = {SINGULAR:?}"),
         format!("shortname = {SHORT_NAME:?}"),
+    ];
+    kube.extend(CATEGORIES.iter().map(|c| format!("category = {c:?}")));
+    kube.extend([
         "namespaced".to_owned(),
         format!("status = {STATUS_RUST_TYPE:?}"),
         // The schema is the generated one (crates/aether-api/src/kube.rs),
@@ -173,7 +208,7 @@ pub fn kube_attributes() -> Vec<String> {
             "doc = {:?}",
             "A VirtualHost custom resource: `VirtualHostSpec` and `VirtualHostStatus` with Kubernetes metadata."
         ),
-    ];
+    ]);
     for column in &PRINT_COLUMNS {
         // The JSON form kube-derive accepts: the list form repeats `type_`
         // and friends per column, which clippy reports as duplicated attributes.

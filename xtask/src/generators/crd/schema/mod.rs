@@ -13,6 +13,7 @@
 //! evaluates it whether the property is written or not.
 
 mod keys;
+mod list_map;
 mod numbers;
 pub mod scalar;
 
@@ -20,6 +21,7 @@ use anyhow::{Context, Result, bail, ensure};
 use prost_reflect::Kind;
 
 use super::cel::{self, escape, has_text};
+use super::describe;
 use super::node::{Node, Obj};
 use crate::rules::{Api, CelRule, Field, Ignore, Message, MessageOneof, Rule, RuleKind};
 
@@ -158,7 +160,25 @@ impl Mapper<'_> {
                 }
             }
         }
-        let description = self.description(field)?;
+        let mut description = self.description(field)?;
+        if let (Kind::Enum(e), false) = (d.kind(), d.is_map()) {
+            // The values' documentation: the proto's comments on each value.
+            let e = self
+                .api
+                .enums
+                .iter()
+                .find(|x| x.full_name == e.full_name())
+                .with_context(|| format!("enum {} is not part of the API", e.full_name()))?;
+            let mut allowed = Vec::new();
+            describe::allowed_values(&Node::from(schema.clone()), &mut allowed);
+            let values = describe::enum_values(e, &allowed);
+            if !values.is_empty() {
+                if !description.is_empty() {
+                    description.push_str("\n\n");
+                }
+                description.push_str(&values);
+            }
+        }
         if !description.is_empty() {
             schema.insert_after("type", "description", description);
         }
@@ -223,7 +243,14 @@ impl Mapper<'_> {
                  needs scalar items"
             );
         }
-        list.set("x-kubernetes-list-type", if unique { "set" } else { "atomic" });
+        match list_map::condition_key(field, self.api)? {
+            Some(key) => {
+                ensure!(!unique, "field `{name}`: a list map cannot also be `repeated.unique`");
+                list.set("x-kubernetes-list-type", "map");
+                list.set("x-kubernetes-list-map-keys", Node::List(vec![key.into()]));
+            }
+            None => list.set("x-kubernetes-list-type", if unique { "set" } else { "atomic" }),
+        }
         list.set("items", items);
         Ok(list)
     }
