@@ -139,7 +139,12 @@ impl Local {
             referenced: Vec::new(),
             projector: Projector::new(options.projection.clone()),
             options,
-            limits: Limits::default(),
+            // What a newer writer added is read tolerantly: one object from
+            // a newer API version is left out, not the whole directory.
+            limits: Limits {
+                reading: manifests::Reading::Tolerant,
+                ..Limits::default()
+            },
             objects: BTreeMap::new(),
             last_good: LastGood::new(),
             statuses,
