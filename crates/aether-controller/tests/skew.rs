@@ -19,6 +19,12 @@ fn newer_objects_are_served_or_left_out_unsupported_and_the_rest_is_served() {
     // Every file was read: an unsupported object is an outcome, not an
     // input error, so `--once` exits 0.
     assert_eq!(code, 0, "{log}");
+    assert!(
+        log.contains(
+            r#"ignoring fields from a newer API version object=skew/newer-fields fields=["spec.routeOrder", "spec.routes[0].timeout"]"#
+        ),
+        "{log}"
+    );
 
     let mut hosts = served_hosts(out.path());
     hosts.sort();
