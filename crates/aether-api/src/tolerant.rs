@@ -100,16 +100,27 @@ pub fn status(value: &Value) -> Result<Tolerant<VirtualHostStatus>, serde_json::
 }
 
 fn decode<T: DeserializeOwned>(value: &Value, property: &str) -> Result<Tolerant<T>, serde_json::Error> {
-    let schema = &schema()["properties"][property];
     let mut value = value.clone();
-    let mut unknown = Vec::new();
-    if walk(&mut value, schema, property, &mut unknown) == Keep::No {
-        value = Value::Null;
-    }
+    let unknown = set_aside(&mut value, property);
     Ok(Tolerant {
         value: serde_json::from_value(value)?,
         unknown,
     })
+}
+
+/// The set-aside step alone: removes from `value` (the object's `property`,
+/// `spec` or `status`, in the Kubernetes form) every field and enum value
+/// the schema does not know, and names each. For a reader that decodes the
+/// cleaned value its own way (`aether-manifests`, which reports each value
+/// of the wrong type as a problem rather than failing); a `value` that is
+/// itself an unknown enum value becomes `null`.
+pub fn set_aside(value: &mut Value, property: &str) -> Vec<Unknown> {
+    let schema = &schema()["properties"][property];
+    let mut unknown = Vec::new();
+    if walk(value, schema, property, &mut unknown) == Keep::No {
+        *value = Value::Null;
+    }
+    unknown
 }
 
 /// The object's schema, as the CRD carries it.
@@ -297,6 +308,18 @@ mod tests {
         newer["extra"] = json!(1);
         newer["tls"]["provider"] = json!("VAULT");
         assert_eq!(spec(&newer).unwrap().strict().unwrap_err().len(), 2);
+    }
+
+    #[test]
+    fn set_aside_leaves_the_known_parts_in_place() {
+        let mut newer = proposal();
+        newer["routes"][0]["timeout"] = json!("15s");
+        newer["tls"]["provider"] = json!("VAULT");
+        let unknown = set_aside(&mut newer, "spec");
+        assert_eq!(unknown.len(), 2);
+        let mut expected = proposal();
+        expected["tls"].as_object_mut().unwrap().remove("provider");
+        assert_eq!(newer, expected);
     }
 
     #[test]

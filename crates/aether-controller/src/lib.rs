@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use aether_projection::{LeftOutReason, ObjectKey, RenderError, Snapshot};
+use aether_projection::{ObjectKey, RenderError, Snapshot};
 use jiff::Timestamp;
 
 #[cfg(feature = "server")]
@@ -48,7 +48,8 @@ pub struct Plan {
     pub patches: Vec<StatusPatch>,
     /// Host conflicts in the snapshot (one per lost host).
     pub conflicts: usize,
-    /// Objects left out as invalid.
+    /// Objects left out for their problems: invalid, or unsupported (from a
+    /// newer API version).
     pub invalid: usize,
 }
 
@@ -96,7 +97,7 @@ pub fn plan(
         .report
         .left_out
         .iter()
-        .filter(|left_out| matches!(left_out.reason, LeftOutReason::Invalid { .. }))
+        .filter(|left_out| left_out.reason.problems().is_some())
         .count();
     Ok(Plan {
         writes,

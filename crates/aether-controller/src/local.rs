@@ -139,7 +139,12 @@ impl Local {
             referenced: Vec::new(),
             projector: Projector::new(options.projection.clone()),
             options,
-            limits: Limits::default(),
+            // What a newer writer added is read tolerantly: one object from
+            // a newer API version is left out, not the whole directory.
+            limits: Limits {
+                reading: manifests::Reading::Tolerant,
+                ..Limits::default()
+            },
             objects: BTreeMap::new(),
             last_good: LastGood::new(),
             statuses,
@@ -188,11 +193,18 @@ impl Local {
         for file in &load.stale {
             warn!(file = %file.display(), "keeping the objects this file gave when last read");
         }
+        // Fields from a newer API version, ignored: named when their object
+        // changes, so that an operator sees what this build did not act on.
+        let mut set_aside: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
         let next: BTreeMap<ObjectKey, VirtualHostObject> = load
             .objects
             .into_iter()
             .map(|loaded| {
+                let fields = loaded.object.set_aside.clone();
                 let object = VirtualHostObject::from(loaded.object);
+                if !fields.is_empty() {
+                    set_aside.insert(object.key(), fields);
+                }
                 (object.key(), object)
             })
             .collect();
@@ -208,6 +220,9 @@ impl Local {
         }
         for (key, object) in next {
             if self.objects.get(&key) != Some(&object) {
+                if let Some(fields) = set_aside.get(&key) {
+                    warn!(object = %key, fields = ?fields, "ignoring fields from a newer API version");
+                }
                 self.projector.upsert(object.clone());
                 self.objects.insert(key, object);
             }

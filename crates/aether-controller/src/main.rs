@@ -44,7 +44,8 @@ struct Cli {
     #[arg(long, value_name = "DIR")]
     manifests: Option<PathBuf>,
     /// Local mode: reconcile once and exit (exit code 1 when some input
-    /// could not be read).
+    /// could not be read; objects left out, invalid or unsupported, are
+    /// outcomes, reported in the status, and exit 0).
     #[arg(long, requires = "manifests")]
     once: bool,
     /// Local mode: how often the manifests are checked for changes, in ms.
@@ -171,6 +172,7 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
     })?
     .with_limits(Limits {
         settle: Duration::from_millis(cli.settle_ms),
+        reading: aether_manifests::Reading::Tolerant,
         ..Limits::default()
     });
     // Local mode runs on this thread; an xDS server on a runtime of its own,

@@ -9,6 +9,7 @@
 //! | some hosts lost to older objects, some kept | `True` | `HostConflict` | each lost host and its winner, then the hosts kept |
 //! | every host lost | `False` | `HostConflict` | each lost host and its winner |
 //! | breaks the API's rules | `False` | `Invalid` | every violation |
+//! | asks for what this build cannot do (a value or a field from a newer API version) | `False` | `Unsupported` | every problem, the unsupported parts named with their values |
 //!
 //! A partly conflicting object stays `Accepted=True` because the edge does
 //! serve it (`kubectl wait --for=condition=Accepted` should not hang on an
@@ -39,6 +40,9 @@ pub const REASON_ACCEPTED: &str = "Accepted";
 pub const REASON_HOST_CONFLICT: &str = "HostConflict";
 /// Reason: the object breaks the API's rules.
 pub const REASON_INVALID: &str = "Invalid";
+/// Reason: the object uses a value (or a field it cannot do without) from a
+/// newer API version than this build's; upgrading serves it.
+pub const REASON_UNSUPPORTED: &str = "Unsupported";
 /// The proto's bound on `Condition.message`.
 pub const MAX_MESSAGE_CHARS: usize = 32_768;
 
@@ -115,7 +119,8 @@ pub(crate) struct Skipped {}
 
 /// The snapshot indexed by object.
 pub(crate) struct Index<'a> {
-    invalid: HashMap<&'a ObjectKey, &'a [Problem]>,
+    /// Object left out for its problems → (the reason, the problems).
+    invalid: HashMap<&'a ObjectKey, (&'static str, &'a [Problem])>,
     /// Loser → (host, winner), in the report's order (by host).
     lost: HashMap<&'a ObjectKey, Vec<(&'a str, &'a ObjectKey)>>,
     /// `namespace/name` → (domains, route count) of the served objects.
@@ -128,8 +133,13 @@ impl<'a> Index<'a> {
     pub(crate) fn new(snapshot: &'a Snapshot) -> Result<Self, prost::DecodeError> {
         let mut invalid = HashMap::new();
         for left_out in &snapshot.report.left_out {
-            if let LeftOutReason::Invalid { problems } = &left_out.reason {
-                invalid.insert(&left_out.object, problems.as_slice());
+            let reason = match left_out.reason {
+                LeftOutReason::Invalid { .. } => REASON_INVALID,
+                LeftOutReason::Unsupported { .. } => REASON_UNSUPPORTED,
+                LeftOutReason::NoHostsLeft => continue,
+            };
+            if let Some(problems) = left_out.reason.problems() {
+                invalid.insert(&left_out.object, (reason, problems));
             }
         }
         let mut lost: HashMap<&ObjectKey, Vec<(&str, &ObjectKey)>> = HashMap::new();
@@ -172,7 +182,7 @@ impl<'a> Index<'a> {
     }
 
     fn verdict(&self, key: &ObjectKey) -> Verdict {
-        if let Some(problems) = self.invalid.get(key) {
+        if let Some(&(reason, problems)) = self.invalid.get(key) {
             let mut message = String::from("left out: ");
             for (i, problem) in problems.iter().enumerate() {
                 let sep = if i == 0 { "" } else { "; " };
@@ -184,7 +194,7 @@ impl<'a> Index<'a> {
             }
             return Verdict {
                 accepted: false,
-                reason: REASON_INVALID,
+                reason,
                 message,
                 route_count: 0,
             };

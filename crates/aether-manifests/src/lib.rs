@@ -42,6 +42,7 @@ mod read;
 mod schema;
 #[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
+mod tolerant;
 
 pub use files::{Stamp, files, stamp};
 pub use last_good::LastGood;
@@ -76,6 +77,28 @@ pub struct Limits {
     /// The longest a read (or a whole load) waits for files to settle; a
     /// file still changing then is a [`Failure::Changing`] error.
     pub max_settle_wait: Duration,
+    /// How what this build's schema does not know is read: [`Reading::Strict`]
+    /// (the default) or [`Reading::Tolerant`]. Not a bound, but carried here
+    /// because every reader already passes its `Limits` down to the decoder.
+    pub reading: Reading,
+}
+
+/// How an object's unknown parts (written against a newer API version) are
+/// read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Reading {
+    /// As a linter of what a person wrote (`kubectl --validate=strict`):
+    /// an unknown field is a problem ([`objects::RULE_UNKNOWN_FIELD`]), an
+    /// unknown enum value too ([`objects::RULE_ENUM`]).
+    #[default]
+    Strict,
+    /// As a reader of what a newer writer made (the controller, the
+    /// webhook): an unknown field is set aside, dropped from the object and
+    /// named in [`objects::VirtualHostObject::set_aside`], unless the object
+    /// cannot be acted on without it (the only member of a oneof this build
+    /// requires); that, and an unknown enum value, is a problem
+    /// [`objects::RULE_UNSUPPORTED`] naming it.
+    Tolerant,
 }
 
 impl Default for Limits {
@@ -92,6 +115,7 @@ impl Default for Limits {
             // so this adds no delay there.
             settle: Duration::from_millis(250),
             max_settle_wait: Duration::from_secs(5),
+            reading: Reading::Strict,
         }
     }
 }

@@ -112,7 +112,7 @@ pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
 /// extension picks JSON or YAML); nothing is opened.
 pub fn load_bytes(file: &Path, bytes: &[u8], limits: &Limits) -> Load {
     let read = match crate::parse(file, bytes, limits) {
-        Ok(documents) => decode_all(file, &documents),
+        Ok(documents) => decode_all(file, &documents, limits),
         Err(e) => FileRead::failed(e),
     };
     let (objects, duplicates) = first_copies(read.objects);
@@ -145,18 +145,18 @@ impl FileRead {
 /// each of its documents.
 pub(crate) fn read_objects(file: &Path, limits: &Limits, deadline: Instant) -> FileRead {
     match crate::read::read_until(file, limits, deadline) {
-        Ok(documents) => decode_all(file, &documents),
+        Ok(documents) => decode_all(file, &documents, limits),
         Err(e) => FileRead::failed(e),
     }
 }
 
-fn decode_all(file: &Path, documents: &[Document]) -> FileRead {
+fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead {
     let mut read = FileRead {
         objects: Vec::new(),
         errors: Vec::new(),
     };
     for document in documents {
-        match VirtualHostObject::decode(document) {
+        match VirtualHostObject::decode_reading(document, limits.reading) {
             Ok(object) => read.objects.push(Loaded {
                 file: file.to_path_buf(),
                 document: document.index,

@@ -15,10 +15,10 @@ use aether_api::validate::{Validate, Violation, Violations};
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::Document;
-use crate::decode::decode_reporting;
+use crate::tolerant::{Read, read};
+use crate::{Document, Reading};
 
-pub use crate::schema::{RULE_DECODE, RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD};
+pub use crate::schema::{RULE_DECODE, RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD, RULE_UNSUPPORTED};
 
 pub use aether_api::config::v1::{API_VERSION, KIND};
 /// The namespace of a manifest that names none, as `kubectl apply` uses
@@ -48,6 +48,11 @@ pub struct VirtualHostObject {
     /// What did not decode, in document order: the object is invalid when
     /// there is any. See [`Problem`].
     pub problems: Vec<Problem>,
+    /// The unknown fields set aside when read [`Reading::Tolerant`] (from a
+    /// newer API version), by path (`spec.routes[0].timeout`): dropped
+    /// from `spec` and `status`, named here for a reader to log. Always
+    /// empty when read strictly, where each is a problem.
+    pub set_aside: Vec<String>,
 }
 
 /// A value of an identified object that does not decode: the violation the
@@ -57,7 +62,7 @@ pub struct Problem {
     /// Where, in the Kubernetes form: `spec.routes[0].backend.port`.
     pub path: String,
     /// [`RULE_TYPE`], [`RULE_ENUM`], [`RULE_UNKNOWN_FIELD`],
-    /// [`RULE_REQUIRED`] or [`RULE_DECODE`]; or, from
+    /// [`RULE_REQUIRED`], [`RULE_DECODE`] or [`RULE_UNSUPPORTED`]; or, from
     /// [`VirtualHostObject::violations`], a protovalidate rule id.
     pub rule: &'static str,
     /// What was expected and what was found: `must be an integer from 0 to
@@ -121,8 +126,24 @@ pub fn violations_of(found: Result<(), Violations>) -> impl Iterator<Item = Viol
 /// reporting every value that does not decode (see [`VirtualHostObject`]).
 /// What the admission webhook reads a reviewed object with, too.
 pub fn decode_spec(spec: Option<&Value>) -> (VirtualHostSpec, Vec<Problem>) {
+    let (spec, problems, _) = decode_spec_reading(spec, Reading::Strict);
+    (spec, problems)
+}
+
+/// [`decode_spec`], read as `reading` says; also the unknown fields set
+/// aside (see [`VirtualHostObject::set_aside`]).
+pub fn decode_spec_reading(spec: Option<&Value>, reading: Reading) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
     match spec {
-        Some(value) => decode_reporting(value, "spec"),
+        Some(value) => {
+            let Read {
+                value,
+                problems,
+                set_aside,
+            } = read(value, "spec", reading, |spec: &VirtualHostSpec| {
+                violations_of(spec.validate()).collect()
+            });
+            (value, problems, set_aside)
+        }
         None => (
             VirtualHostSpec::default(),
             vec![Problem {
@@ -130,6 +151,7 @@ pub fn decode_spec(spec: Option<&Value>) -> (VirtualHostSpec, Vec<Problem>) {
                 rule: RULE_REQUIRED,
                 message: "required".into(),
             }],
+            Vec::new(),
         ),
     }
 }
@@ -173,6 +195,12 @@ impl VirtualHostObject {
     /// type, an unknown field, a malformed `creationTimestamp`) a
     /// [`Problem`] of the object.
     pub fn decode(document: &Document) -> Result<Self, DecodeError> {
+        Self::decode_reading(document, Reading::Strict)
+    }
+
+    /// [`VirtualHostObject::decode`], reading what a newer API version
+    /// added as `reading` says (see [`Reading`]).
+    pub fn decode_reading(document: &Document, reading: Reading) -> Result<Self, DecodeError> {
         let fail = |path: &str, message: String| DecodeError {
             path: path.to_owned(),
             message,
@@ -238,12 +266,15 @@ impl VirtualHostObject {
                 0
             }),
         };
-        let (spec, spec_problems) = decode_spec(object.get("spec"));
+        let (spec, spec_problems, mut set_aside) = decode_spec_reading(object.get("spec"), reading);
         problems.extend(spec_problems);
         let status = object.get("status").map(|value| {
-            let (status, status_problems) = decode_reporting::<VirtualHostStatus>(value, "status");
-            problems.extend(status_problems);
-            status
+            let status = read(value, "status", reading, |status: &VirtualHostStatus| {
+                violations_of(status.validate()).collect()
+            });
+            problems.extend(status.problems);
+            set_aside.extend(status.set_aside);
+            status.value
         });
         Ok(Self {
             namespace: namespace.to_owned(),
@@ -253,6 +284,7 @@ impl VirtualHostObject {
             spec,
             status,
             problems,
+            set_aside,
         })
     }
 

@@ -109,7 +109,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
         if !problems.is_empty() {
             left_out.push(LeftOut {
                 object: object.key(),
-                reason: LeftOutReason::Invalid { problems },
+                reason: LeftOutReason::of_problems(problems),
             });
             continue;
         }

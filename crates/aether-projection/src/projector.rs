@@ -290,9 +290,7 @@ impl Projector {
             .filter_map(|key| match self.objects.get(key) {
                 Some(Entry::Invalid(problems)) => Some(LeftOut {
                     object: key.clone(),
-                    reason: LeftOutReason::Invalid {
-                        problems: problems.clone(),
-                    },
+                    reason: LeftOutReason::of_problems(problems.clone()),
                 }),
                 _ => None,
             })

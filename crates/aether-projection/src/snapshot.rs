@@ -157,7 +157,40 @@ pub enum LeftOutReason {
         /// Every broken rule.
         problems: Vec<Problem>,
     },
+    /// It asks for what this build cannot do: a value, or a field it cannot
+    /// do without, from a newer API version (a problem of rule
+    /// `unsupported`, read tolerantly by `aether-manifests`). Never
+    /// projected; upgrading, not editing, is the fix.
+    Unsupported {
+        /// Every problem, the unsupported parts among them.
+        problems: Vec<Problem>,
+    },
     /// Valid, but every one of its hosts went to an older object (each is
     /// also in [`Report::conflicts`]).
     NoHostsLeft,
+}
+
+impl LeftOutReason {
+    /// Why an object with these problems (not empty) is left out:
+    /// [`LeftOutReason::Unsupported`] when any is unsupported, else
+    /// [`LeftOutReason::Invalid`].
+    pub fn of_problems(problems: Vec<Problem>) -> Self {
+        if problems
+            .iter()
+            .any(|problem| problem.rule_id == aether_manifests::objects::RULE_UNSUPPORTED)
+        {
+            LeftOutReason::Unsupported { problems }
+        } else {
+            LeftOutReason::Invalid { problems }
+        }
+    }
+
+    /// The problems of an object left out for them; `None` for
+    /// [`LeftOutReason::NoHostsLeft`].
+    pub fn problems(&self) -> Option<&[Problem]> {
+        match self {
+            LeftOutReason::Invalid { problems } | LeftOutReason::Unsupported { problems } => Some(problems),
+            LeftOutReason::NoHostsLeft => None,
+        }
+    }
 }

@@ -340,6 +340,7 @@ fn checked_in_examples_project_with_conflicts_and_an_invalid_object() {
         .map(|l| {
             let reason = match l.reason {
                 LeftOutReason::Invalid { .. } => "invalid",
+                LeftOutReason::Unsupported { .. } => "unsupported",
                 LeftOutReason::NoHostsLeft => "no hosts left",
             };
             (l.object.to_string(), reason)

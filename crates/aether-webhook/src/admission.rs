@@ -2,6 +2,7 @@
 
 use aether_api::config::v1::VirtualHostSpec;
 use aether_api::validate::Validate;
+use aether_manifests::Reading;
 use aether_manifests::objects::{self, Problem};
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
@@ -29,6 +30,8 @@ pub enum Decision {
     AllowedWithWarnings,
     DeniedUndecodable,
     DeniedInvalid,
+    /// It uses what this build cannot act on (from a newer API version).
+    DeniedUnsupported,
     DeniedConflict,
 }
 
@@ -39,6 +42,7 @@ impl Decision {
             Decision::AllowedWithWarnings => "allowed_with_warnings",
             Decision::DeniedUndecodable => "denied_undecodable",
             Decision::DeniedInvalid => "denied_invalid",
+            Decision::DeniedUnsupported => "denied_unsupported",
             Decision::DeniedConflict => "denied_conflict",
         }
     }
@@ -103,13 +107,25 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
         .map_err(|_| BadRequest(format!("the {REVIEW_KIND} has no `request`")))
 }
 
-/// The reviewed spec, and everything wrong with it: each value that does
-/// not decode (a wrong type, an unknown field: read by the shared reader,
-/// as in a manifest), then every rule the rest breaks.
-fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Problem>) {
-    let (spec, problems) = objects::decode_spec(object.data.get("spec"));
+/// The reviewed spec, everything wrong with it (each value that does not
+/// decode, read by the shared reader as in a manifest, then every rule the
+/// rest breaks), and the unknown fields set aside. Read tolerantly: a CRD
+/// newer than this webhook lets objects carry fields and values it does
+/// not know, and denying them all would block every use of the new API.
+fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
+    let (spec, problems, set_aside) = objects::decode_spec_reading(object.data.get("spec"), Reading::Tolerant);
     let problems = objects::with_violations(problems, objects::violations_of(spec.validate()));
-    (spec, problems)
+    (spec, problems, set_aside)
+}
+
+/// The denial of an object that uses what this build cannot act on: every
+/// problem, the unsupported parts (field and value) among them.
+pub fn unsupported_message(problems: &[Problem]) -> String {
+    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    format!(
+        "Unsupported: VirtualHost uses what this webhook cannot judge (from a newer API version): {}",
+        list.join("; ")
+    )
 }
 
 /// The denial of an object that breaks the API's rules (or does not
@@ -143,10 +159,22 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
             Decision::DeniedUndecodable,
         );
     };
-    let (spec, problems) = check_spec(object);
+    let (spec, problems, set_aside) = check_spec(object);
+    if problems.iter().any(|p| p.rule == objects::RULE_UNSUPPORTED) {
+        return (
+            response.deny(unsupported_message(&problems)),
+            Decision::DeniedUnsupported,
+        );
+    }
     if !problems.is_empty() {
         return (response.deny(invalid_message(&problems)), Decision::DeniedInvalid);
     }
+    // Admitted all the same (the object means the same here without them),
+    // but the person applying it should know this webhook did not judge them.
+    let mut warnings: Vec<String> = set_aside
+        .iter()
+        .map(|path| format!("unknown field {path} not judged (from a newer API version than this webhook's)"))
+        .collect();
     // The object's identity: ignored in the index, so an update is not judged
     // against its own previous hosts (nor a create against a stale entry of
     // an object of the same name the source has not yet seen deleted).
@@ -169,22 +197,17 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
             Decision::DeniedConflict,
         );
     }
-    if findings.overlaps.is_empty() {
+    warnings.extend(findings.overlaps.iter().map(|o| {
+        format!(
+            "wildcard overlap: host {:?} overlaps {:?} of VirtualHost {}",
+            o.host, o.other_host, o.owner
+        )
+    }));
+    if warnings.is_empty() {
         return (response, Decision::Allowed);
     }
     let mut response = response;
-    response.warnings = Some(
-        findings
-            .overlaps
-            .iter()
-            .map(|o| {
-                format!(
-                    "wildcard overlap: host {:?} overlaps {:?} of VirtualHost {}",
-                    o.host, o.other_host, o.owner
-                )
-            })
-            .collect(),
-    );
+    response.warnings = Some(warnings);
     (response, Decision::AllowedWithWarnings)
 }
 

@@ -76,6 +76,7 @@ async fn run(args: Args) -> Result<()> {
             let interval = Duration::from_millis(args.poll_interval_ms.max(1));
             let limits = aether_manifests::Limits {
                 settle: Duration::from_millis(args.settle_ms),
+                reading: aether_manifests::Reading::Tolerant,
                 ..aether_manifests::Limits::default()
             };
             tokio::spawn(sources::watch_directory(

@@ -15,7 +15,7 @@ pub mod project;
 pub mod report;
 pub mod status;
 
-use aether_manifests::Limits;
+use aether_manifests::{Limits, Reading};
 use report::{CommandReport, Report};
 
 /// Every object is valid (or `crd` printed the CRD, or `--help`).
@@ -56,6 +56,13 @@ enum Command {
         /// `json` (one JSON document on stdout, errors included).
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
+        /// Read as the controller and webhook do: a field this build does
+        /// not know (written against a newer API version) is ignored
+        /// rather than a violation; an enum value it does not know is still
+        /// one, of rule `unsupported`. Without it, both are violations, as
+        /// `kubectl --validate=strict` reports them.
+        #[arg(long)]
+        tolerant: bool,
         /// Manifest files or directories.
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
@@ -64,7 +71,9 @@ enum Command {
     /// controller would: the Envoy RouteConfiguration, the backend services,
     /// the TLS secrets, and a report of host conflicts and left-out objects.
     ///
-    /// PATHs are read as for `validate`. Invalid objects and the losers of
+    /// PATHs are read as for `validate --tolerant`, as the controller reads
+    /// them (a field from a newer API version ignored, an enum value from
+    /// one leaving its object out as unsupported). Invalid objects and the losers of
     /// host conflicts do not fail the command: they are in the snapshot's
     /// report. Exit 0 when the snapshot is printed; 2 when any input could
     /// not be read, or holds two copies of one object (nothing is printed
@@ -109,12 +118,13 @@ enum Command {
     },
     /// Compute the status the controller would write for each VirtualHost.
     ///
-    /// PATHs are read as for `validate` (a `status` in a manifest, as
+    /// PATHs are read as for `validate --tolerant` (a `status` in a manifest, as
     /// `kubectl get -o yaml` writes it, is the stored status), projected as
     /// by `project`, and each object's status computed by the controller's
     /// own code: the `Accepted` condition (True/Accepted, True/HostConflict
     /// when some hosts went to older objects, False/HostConflict when all
-    /// did, False/Invalid listing the broken rules) and `routeCount`.
+    /// did, False/Invalid listing the broken rules, False/Unsupported naming
+    /// the values from a newer API version) and `routeCount`.
     ///
     /// Exit 0 when every object is fully served (Accepted True, reason
     /// Accepted), 1 when some is not, 2 when any input cannot be read
@@ -216,13 +226,23 @@ where
             return written.unwrap_or(EXIT_ERROR);
         }
     };
-    let limits = Limits::default();
+    // What a person wrote is linted strictly; what the edge would do is
+    // shown as the controller reads it.
+    let strict = Limits::default();
+    let tolerant = Limits {
+        reading: Reading::Tolerant,
+        ..Limits::default()
+    };
     let result = match cli.command {
-        Command::Validate { output, paths } => Report::check(&paths, &limits).emit(output, out, err),
-        Command::Project { format, paths } => project::run(&paths, format, &limits, out, err),
-        Command::Admit { stored, output, paths } => admit::check(&stored, &paths, &limits).emit(output, out, err),
+        Command::Validate {
+            output,
+            tolerant: lenient,
+            paths,
+        } => Report::check(&paths, if lenient { &tolerant } else { &strict }).emit(output, out, err),
+        Command::Project { format, paths } => project::run(&paths, format, &tolerant, out, err),
+        Command::Admit { stored, output, paths } => admit::check(&stored, &paths, &strict).emit(output, out, err),
         Command::Status { output, paths } => {
-            status::check(&paths, &limits, jiff::Timestamp::now()).emit(output, out, err)
+            status::check(&paths, &tolerant, jiff::Timestamp::now()).emit(output, out, err)
         }
         Command::Crd => out.write_all(aether_api::CRD_YAML.as_bytes()).map(|()| EXIT_VALID),
     };

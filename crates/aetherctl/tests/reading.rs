@@ -134,14 +134,13 @@ fn type_errors() -> Vec<(String, &'static str)> {
         (proposal.replace("port: 8080", "port: -1"), "-1"),
         (proposal.replace("port: 8080", "port: 8080.0"), "8080.0"),
         (proposal.replace("port: 8080", "port: 4294967296"), "4294967296"),
-        (proposal.replace("provider: KUBERNETES", "provider: VAULT"), "VAULT"),
+        // An unknown enum value (`provider: VAULT`) is a violation for
+        // `validate` only; `project` and `status` read it as from a newer API
+        // version, unsupported: see tests/skew.rs.
     ]
     .into_iter()
     .map(|(text, got)| {
-        let expected: &'static str = match got {
-            "VAULT" => "spec.tls.provider: must be one of KUBERNETES, AWS_SECRETS_MANAGER, got \"VAULT\" [enum]",
-            _ => Box::leak(format!("{port} {got} [type]").into_boxed_str()),
-        };
+        let expected: &'static str = Box::leak(format!("{port} {got} [type]").into_boxed_str());
         (text, expected)
     })
     .collect()

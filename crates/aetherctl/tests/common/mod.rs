@@ -18,6 +18,7 @@ pub const TIMEOUT: Duration = Duration::from_secs(30);
 pub const MEMORY_KIB: u32 = 1024 * 1024;
 pub const SIXTEEN_MIB: usize = 16 * 1024 * 1024;
 
+#[derive(Debug)]
 pub struct Run {
     pub code: i32,
     pub stdout: String,

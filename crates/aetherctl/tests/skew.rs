@@ -1,0 +1,117 @@
+//! Version skew: manifests written against a newer proto
+//! (`crates/aether-api/tests/skew/newer.proto`) read by this build's
+//! `aetherctl`. `validate` lints strictly unless `--tolerant`; `project` and
+//! `status` read as the controller does.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::aetherctl;
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../aether-api/tests/skew");
+    dir.join(name).display().to_string()
+}
+
+const NEW_FIELDS: &str = "a-newer-fields.yaml";
+const NEW_ENUM_VALUE: &str = "b-new-enum-value.yaml";
+const NEW_ONEOF_MEMBER: &str = "c-new-oneof-member.yaml";
+const PLAIN: &str = "d-plain.yaml";
+
+#[test]
+fn validate_is_strict_by_default_and_names_each_unknown_field() {
+    let run = aetherctl(&["validate", &fixture(NEW_FIELDS)]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("spec.routeOrder: unknown field"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("spec.routes[0].timeout: unknown field"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn validate_tolerant_passes_new_fields_and_fails_new_values_as_unsupported() {
+    let run = aetherctl(&["validate", "--tolerant", &fixture(NEW_FIELDS), &fixture(PLAIN)]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = aetherctl(&["validate", "--tolerant", &fixture(NEW_ENUM_VALUE)]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("spec.tls.provider")
+            && run.stdout.contains("unknown value \"VAULT\"")
+            && run.stdout.contains("unsupported"),
+        "{}",
+        run.stdout
+    );
+    let run = aetherctl(&["validate", "--tolerant", &fixture(NEW_ONEOF_MEMBER)]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("spec.routes[0].match.regex") && run.stdout.contains("unsupported"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn project_serves_the_known_parts_and_leaves_unsupported_objects_out() {
+    let all = [NEW_FIELDS, NEW_ENUM_VALUE, NEW_ONEOF_MEMBER, PLAIN].map(fixture);
+    let mut args = vec!["project".to_owned(), "--format".into(), "json".into()];
+    args.extend(all);
+    let run = aetherctl(&args);
+    assert_eq!(run.code, 0, "{run:?}");
+    let snapshot: Value = serde_json::from_str(&run.stdout).unwrap();
+    let left_out: Vec<(&str, &str)> = snapshot["report"]["leftOut"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["object"].as_str().unwrap(), l["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        left_out,
+        [
+            ("skew/new-enum-value", "unsupported"),
+            ("skew/new-oneof-member", "unsupported")
+        ]
+    );
+    let text = run.stdout;
+    assert!(
+        text.contains("newer.example.com") && text.contains("plain.example.com"),
+        "{text}"
+    );
+    assert!(text.contains("svc-api") && text.contains("/api"), "{text}");
+}
+
+#[test]
+fn status_is_unsupported_naming_field_and_value() {
+    let run = aetherctl(&[
+        "status",
+        "--output",
+        "json",
+        &fixture(NEW_ENUM_VALUE),
+        &fixture(NEW_FIELDS),
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let condition = |name: &str| {
+        let object = report["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .unwrap();
+        object["status"]["conditions"][0].clone()
+    };
+    let unsupported = condition("new-enum-value");
+    assert_eq!(
+        (&unsupported["status"], &unsupported["reason"]),
+        (&"False".into(), &"Unsupported".into())
+    );
+    let message = unsupported["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("left out: spec.tls.provider: unknown value \"VAULT\""),
+        "{message}"
+    );
+    assert_eq!(condition("newer-fields")["reason"], "Accepted");
+}
