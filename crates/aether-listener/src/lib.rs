@@ -10,9 +10,14 @@
 //!   then those idle since their last request. Refusing the newcomer
 //!   instead, or leaving it in the listen backlog, lets a flood of idle
 //!   connections that reconnect starve every real client; evicting an idle
-//!   one costs its owner a reconnect at most. A connection with a request
-//!   in flight (an xDS stream, a review being answered) is never evicted:
-//!   when all are busy the newcomer waits for one to end.
+//!   one costs its owner a reconnect at most. A connection that has not
+//!   served a request is spared for its first second (its handshake and
+//!   first request), or a flood beyond the bound evicts its own
+//!   handshakes, and every real client's, faster than any ends. A
+//!   connection with a request in flight (an xDS stream, a review being
+//!   answered) is never evicted: when all are busy the newcomer waits.
+//!   [`bind`] listens with a backlog of 4,096, so a burst of connects waits
+//!   there rather than having its SYNs dropped.
 //! - **Timeouts**, each closing the connection: the TLS handshake
 //!   ([`Config::handshake_timeout`]); the first request, counted from
 //!   accept or the handshake's end (for HTTP/2: preface, settings and a
@@ -51,6 +56,7 @@ mod service;
 pub use fd::{fit_to_fd_limit, raise_fd_limit};
 pub use metrics::{CloseReason, ListenerMetrics};
 pub use serve::Server;
+pub use serve::bind;
 
 /// The errors a service or a body may return.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

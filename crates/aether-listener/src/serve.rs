@@ -14,8 +14,28 @@ use tracing::warn;
 use crate::accept::{Backoff, accept};
 use crate::connection::{self, Shared};
 use crate::metrics::ListenerMetrics;
-use crate::registry::{Admission, Registry};
+use crate::registry::{Admission, Registry, Room};
 use crate::{BoxError, Config, Tls};
+
+/// Connections the kernel may hold completed but not yet accepted (capped
+/// by `net.core.somaxconn`, 4,096 on current kernels). tokio's default,
+/// 1,024, is filled by a burst of connects well under the bound, and the
+/// SYNs beyond it are dropped and resent only after 1, 3, 7 ... s.
+const BACKLOG: u32 = 4096;
+
+/// Binds `addr` for [`Server::serve`], with a listen backlog of 4,096.
+pub async fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As `TcpListener::bind` does: a restart can bind while old
+    // connections linger in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
 
 /// A listener's configuration, TLS and metrics; [`Server::serve`] runs it.
 pub struct Server {
@@ -74,10 +94,14 @@ impl Server {
         'accept: loop {
             // Accept only when the connection can be given a slot, now or
             // once an idle one is evicted; otherwise leave it to the backlog.
-            while !registry.has_room_or_victim() {
+            loop {
+                let room = registry.room();
+                if room == Room::Now {
+                    break;
+                }
                 tokio::select! {
                     () = &mut shutdown => break 'accept,
-                    () = registry.changed() => {}
+                    () = wait(&registry, room) => {}
                 }
             }
             let (tcp, peer) = tokio::select! {
@@ -88,9 +112,9 @@ impl Server {
             let conn = loop {
                 match registry.admit() {
                     Admission::Admitted(conn) => break conn,
-                    Admission::Wait => tokio::select! {
+                    Admission::Wait(room) => tokio::select! {
                         () = &mut shutdown => break 'accept,
-                        () = registry.changed() => {}
+                        () = wait(&registry, room) => {}
                     },
                 }
             };
@@ -111,5 +135,17 @@ impl Server {
             shared.hard_stop.cancel();
             tasks.wait().await;
         }
+    }
+}
+
+/// Until `room` may have come (or the registry changed).
+async fn wait(registry: &Registry, room: Room) {
+    match room {
+        Room::Now => {}
+        Room::At(at) => tokio::select! {
+            () = tokio::time::sleep_until(at) => {}
+            () = registry.changed() => {}
+        },
+        Room::Later => registry.changed().await,
     }
 }

@@ -56,7 +56,8 @@ async fn at_the_bound_idle_connections_make_room_silent_ones_first_and_busy_ones
     let mut silent = connect(server.addr).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
 
-    // A fourth: the silent connection makes room, although it is the newest.
+    // A fourth: the silent connection makes room, although it is the newest
+    // (once it has had its second to speak), and the served one is kept.
     let mut fourth = connect(server.addr).await;
     assert!(get(&mut fourth, "/").await.ends_with("ok"));
     assert!(closed_within(&mut silent, Duration::from_secs(5)).await);
