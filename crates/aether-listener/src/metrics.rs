@@ -1,13 +1,13 @@
 //! The listener's counters, registered in the server's own registry.
 
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 /// Why a connection was closed.
-#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
 pub enum CloseReason {
     /// The peer closed it, or the protocol ended it (a normal end).
     Closed,
@@ -28,6 +28,30 @@ pub enum CloseReason {
     Evicted,
     /// The server shut down.
     Shutdown,
+}
+
+impl CloseReason {
+    /// The label value: snake case, as Prometheus label values are written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::Error => "error",
+            Self::HandshakeFailed => "handshake_failed",
+            Self::HandshakeTimeout => "handshake_timeout",
+            Self::FirstRequestTimeout => "first_request_timeout",
+            Self::HeaderTimeout => "header_timeout",
+            Self::IdleTimeout => "idle_timeout",
+            Self::WriteTimeout => "write_timeout",
+            Self::Evicted => "evicted",
+            Self::Shutdown => "shutdown",
+        }
+    }
+}
+
+impl EncodeLabelValue for CloseReason {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        std::fmt::Write::write_str(encoder, self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
