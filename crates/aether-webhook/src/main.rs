@@ -45,13 +45,23 @@ struct Args {
     /// Largest request body, in bytes (larger gets 413).
     #[arg(long, default_value_t = Limits::default().max_body_bytes)]
     max_body_bytes: usize,
-    /// Most open connections.
+    /// Most open connections (lowered, with a warning, when the file
+    /// descriptor limit leaves less room). At the bound a new connection is
+    /// served and the one idle the longest is closed.
     #[arg(long, default_value_t = Limits::default().max_connections)]
     max_connections: usize,
     /// Handshake, header and body read timeout, each, in milliseconds.
     #[arg(long, default_value_t = 5000)]
     read_timeout_ms: u64,
+    /// How long a connection may stay open without a request, after one,
+    /// in milliseconds.
+    #[arg(long, default_value_t = Limits::default().idle_timeout.as_millis() as u64)]
+    idle_timeout_ms: u64,
 }
+
+/// Descriptors kept for everything but connections: the cluster client's
+/// connections, the manifest files read in local mode, the runtime.
+const RESERVED_DESCRIPTORS: usize = 128;
 
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
@@ -96,12 +106,14 @@ async fn run(args: Args) -> Result<()> {
         }
     }
     let timeout = Duration::from_millis(args.read_timeout_ms);
+    aether_listener::raise_fd_limit();
     let limits = Limits {
         max_body_bytes: args.max_body_bytes,
-        max_connections: args.max_connections.max(1),
+        max_connections: aether_listener::fit_to_fd_limit("webhook", args.max_connections, RESERVED_DESCRIPTORS),
         handshake_timeout: timeout,
         header_timeout: timeout,
         body_timeout: timeout,
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
         ..Limits::default()
     };
     let app = Arc::new(App {
@@ -111,7 +123,7 @@ async fn run(args: Args) -> Result<()> {
         index: Some(index),
         limits,
     });
-    let listener = tokio::net::TcpListener::bind(args.listen)
+    let listener = aether_listener::bind(args.listen)
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     tracing::info!(listen = %args.listen, "serving");

@@ -28,8 +28,9 @@ pub struct Metrics {
     pub index_objects: Gauge,
     pub index_hosts: Gauge,
     pub tls_reloads: Family<Labels, Counter>,
-    /// Connections whose TLS handshake failed or timed out.
-    pub handshake_failures: Counter,
+    /// The listener's connections: open, accepted, closed by reason (a
+    /// failed or timed-out TLS handshake among them), failed accepts.
+    pub listener: aether_listener::ListenerMetrics,
     /// Local mode: manifest files that cannot be read now, indexed as they
     /// were last read (the input is stale while this is above 0).
     pub manifest_stale_files: Gauge,
@@ -73,12 +74,8 @@ impl Metrics {
         registry.register("index_hosts", "Hosts in the host index", index_hosts.clone());
         let tls_reloads = Family::default();
         registry.register("tls_reloads", "TLS certificate reloads by result", tls_reloads.clone());
-        let handshake_failures = Counter::default();
-        registry.register(
-            "tls_handshake_failures",
-            "Failed or timed-out TLS handshakes",
-            handshake_failures.clone(),
-        );
+        let listener = aether_listener::ListenerMetrics::default();
+        listener.register(&mut registry);
         let manifest_stale_files = Gauge::default();
         registry.register(
             "manifest_stale_files",
@@ -99,7 +96,7 @@ impl Metrics {
             index_objects,
             index_hosts,
             tls_reloads,
-            handshake_failures,
+            listener,
             manifest_stale_files,
             manifest_errors,
         }

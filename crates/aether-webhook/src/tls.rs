@@ -71,6 +71,12 @@ pub fn load_config(cert: &Path, key: &Path) -> Result<ServerConfig> {
     Ok(config)
 }
 
+impl aether_listener::Tls for ReloadingTls {
+    fn acceptor(&self) -> TlsAcceptor {
+        ReloadingTls::acceptor(self)
+    }
+}
+
 impl ReloadingTls {
     /// Loads the pair now; failing here (at start-up) is an error.
     pub fn new(cert: PathBuf, key: PathBuf, metrics: Arc<Metrics>) -> Result<Self> {

@@ -335,6 +335,11 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         metrics.contains(r#"aether_webhook_http_responses_total{route="/validate-virtualhost",code="413"} 2"#),
         "{metrics}"
     );
+    // The connection stuck in its headers, closed by the listener.
+    assert!(
+        metrics.contains(r#"aether_webhook_connections_closed_total{reason="first_request_timeout"} 1"#),
+        "{metrics}"
+    );
     server.stop().await;
 }
 

@@ -173,6 +173,8 @@ pub fn test_limits() -> Limits {
         handshake_timeout: Duration::from_secs(2),
         header_timeout: Duration::from_millis(500),
         body_timeout: Duration::from_millis(500),
+        idle_timeout: Duration::from_secs(5),
+        write_timeout: Duration::from_secs(5),
         shutdown_grace: Duration::from_secs(5),
     }
 }
