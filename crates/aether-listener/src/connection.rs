@@ -141,6 +141,12 @@ where
         reason = conn.expired(&shared.config) => reason,
         () = shared.shutdown.cancelled() => CloseReason::Shutdown,
     };
+    if !conn.has_served() && reason != CloseReason::Shutdown {
+        // It never sent a request: nothing to finish or to tell, and an
+        // HTTP/2 connection still waiting for its preface would wait for it
+        // before it could say GOAWAY. Dropped now, its slot is free now.
+        return reason;
+    }
     // HTTP/1: closes now if idle, else after the response in flight;
     // HTTP/2: GOAWAY, and the streams in flight may finish.
     connection.as_mut().graceful_shutdown();

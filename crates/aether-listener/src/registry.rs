@@ -223,6 +223,10 @@ impl Conn {
         self.in_flight.load(Ordering::Acquire) == 0
     }
 
+    pub(crate) fn has_served(&self) -> bool {
+        self.served.load(Ordering::Acquire)
+    }
+
     pub(crate) fn is_evicted(&self) -> bool {
         self.evicted.load(Ordering::Acquire)
     }
