@@ -294,6 +294,7 @@ fn start_server(admit: Arc<dyn Admit>, cert: &std::path::Path, key: &std::path::
         ready: Arc::new(AtomicBool::new(true)),
         index: None,
         limits: Limits::default(),
+        body_budget: Limits::default().body_budget(),
     });
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();

@@ -122,6 +122,7 @@ async fn run(args: Args) -> Result<()> {
         ready,
         index: Some(index),
         limits,
+        body_budget: limits.body_budget(),
     });
     let listener = aether_listener::bind(args.listen)
         .await

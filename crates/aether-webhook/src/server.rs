@@ -25,6 +25,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio::net::TcpListener;
 
 use crate::admission::{self, BadRequest, Decision};
+use crate::budget::Budget;
 use crate::index::HostIndex;
 use crate::metrics::{HttpLabels, Metrics};
 use crate::tls::ReloadingTls;
@@ -52,6 +53,11 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// Time for a request's body to arrive, once its headers have.
     pub body_timeout: Duration,
+    /// Request bodies held at once, in bytes, all connections together
+    /// (see [`Budget`]): a body that cannot take its share within
+    /// `body_timeout` gets 503. Without it, bodies were bounded only by
+    /// connections times `max_body_bytes` (4,096 × 3.5 MiB = 14 GiB).
+    pub body_budget_bytes: usize,
     /// Time a connection may stay open without a request, after one.
     pub idle_timeout: Duration,
     /// Time a response write may make no progress (a client that does not read).
@@ -72,6 +78,10 @@ impl Default for Limits {
             handshake_timeout: Duration::from_secs(5),
             header_timeout: Duration::from_secs(5),
             body_timeout: Duration::from_secs(5),
+            // Nine reviews of the largest size at once, thousands of the
+            // usual few kilobytes; parsing takes a few times a body's size,
+            // within the Deployment's 256 MiB.
+            body_budget_bytes: 32 * 1024 * 1024,
             // Longer than the API server's own idle timeout for its webhook
             // connections (Go's 90 s), so the client closes first and never
             // sends a review on a connection this end is closing.
@@ -106,6 +116,8 @@ pub struct App {
     pub ready: Arc<AtomicBool>,
     pub index: Option<Arc<HostIndex>>,
     pub limits: Limits,
+    /// [`Limits::body_budget`].
+    pub body_budget: Budget,
 }
 
 fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
@@ -187,8 +199,17 @@ impl App {
         if declared.is_some_and(|n| n > limit as u64) {
             return too_large(limit);
         }
+        // The share of the budget this body may take, held until answered.
+        let deadline = tokio::time::Instant::now() + self.limits.body_timeout;
+        let share = declared.map_or(limit, |n| n as usize);
+        let Some(_share) = self.body_budget.take(share, deadline).await else {
+            return text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many request bodies are being read at once; retry\n",
+            );
+        };
         let body = Limited::new(request.into_body(), limit);
-        let bytes = match tokio::time::timeout(self.limits.body_timeout, body.collect()).await {
+        let bytes = match tokio::time::timeout_at(deadline, body.collect()).await {
             Err(_) => return text(StatusCode::REQUEST_TIMEOUT, "the request body did not arrive in time\n"),
             Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large(limit),
             Ok(Err(e)) => {
@@ -233,6 +254,12 @@ fn too_large(limit: usize) -> Response<Full<Bytes>> {
 }
 
 impl Limits {
+    /// The shared budget for request bodies ([`Limits::body_budget_bytes`]),
+    /// never less than one body of the largest size.
+    pub fn body_budget(&self) -> Budget {
+        Budget::new(self.body_budget_bytes.max(self.max_body_bytes))
+    }
+
     /// The listener's bounds for these limits.
     pub fn listener(&self) -> aether_listener::Config {
         aether_listener::Config {

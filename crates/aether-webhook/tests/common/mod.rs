@@ -148,6 +148,7 @@ pub async fn start_with(index: Arc<HostIndex>, admit: Arc<dyn Admit>, limits: Li
         ready: Arc::new(AtomicBool::new(true)),
         index: Some(index.clone()),
         limits,
+        body_budget: limits.body_budget(),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -173,6 +174,7 @@ pub fn test_limits() -> Limits {
         handshake_timeout: Duration::from_secs(2),
         header_timeout: Duration::from_millis(500),
         body_timeout: Duration::from_millis(500),
+        body_budget_bytes: 16 * 1024 * 1024,
         idle_timeout: Duration::from_secs(5),
         write_timeout: Duration::from_secs(5),
         shutdown_grace: Duration::from_secs(5),
