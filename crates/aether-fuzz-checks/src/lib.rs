@@ -301,8 +301,12 @@ pub fn admission_review(data: &[u8]) -> Outcome {
         let message = response["status"]["message"].as_str().unwrap_or_default();
         assert!(!message.is_empty(), "a denial says why: {answer}");
     }
-    let spec = request.object.as_ref().and_then(|o| o.data.get("spec")).cloned();
-    let spec: Option<VirtualHostSpec> = spec.and_then(|spec| serde_json::from_value(spec).ok());
+    // The spec as the handler reads it: tolerantly, fields this build does
+    // not know set aside (a newer writer's), so a spec with one still
+    // decodes and is judged.
+    let spec = request.object.as_ref().and_then(|o| o.data.get("spec"));
+    let spec: Option<VirtualHostSpec> =
+        spec.and_then(|spec| aether_api::tolerant::spec(spec).ok().map(|read| read.value));
     match decision {
         // Invalid: a spec that breaks a rule, or one with a value that does
         // not decode (denied naming it, as the API server's schema would).
