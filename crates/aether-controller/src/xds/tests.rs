@@ -4,9 +4,12 @@ use std::time::Duration;
 
 use aether_projection::{ProjectionConfig, parse_manifests, project};
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
 use envoy_types::pb::google::rpc::Status as RpcStatus;
 use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 
 use super::*;
@@ -216,7 +219,12 @@ async fn a_connection_beyond_the_bound_waits_until_one_closes() {
     publisher.publish(&snapshot(&["a.example.com"]));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(service.serve_bounded(listener, 1));
+    tokio::spawn(service.serve_with(
+        listener,
+        listener_config(1),
+        ListenerMetrics::default(),
+        std::future::pending(),
+    ));
 
     let (first_requests, mut first) = open(addr).await;
     first_requests.send(request(&["aether-edge"], "", "")).await.unwrap();
@@ -243,6 +251,40 @@ async fn a_connection_beyond_the_bound_waits_until_one_closes() {
         .expect("served within 10 s of the first closing")
         .unwrap();
     assert_eq!(domains(&response), ["a.example.com"]);
+}
+
+#[tokio::test]
+async fn on_shutdown_every_stream_ends_with_unavailable_and_the_server_returns() {
+    let metrics = Arc::new(Metrics::new());
+    let (publisher, service) = channel("aether-edge", metrics.clone());
+    publisher.publish(&snapshot(&["a.example.com"]));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server =
+        tokio::spawn(
+            service.serve_with(listener, listener_config(8), metrics.xds_listener.clone(), async move {
+                let _ = stopped.await;
+            }),
+        );
+    let (requests, mut responses) = open(addr).await;
+    requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+    assert_eq!(domains(&next(&mut responses).await), ["a.example.com"]);
+
+    stop.send(()).unwrap();
+    // Envoy sees its stream end and goes to another replica at once,
+    // rather than waiting for the connection to be dropped.
+    let status = tokio::time::timeout(Duration::from_secs(10), responses.message())
+        .await
+        .expect("the stream ends within 10 s")
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status}");
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the server returns within 10 s")
+        .unwrap();
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    assert_eq!(metrics.xds_streams.get(), 0);
 }
 
 #[tokio::test]
