@@ -446,3 +446,63 @@ async fn names_not_served_are_warned_about_once_per_stream_and_request_and_count
     assert!(fetched.into_inner().resources.is_empty());
     assert_eq!((count(&session), unknown().len()), (4, 4));
 }
+
+/// A connection that sends nothing, or only the HTTP/2 preface, is closed
+/// once its time for a first stream runs out; one whose streams have ended
+/// is closed once idle. (The binary's defaults: 10 s and 300 s;
+/// tests/xds_floods.rs meets them with 1,100 silent connections.)
+#[tokio::test]
+async fn silent_and_idle_connections_are_closed() {
+    use aether_listener::CloseReason;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let metrics = Arc::new(Metrics::new());
+    let (publisher, service) = channel("aether-edge", metrics.clone());
+    publisher.publish(&snapshot(&["a.example.com"]));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = listener_config(8);
+    config.first_request_timeout = Duration::from_millis(300);
+    config.idle_timeout = Duration::from_millis(300);
+    tokio::spawn(service.serve_with(listener, config, metrics.xds_listener.clone(), std::future::pending()));
+
+    let silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut preface_only = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // The preface and an empty SETTINGS frame, then nothing.
+    preface_only
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .unwrap();
+    for mut connection in [silent, preface_only] {
+        let mut buf = [0u8; 256];
+        tokio::time::timeout(Duration::from_secs(10), async {
+            // The server's SETTINGS and GOAWAY may come before the end.
+            while !matches!(connection.read(&mut buf).await, Ok(0) | Err(_)) {}
+        })
+        .await
+        .expect("closed within 10 s");
+    }
+    assert_eq!(metrics.xds_listener.closed(CloseReason::FirstRequestTimeout), 2);
+
+    // A client keeps its connection after its stream ends.
+    let mut client = RouteDiscoveryServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let (requests, outbound) = mpsc::channel(1);
+    requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+    let mut responses = client
+        .stream_routes(ReceiverStream::new(outbound))
+        .await
+        .unwrap()
+        .into_inner();
+    next(&mut responses).await;
+    drop((requests, responses));
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while metrics.xds_listener.closed(CloseReason::IdleTimeout) != 1 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the idle connection is closed within 10 s");
+    drop(client);
+}
