@@ -208,15 +208,18 @@ impl Discovery {
             .await;
     }
 
-    /// The service, kind of stream and published resources of a gRPC
-    /// service name, if served.
-    fn resources(&self, service: &str) -> Option<(Kind, &Current)> {
+    /// What a gRPC service serves, if it is one of ours: the noun of its
+    /// methods (`StreamRoutes`, `FetchRoutes`, `DeltaRoutes`), its kind of
+    /// stream and the published resources.
+    fn resources(&self, service: &str) -> Option<(&'static str, Kind, &Current)> {
         match service {
-            "envoy.service.route.v3.RouteDiscoveryService" => Some((self.routes_kind(), &self.routes)),
+            "envoy.service.route.v3.RouteDiscoveryService" => Some(("Routes", self.routes_kind(), &self.routes)),
             "envoy.service.listener.v3.ListenerDiscoveryService" => {
-                Some((tls::kind(tls::LISTENER_TYPE), &self.tls.listeners))
+                Some(("Listeners", tls::kind(tls::LISTENER_TYPE), &self.tls.listeners))
             }
-            "envoy.service.secret.v3.SecretDiscoveryService" => Some((tls::kind(tls::SECRET_TYPE), &self.tls.secrets)),
+            "envoy.service.secret.v3.SecretDiscoveryService" => {
+                Some(("Secrets", tls::kind(tls::SECRET_TYPE), &self.tls.secrets))
+            }
             _ => None,
         }
     }
@@ -237,10 +240,11 @@ impl Discovery {
         let Some((service, method)) = path.trim_start_matches('/').split_once('/') else {
             return Status::unimplemented(format!("no method {path}")).into_http();
         };
-        let Some((kind, current)) = self.resources(service) else {
+        let Some((noun, kind, current)) = self.resources(service) else {
             return Status::unimplemented(format!("no service {service}")).into_http();
         };
-        if method.starts_with("Stream") {
+        let verb = method.strip_suffix(noun).unwrap_or_default();
+        if verb == "Stream" {
             let requests = requests(request);
             let body = sotw::stream(
                 kind,
@@ -250,7 +254,7 @@ impl Discovery {
                 self.closing.clone(),
             );
             body.into_response()
-        } else if method.starts_with("Fetch") {
+        } else if verb == "Fetch" {
             let request = match requests(request).next().await {
                 Some(Ok(request)) => request,
                 Some(Err(status)) => return status.into_http(),
@@ -261,7 +265,7 @@ impl Discovery {
                 Ok(pieces) => ResponseBody::once(pieces).into_response(),
                 Err(status) => status.into_http(),
             }
-        } else if method.starts_with("Delta") {
+        } else if verb == "Delta" {
             Status::unimplemented("delta xDS is not served; use the state-of-the-world stream").into_http()
         } else {
             Status::unimplemented(format!("no method {path}")).into_http()
