@@ -1,11 +1,13 @@
 //! Memory of the controller binary's xDS server with streams that never
 //! read: its resident set (`/proc/PID/status`) before the slow streams,
 //! once they have asked, after each new version, at its peak, and after
-//! they close. Figures, not timings: the numbers are in the crate README.
+//! they close. Figures, not timings: the numbers are in docs/benchmarks.md.
 //!
 //! `cargo bench -p aether-controller --bench slow_readers`; environment:
 //! `BENCH_OBJECTS` (5000, 10 routes each), `BENCH_STREAMS` (128, 16 per
-//! connection), `BENCH_VERSIONS` (5).
+//! connection), `BENCH_VERSIONS` (5), `BENCH_BINARY` (another build of the
+//! controller to measure, e.g. one from before a change; default the one
+//! cargo built).
 
 #[path = "../tests/serving/mod.rs"]
 mod serving;
@@ -43,7 +45,10 @@ fn main() {
 
 async fn run(objects: usize, streams: usize, versions: usize) {
     let text: String = (0..objects).map(|i| manifest(&format!("o{i}"), 10)).collect();
-    let controller = Controller::start(&[("objects.yaml", text)], None);
+    let controller = match std::env::var_os("BENCH_BINARY") {
+        Some(binary) => Controller::start_binary(binary.as_ref(), &[("objects.yaml", text)], None),
+        None => Controller::start(&[("objects.yaml", text)], None),
+    };
     let first = wait_until_served(controller.addr).await;
     let size = first.resources[0].value.len() as u64;
     let rss = || controller.memory_kb("VmRSS") * 1024;

@@ -506,3 +506,23 @@ async fn silent_and_idle_connections_are_closed() {
     .expect("the idle connection is closed within 10 s");
     drop(client);
 }
+
+/// A request message over 1 MiB ends its stream (Envoy's carry its node,
+/// tens of KB): what one stream makes the server buffer stays small.
+#[tokio::test]
+async fn a_request_over_a_mebibyte_ends_the_stream() {
+    let mut session = start().await;
+    session.publisher.publish(&snapshot(&["a.example.com"]));
+    let mut huge = request(&["aether-edge"], "", "");
+    huge.resource_names = (0..1100).map(|i| format!("{i:01000}")).collect();
+    session.requests.send(huge).await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), session.responses.message())
+        .await
+        .expect("an answer within 10 s")
+        .unwrap_err();
+    assert_eq!(status.code(), Code::OutOfRange, "{status}");
+    // The server serves on.
+    let (requests, mut responses) = open(session.addr).await;
+    requests.send(request(&["aether-edge"], "", "")).await.unwrap();
+    assert_eq!(domains(&next(&mut responses).await), ["a.example.com"]);
+}

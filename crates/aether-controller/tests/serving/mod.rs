@@ -55,6 +55,12 @@ impl Controller {
     /// port; under a descriptor limit of `fd_limit` (soft and hard, set by
     /// `prlimit`) when given.
     pub fn start(files: &[(&str, String)], fd_limit: Option<u64>) -> Self {
+        Self::start_binary(env!("CARGO_BIN_EXE_aether-controller").as_ref(), files, fd_limit)
+    }
+
+    /// [`Controller::start`] with another build of the binary (a bench
+    /// compares two).
+    pub fn start_binary(binary: &std::path::Path, files: &[(&str, String)], fd_limit: Option<u64>) -> Self {
         let manifests = tempfile::tempdir().unwrap();
         for (name, text) in files {
             std::fs::write(manifests.path().join(name), text).unwrap();
@@ -65,8 +71,7 @@ impl Controller {
             .unwrap()
             .local_addr()
             .unwrap();
-        let mut command = aether_e2e::Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
-            .local_mode(manifests.path(), out.path());
+        let mut command = aether_e2e::Controller::new(binary).local_mode(manifests.path(), out.path());
         command.arg(format!("--xds-addr={addr}"));
         if let Some(limit) = fd_limit {
             // The soft and the hard limit, so the binary cannot raise it.
