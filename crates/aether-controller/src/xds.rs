@@ -30,7 +30,7 @@
 //! keepalive, accept back-off, graceful shutdown), HTTP/2 with prior
 //! knowledge as Envoy's `envoy_grpc` cluster speaks it inside the pod
 //! network. Its service is a hyper service: tonic decodes the requests,
-//! and the responses are framed in [`sotw::wire`].
+//! and the responses are framed in `sotw/wire.rs`.
 //!
 //! Delta xDS is not served (`UNIMPLEMENTED`): one resource gains nothing
 //! from it.

@@ -11,13 +11,13 @@
 //! Memory for clients that do not read is bounded by the configuration, not
 //! by streams times versions:
 //! - responses are pulled, not pushed: a task reads the stream's requests
-//!   and records what the stream is owed (its [`Outbox`]); the response
+//!   and records what the stream is owed (its `Outbox`); the response
 //!   body builds the response only when hyper asks it for more, which it
 //!   does once the previous response is in HTTP/2's hands and the client's
 //!   window has room. An unread stream is not asked, so what it owes stays
 //!   a flag and the latest version: versions published meanwhile are
 //!   skipped (state of the world allows it), never queued;
-//! - a response is pieces around its resources' encodings ([`wire`]): the
+//! - a response is pieces around its resources' encodings (`wire.rs`): the
 //!   `Bytes` each version holds once, shared by every response carrying it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
