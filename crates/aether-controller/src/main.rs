@@ -11,7 +11,7 @@ use aether_controller::cluster::{self, ClusterState, Scope};
 use aether_controller::debounce::{DEFAULT_MAX_DELAY, DEFAULT_QUIET, Debouncer};
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
-use aether_controller::metrics::Metrics;
+use aether_controller::metrics::{self, Metrics};
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
@@ -25,6 +25,7 @@ use kube::Client;
 use kube::api::{Api, PartialObjectMeta};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 
 /// Keeps the edge's Envoy route configuration and every VirtualHost's status
@@ -63,6 +64,12 @@ struct Cli {
     /// Discovery Service (state of the world), on this address.
     #[arg(long, value_name = "ADDR", conflicts_with = "once")]
     xds_addr: Option<SocketAddr>,
+    /// xDS connections served at once (lowered, with a warning, when the
+    /// file descriptor limit leaves less room). At the bound a new
+    /// connection is served and the one idle the longest (without a
+    /// stream) is closed.
+    #[arg(long, value_name = "N", default_value_t = xds::MAX_CONNECTIONS)]
+    xds_max_connections: usize,
     /// Local mode: the TLS secrets the objects name (`KUBERNETES`), laid
     /// out as mounted Secrets: DIR/NAMESPACE/NAME/tls.crt and tls.key.
     /// Read when referenced, checked, and handed to Envoy by SDS; a change
@@ -123,6 +130,7 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
+    aether_listener::raise_fd_limit();
     let result = match cli.manifests.clone() {
         Some(manifests) => run_local(&cli, manifests),
         None => tokio::runtime::Builder::new_multi_thread()
@@ -184,7 +192,16 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
             .enable_all()
             .build()
             .context("starting the xDS server's runtime")?;
-        let publisher = runtime.block_on(start_xds(addr, &projection, local.metrics.clone()))?;
+        // Local mode stops with the process: the token is never cancelled.
+        let never = CancellationToken::new();
+        let (publisher, _server) = runtime.block_on(start_xds(
+            cli,
+            addr,
+            RESERVED_DESCRIPTORS,
+            &projection,
+            local.metrics.clone(),
+            never,
+        ))?;
         local = local.with_xds(publisher);
         _xds_runtime = Some(runtime);
     }
@@ -204,11 +221,19 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     );
     let client = Client::try_default().await.context("connecting to the cluster")?;
     let metrics = Arc::new(Metrics::new());
-    let listener = tokio::net::TcpListener::bind(cli.metrics_addr)
+    let listener = aether_listener::bind(cli.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {}", cli.metrics_addr))?;
     info!(addr = %cli.metrics_addr, "serving /metrics and /readyz");
-    tokio::spawn(aether_controller::metrics::serve(listener, metrics.clone()));
+    let bound = aether_listener::fit_to_fd_limit("metrics", metrics::MAX_CONNECTIONS, RESERVED_DESCRIPTORS);
+    // Cancelled once the loop is done: the servers close.
+    let stopping = CancellationToken::new();
+    let metrics_server = Server::spawn(metrics::serve(
+        listener,
+        metrics::listener_config(bound),
+        metrics.clone(),
+        stopping.clone().cancelled_owned(),
+    ));
 
     let scopes: Vec<Scope> = if cli.namespaces.is_empty() {
         vec![None]
@@ -242,8 +267,13 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     let projection = ProjectionConfig::default();
     let mut state = ClusterState::new(scopes, cli.out.clone(), projection.clone())
         .with_tls(tls_settings(cli)?, ClusterSecrets::watched());
+    let mut xds_server = None;
     if let Some(addr) = cli.xds_addr {
-        state = state.with_xds(start_xds(addr, &projection, metrics.clone()).await?);
+        let reserved = RESERVED_DESCRIPTORS + metrics::MAX_CONNECTIONS;
+        let (publisher, server) =
+            start_xds(cli, addr, reserved, &projection, metrics.clone(), stopping.clone()).await?;
+        state = state.with_xds(publisher);
+        xds_server = Some(server);
     }
     let debouncer = Debouncer::new(
         Duration::from_millis(cli.debounce_ms),
@@ -258,10 +288,28 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
             _ = tokio::signal::ctrl_c() => info!("interrupted"),
         }
     };
-    if cli.no_leader_election {
+    let result = if cli.no_leader_election {
         info!("leader election off: this replica writes statuses");
         let (_sender, leading) = watch::channel(true);
-        return cluster::run_with_secrets(
+        cluster::run_with_secrets(
+            &client,
+            &mut state,
+            events,
+            secret_events,
+            leading,
+            &metrics,
+            debouncer,
+            shutdown,
+        )
+        .await
+    } else {
+        let namespace = cli
+            .lease_namespace
+            .clone()
+            .unwrap_or_else(|| client.default_namespace().to_owned());
+        let (leading, lease_task) =
+            leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
+        let result = cluster::run_with_secrets(
             &client,
             &mut state,
             events,
@@ -272,44 +320,63 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
             shutdown,
         )
         .await;
+        // `run` dropped the receiver: the task releases the Lease.
+        leader::leave(lease_task, Duration::from_secs(5)).await;
+        result
+    };
+    // The servers close: xDS streams end with UNAVAILABLE (Envoy goes to
+    // another replica), connections get GOAWAY or close when idle.
+    stopping.cancel();
+    for server in xds_server.into_iter().chain([metrics_server]) {
+        server.stopped().await;
     }
-    let namespace = cli
-        .lease_namespace
-        .clone()
-        .unwrap_or_else(|| client.default_namespace().to_owned());
-    let (leading, lease_task) = leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
-    let result = cluster::run_with_secrets(
-        &client,
-        &mut state,
-        events,
-        secret_events,
-        leading,
-        &metrics,
-        debouncer,
-        shutdown,
-    )
-    .await;
-    // `run` dropped the receiver: the task releases the Lease.
-    leader::leave(lease_task, Duration::from_secs(5)).await;
     result
 }
 
-/// Binds `addr` and serves the route configuration over xDS there, on the
-/// current runtime; returns what each pass publishes to.
+/// Descriptors kept for everything but connections: the API server
+/// connections, the manifest files read, the files written, the runtime.
+const RESERVED_DESCRIPTORS: usize = 256;
+
+/// A server task, stopped by cancelling the token it was started with.
+struct Server(tokio::task::JoinHandle<()>);
+
+impl Server {
+    fn spawn(server: impl std::future::Future<Output = ()> + Send + 'static) -> Self {
+        Self(tokio::spawn(server))
+    }
+
+    /// Waits for the server to close (its own grace period bounds it).
+    async fn stopped(self) {
+        if let Err(err) = self.0.await {
+            error!(error = %err, "a server task failed");
+        }
+    }
+}
+
+/// Binds `addr` and serves the edge's configuration over xDS there, on the
+/// current runtime, to at most `--xds-max-connections` (fitted to the
+/// descriptor limit after `reserved`), until `stopping`; returns what each
+/// pass publishes to, and the server.
 async fn start_xds(
+    cli: &Cli,
     addr: SocketAddr,
+    reserved: usize,
     projection: &ProjectionConfig,
     metrics: Arc<Metrics>,
-) -> anyhow::Result<xds::Publisher> {
-    let listener = tokio::net::TcpListener::bind(addr)
+    stopping: CancellationToken,
+) -> anyhow::Result<(xds::Publisher, Server)> {
+    let listener = aether_listener::bind(addr)
         .await
         .with_context(|| format!("binding the xDS address {addr}"))?;
-    info!(%addr, "serving the route configuration over xDS (RDS)");
+    info!(%addr, "serving the edge's configuration over xDS (RDS, LDS, SDS)");
+    let bound = aether_listener::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
+    let listener_metrics = metrics.xds_listener.clone();
     let (publisher, service) = xds::channel(&projection.route_configuration_name, metrics);
-    tokio::spawn(async move {
-        if let Err(err) = service.serve(listener).await {
-            error!(error = %err, "xds: the server failed");
-        }
-    });
-    Ok(publisher)
+    let server = Server::spawn(service.serve_with(
+        listener,
+        xds::listener_config(bound),
+        listener_metrics,
+        stopping.cancelled_owned(),
+    ));
+    Ok((publisher, server))
 }

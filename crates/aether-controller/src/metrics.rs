@@ -3,13 +3,14 @@
 //! reconcile in local mode.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use aether_listener::{ListenerMetrics, Protocol};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
-use tracing::warn;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -54,6 +55,10 @@ pub struct Metrics {
     /// 1 once a pass has written the edge's files (so every watched scope
     /// was listed); what `/readyz` answers from.
     pub ready: Gauge,
+    /// The xDS server's connections (`xds_connections` ...).
+    pub xds_listener: ListenerMetrics,
+    /// The metrics server's connections (`http_connections` ...).
+    pub http_listener: ListenerMetrics,
 }
 
 impl Default for Metrics {
@@ -83,6 +88,8 @@ impl Metrics {
             xds_unknown_resource_requests: Counter::default(),
             xds_streams: Gauge::default(),
             ready: Gauge::default(),
+            xds_listener: ListenerMetrics::default(),
+            http_listener: ListenerMetrics::default(),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
@@ -132,6 +139,10 @@ impl Metrics {
             "1 once a pass has written the edge's files",
             metrics.ready.clone(),
         );
+        metrics.xds_listener.register(registry.sub_registry_with_prefix("xds"));
+        metrics
+            .http_listener
+            .register(registry.sub_registry_with_prefix("http"));
         Self { registry, ..metrics }
     }
 
@@ -144,35 +155,48 @@ impl Metrics {
     }
 }
 
-/// Serves `metrics` on `listener` (HTTP/1.1): `GET /metrics` in the
+/// Connections the metrics server serves at once: a Prometheus scraper and
+/// the kubelet's probes need a few.
+pub const MAX_CONNECTIONS: usize = 64;
+
+/// The listener's bounds for the metrics server.
+pub fn listener_config(max_connections: usize) -> aether_listener::Config {
+    aether_listener::Config {
+        name: "metrics",
+        max_connections,
+        handshake_timeout: Duration::from_secs(5),
+        first_request_timeout: Duration::from_secs(5),
+        header_timeout: Duration::from_secs(5),
+        // Longer than a scraper's interval, so it keeps its connection.
+        idle_timeout: Duration::from_secs(120),
+        write_timeout: Duration::from_secs(10),
+        shutdown_grace: Duration::from_secs(5),
+        protocol: Protocol::Http1 {
+            max_header_bytes: 16 * 1024,
+        },
+    }
+}
+
+/// Serves `metrics` on `listener` (HTTP/1.1, the shared listener's bounds
+/// from [`listener_config`]) until `shutdown`: `GET /metrics` in the
 /// Prometheus text format; `/readyz`, 200 once [`Metrics::ready`] is set and
 /// 503 before (a replica that has not listed every scope serves nothing
 /// useful, to Envoy or to anyone); 404 for any other path.
-pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(err) => {
-                warn!(error = %err, "metrics: accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: aether_listener::Config,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()>,
+) {
+    let listener_metrics = metrics.http_listener.clone();
+    let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
         let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                let metrics = metrics.clone();
-                async move { Ok::<_, Infallible>(respond(request.uri().path(), &metrics)) }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(err) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await
-            {
-                warn!(error = %err, "metrics: connection failed");
-            }
-        });
-    }
+        async move { Ok::<_, Infallible>(respond(request.uri().path(), &metrics)) }
+    });
+    aether_listener::Server::new(config)
+        .metrics(listener_metrics)
+        .serve(listener, service, shutdown)
+        .await;
 }
 
 fn respond(path: &str, metrics: &Metrics) -> Response<Full<Bytes>> {
@@ -222,7 +246,12 @@ mod tests {
         let metrics = Arc::new(Metrics::new());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(serve(listener, metrics.clone()));
+        tokio::spawn(serve(
+            listener,
+            listener_config(MAX_CONNECTIONS),
+            metrics.clone(),
+            std::future::pending(),
+        ));
 
         assert_eq!(get(addr, "/readyz").await.0, "HTTP/1.1 503 Service Unavailable");
         metrics.ready.set(1);
@@ -233,5 +262,44 @@ mod tests {
         assert!(body.contains("aether_controller_reconciles_total 1"), "{body}");
         assert!(body.contains("aether_controller_ready 1"), "{body}");
         assert_eq!(get(addr, "/other").await.0, "HTTP/1.1 404 Not Found");
+    }
+
+    /// The metrics server had no bound and no timeout: a flood of idle
+    /// connections (or one that never finished its headers) held a task and
+    /// a descriptor each for ever. It is now the shared listener's.
+    #[tokio::test]
+    async fn idle_connections_beyond_the_bound_do_not_keep_the_probe_out() {
+        let metrics = Arc::new(Metrics::new());
+        metrics.ready.set(1);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve(
+            listener,
+            listener_config(8),
+            metrics.clone(),
+            std::future::pending(),
+        ));
+        let mut idle = Vec::new();
+        for _ in 0..20 {
+            idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+        }
+        let probe = tokio::time::timeout(Duration::from_secs(10), get(addr, "/readyz"))
+            .await
+            .expect("the probe is answered within 10 s");
+        assert_eq!(probe.0, "HTTP/1.1 200 OK");
+        let (_, text) = get(addr, "/metrics").await;
+        assert!(
+            text.contains("aether_controller_http_connections_closed_total{reason=\"evicted\"}"),
+            "{text}"
+        );
+        assert!(metrics.http_listener.open.get() <= 8);
+        // A connection that never sends its request is closed (5 s).
+        let mut silent = idle.pop().unwrap();
+        let mut buf = [0u8; 64];
+        let closed = tokio::time::timeout(Duration::from_secs(15), silent.read(&mut buf)).await;
+        assert!(
+            matches!(closed, Ok(Ok(0) | Err(_))),
+            "a silent connection is still open after 15 s"
+        );
     }
 }

@@ -1,9 +1,9 @@
-//! The route configuration over gRPC: Envoy's Route Discovery Service
-//! (`envoy.service.route.v3.RouteDiscoveryService`, state of the world), on
-//! envoy-types' tonic server. An alternative to `routes.json` for Envoys
-//! that do not share the controller's file system. Beside it, on the same
-//! server and through the same stream implementation ([`sotw`]), the
-//! HTTPS listener (LDS) and its certificates (SDS): see [`tls`].
+//! The edge's configuration over gRPC: Envoy's Route Discovery Service
+//! (`envoy.service.route.v3.RouteDiscoveryService`, state of the world).
+//! An alternative to `routes.json` for Envoys that do not share the
+//! controller's file system. Beside it, on the same server and through the
+//! same stream implementation ([`sotw`]), the HTTPS listener (LDS) and its
+//! certificates (SDS): see [`tls`].
 //!
 //! Each pass [`Publisher::publish`]es the snapshot's RouteConfiguration; its
 //! version is a digest of its bytes, so every replica gives the same
@@ -21,25 +21,38 @@
 //!   of configuration seen only on its side: so each such request is
 //!   logged as a warning naming what was asked and what is served, and
 //!   counted, once per stream and list of names (Envoy repeats its names
-//!   in every ACK).
+//!   in every ACK);
+//! - a client that does not read holds at most the latest version, shared
+//!   with every other stream ([`sotw`]).
+//!
+//! The server is the shared listener's (`aether-listener`: connection bound
+//! with eviction of idle connections, preface and idle timeouts, HTTP/2
+//! keepalive, accept back-off, graceful shutdown), HTTP/2 with prior
+//! knowledge as Envoy's `envoy_grpc` cluster speaks it inside the pod
+//! network. Its service is a hyper service: tonic decodes the requests,
+//! and the responses are framed in `sotw/wire.rs`.
 //!
 //! Delta xDS is not served (`UNIMPLEMENTED`): one resource gains nothing
 //! from it.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
+use aether_listener::{ListenerMetrics, Protocol};
 use aether_projection::Snapshot;
+use bytes::Bytes;
 use envoy_types::pb::envoy::config::core::v3::Node;
-use envoy_types::pb::envoy::service::discovery::v3::{DeltaDiscoveryRequest, DeltaDiscoveryResponse};
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
-use envoy_types::pb::envoy::service::route::v3::route_discovery_service_server::{
-    RouteDiscoveryService, RouteDiscoveryServiceServer,
-};
-use futures_util::Stream;
-use tokio::sync::{mpsc, watch};
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Request, Response, Status, Streaming};
+use futures_util::StreamExt;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tonic::codec::Codec;
+use tonic::{Status, Streaming};
 use tracing::{info, warn};
 
 use crate::metrics::Metrics;
@@ -48,11 +61,8 @@ use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 pub mod sotw;
 pub mod tls;
 
-pub use sotw::Resources;
-use sotw::{Kind, StreamState};
-
-/// Responses a stream may have queued before it stops reading new versions.
-const STREAM_BUFFER: usize = 4;
+use sotw::{Current, Kind};
+pub use sotw::{Resources, ResponseBody};
 
 /// One version of the route configuration (its one resource, the
 /// encoded `envoy.config.route.v3.RouteConfiguration`).
@@ -77,12 +87,13 @@ impl Publisher {
             // Most passes leave the routes alone: a comparison, no digest or copy.
             if current
                 .as_ref()
-                .is_some_and(|current| current.items.first().is_some_and(|(_, body)| body == binary))
+                .is_some_and(|current| current.items.first().is_some_and(|(_, body)| body.as_ref() == binary))
             {
                 return false;
             }
-            // The same version as routes.json's versionInfo.
-            let next = Resources::new(vec![(self.name.to_string(), binary.to_vec())]);
+            // The same version as routes.json's versionInfo; the one copy
+            // of the configuration every response of this version sends.
+            let next = Resources::new(vec![(self.name.to_string(), Bytes::copy_from_slice(binary))]);
             info!(version = %next.version, bytes = binary.len(), "xds: new route configuration");
             *current = Some(Arc::new(next));
             true
@@ -95,19 +106,21 @@ impl Publisher {
     }
 }
 
-/// The RDS service; see the module documentation.
-#[derive(Debug, Clone)]
-pub struct RouteDiscovery {
+/// The xDS service (RDS, LDS, SDS); see the module documentation.
+#[derive(Clone)]
+pub struct Discovery {
     /// The RouteConfiguration's name (what Envoy's `rds.route_config_name` says).
     name: Arc<str>,
-    current: watch::Receiver<Option<Arc<Version>>>,
-    metrics: Arc<Metrics>,
+    routes: Current,
     tls: tls::TlsReceivers,
+    metrics: Arc<Metrics>,
+    /// Cancelled when the server stops: every stream ends.
+    closing: CancellationToken,
 }
 
 /// A publisher and the service that serves what it publishes, the
-/// RouteConfiguration named `name`.
-pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, RouteDiscovery) {
+/// RouteConfiguration named `name` (and the listener and secrets).
+pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
     let (sender, receiver) = watch::channel(None);
     let (tls_senders, tls_receivers) = tls::channels();
     let publisher = Publisher {
@@ -115,118 +128,168 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, RouteDiscovery)
         current: Arc::new(sender),
         tls: tls_senders,
     };
-    let service = RouteDiscovery {
+    let service = Discovery {
         name: name.into(),
-        current: receiver,
-        metrics,
+        routes: receiver,
         tls: tls_receivers,
+        metrics,
+        closing: CancellationToken::new(),
     };
     (publisher, service)
 }
 
-impl RouteDiscovery {
-    /// The tonic service, to add to a `tonic::transport::Server`.
-    pub fn into_service(self) -> RouteDiscoveryServiceServer<Self> {
-        RouteDiscoveryServiceServer::new(self)
-    }
+/// Connections served at once (an edge has one per Envoy); fitted under
+/// the descriptor limit by the binary.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// Streams per connection (Envoy opens one each for RDS, LDS and SDS).
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 16;
+/// Largest request message. Envoy's carry its node (id, metadata, the
+/// extensions it was built with), well under this; the bound keeps what a
+/// stream can make the server buffer small.
+const MAX_REQUEST_BYTES: usize = 1 << 20;
 
-    /// Serves RDS (gRPC over plaintext HTTP/2, as Envoy's `envoy_grpc`
-    /// cluster speaks it inside the pod network) on `listener` until the
-    /// listener fails, to at most [`MAX_CONNECTIONS`] connections at once.
-    pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), tonic::transport::Error> {
-        self.serve_bounded(listener, MAX_CONNECTIONS).await
-    }
-
-    /// [`RouteDiscovery::serve`] with another connection bound: a connection
-    /// beyond it waits in the listen backlog until one closes.
-    pub async fn serve_bounded(
-        self,
-        listener: tokio::net::TcpListener,
-        max_connections: usize,
-    ) -> Result<(), tonic::transport::Error> {
-        let (listeners, secrets) = tls::services(&self.tls, &self.metrics);
-        tonic::transport::Server::builder()
-            // Each stream is a task and a response buffer: bound them too.
-            .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
-            .add_service(self.into_service())
-            .add_service(listeners)
-            .add_service(secrets)
-            .serve_with_incoming(bounded::incoming(listener, max_connections))
-            .await
+/// The listener's bounds for the xDS server, `max_connections` at once.
+pub fn listener_config(max_connections: usize) -> aether_listener::Config {
+    aether_listener::Config {
+        name: "xds",
+        max_connections,
+        // Plaintext: no handshake. The preface, settings and the first
+        // stream come within milliseconds from Envoy.
+        handshake_timeout: Duration::from_secs(10),
+        first_request_timeout: Duration::from_secs(10),
+        header_timeout: Duration::from_secs(10),
+        // A connection without a stream; Envoy's always has its RDS stream.
+        idle_timeout: Duration::from_secs(300),
+        // A client that stops reading its socket altogether.
+        write_timeout: Duration::from_secs(30),
+        shutdown_grace: Duration::from_secs(5),
+        protocol: Protocol::Http2 {
+            max_concurrent_streams: MAX_STREAMS_PER_CONNECTION,
+            // A peer gone without a FIN frees its slot within 40 s.
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(10),
+            max_header_list_bytes: 16 * 1024,
+        },
     }
 }
 
-/// Connections served at once (an edge has one per Envoy).
-pub const MAX_CONNECTIONS: usize = 1024;
-/// Streams per connection (Envoy opens one for RDS).
-pub const MAX_STREAMS_PER_CONNECTION: u32 = 16;
-
-/// Accepting under a connection bound. tonic has no server-wide connection
-/// limit, and a flood of idle connections would otherwise cost memory
-/// without end; written here because the accept loop is tonic's and takes
-/// only a stream of connections.
-mod bounded {
-    use std::io;
-    use std::pin::Pin;
-    use std::sync::Arc;
-    use std::task::{Context, Poll};
-
-    use futures_util::Stream;
-    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-    use tokio::net::{TcpListener, TcpStream};
-    use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-    use tonic::transport::server::{Connected, TcpConnectInfo};
-
-    /// A connection holding one of the bound's permits until dropped.
-    pub struct Bounded {
-        stream: TcpStream,
-        _permit: OwnedSemaphorePermit,
+impl Discovery {
+    /// Serves xDS on `listener` with the default bounds
+    /// ([`listener_config`] of [`MAX_CONNECTIONS`]) until the process ends.
+    pub async fn serve(self, listener: tokio::net::TcpListener) {
+        self.serve_with(
+            listener,
+            listener_config(MAX_CONNECTIONS),
+            ListenerMetrics::default(),
+            std::future::pending(),
+        )
+        .await;
     }
 
-    /// The accepted connections of `listener`, `max` at a time: the next
-    /// accept waits for a permit.
-    pub fn incoming(listener: TcpListener, max: usize) -> impl Stream<Item = io::Result<Bounded>> {
-        let permits = Arc::new(Semaphore::new(max));
-        futures_util::stream::unfold((listener, permits), |(listener, permits)| async move {
-            let permit = permits
-                .clone()
-                .acquire_owned()
-                .await
-                .expect("the semaphore is never closed");
-            let accepted = listener.accept().await.map(|(stream, _)| Bounded {
-                stream,
-                _permit: permit,
-            });
-            Some((accepted, (listener, permits)))
-        })
+    /// Serves xDS on `listener` with `config`'s bounds until `shutdown`
+    /// resolves; then every stream ends with UNAVAILABLE (Envoy reconnects
+    /// to another replica) and the connections close (see
+    /// `aether-listener`).
+    pub async fn serve_with(
+        self,
+        listener: tokio::net::TcpListener,
+        config: aether_listener::Config,
+        metrics: ListenerMetrics,
+        shutdown: impl Future<Output = ()>,
+    ) {
+        let closing = self.closing.clone();
+        let shutdown = async move {
+            shutdown.await;
+            closing.cancel();
+        };
+        aether_listener::Server::new(config)
+            .metrics(metrics)
+            .serve(listener, self, shutdown)
+            .await;
     }
 
-    impl Connected for Bounded {
-        type ConnectInfo = TcpConnectInfo;
-
-        fn connect_info(&self) -> TcpConnectInfo {
-            self.stream.connect_info()
-        }
-    }
-
-    impl AsyncRead for Bounded {
-        fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-            Pin::new(&mut self.stream).poll_read(cx, buf)
+    /// What a gRPC service serves, if it is one of ours: the noun of its
+    /// methods (`StreamRoutes`, `FetchRoutes`, `DeltaRoutes`), its kind of
+    /// stream and the published resources.
+    fn resources(&self, service: &str) -> Option<(&'static str, Kind, &Current)> {
+        match service {
+            "envoy.service.route.v3.RouteDiscoveryService" => Some(("Routes", self.routes_kind(), &self.routes)),
+            "envoy.service.listener.v3.ListenerDiscoveryService" => {
+                Some(("Listeners", tls::kind(tls::LISTENER_TYPE), &self.tls.listeners))
+            }
+            "envoy.service.secret.v3.SecretDiscoveryService" => {
+                Some(("Secrets", tls::kind(tls::SECRET_TYPE), &self.tls.secrets))
+            }
+            _ => None,
         }
     }
 
-    impl AsyncWrite for Bounded {
-        fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-            Pin::new(&mut self.stream).poll_write(cx, buf)
+    /// The RDS stream's kind: warns about names not served.
+    fn routes_kind(&self) -> Kind {
+        let (name, metrics) = (self.name.clone(), self.metrics.clone());
+        Kind {
+            type_url: ROUTE_CONFIGURATION_TYPE,
+            by_name: false,
+            on_names: Arc::new(move |names, node| check_names(&name, names, node, &metrics)),
         }
+    }
 
-        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Pin::new(&mut self.stream).poll_flush(cx)
+    async fn answer(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        // `/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes`
+        let path = request.uri().path().to_owned();
+        let Some((service, method)) = path.trim_start_matches('/').split_once('/') else {
+            return Status::unimplemented(format!("no method {path}")).into_http();
+        };
+        let Some((noun, kind, current)) = self.resources(service) else {
+            return Status::unimplemented(format!("no service {service}")).into_http();
+        };
+        let verb = method.strip_suffix(noun).unwrap_or_default();
+        if verb == "Stream" {
+            let requests = requests(request);
+            let body = sotw::stream(
+                kind,
+                requests,
+                current.clone(),
+                self.metrics.clone(),
+                self.closing.clone(),
+            );
+            body.into_response()
+        } else if verb == "Fetch" {
+            let request = match requests(request).next().await {
+                Some(Ok(request)) => request,
+                Some(Err(status)) => return status.into_http(),
+                None => return Status::invalid_argument("no request message").into_http(),
+            };
+            (kind.on_names)(&request.resource_names, request.node.as_ref());
+            match sotw::fetch(&kind, &request.resource_names, current) {
+                Ok(pieces) => ResponseBody::once(pieces).into_response(),
+                Err(status) => status.into_http(),
+            }
+        } else if verb == "Delta" {
+            Status::unimplemented("delta xDS is not served; use the state-of-the-world stream").into_http()
+        } else {
+            Status::unimplemented(format!("no method {path}")).into_http()
         }
+    }
+}
 
-        fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Pin::new(&mut self.stream).poll_shutdown(cx)
-        }
+/// The request messages of a gRPC call (uncompressed; this server never
+/// offers compression), each at most [`MAX_REQUEST_BYTES`].
+fn requests(request: Request<Incoming>) -> Streaming<DiscoveryRequest> {
+    let mut codec = tonic_prost::ProstCodec::<DiscoveryResponse, DiscoveryRequest>::default();
+    Streaming::new_request(codec.decoder(), request.into_body(), None, Some(MAX_REQUEST_BYTES))
+}
+
+type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+impl hyper::service::Service<Request<Incoming>> for Discovery {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, request: Request<Incoming>) -> ResponseFuture {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.answer(request).await) })
     }
 }
 
@@ -241,64 +304,6 @@ fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Me
     warn!(requested = ?names, %served, node = ?node.map(|node| &node.id),
         "xds: Envoy asked for a route configuration this server does not serve; \
          it gets none, and its listener no routes (check rds.route_config_name)");
-}
-
-/// The RDS stream's kind: warns about names not served.
-fn routes_kind(name: Arc<str>, metrics: Arc<Metrics>) -> Kind {
-    Kind {
-        type_url: ROUTE_CONFIGURATION_TYPE,
-        by_name: false,
-        on_names: Arc::new(move |names, node| check_names(&name, names, node, &metrics)),
-    }
-}
-
-type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
-
-#[tonic::async_trait]
-impl RouteDiscoveryService for RouteDiscovery {
-    type StreamRoutesStream = ResponseStream<DiscoveryResponse>;
-    type DeltaRoutesStream = ResponseStream<DeltaDiscoveryResponse>;
-
-    async fn stream_routes(
-        &self,
-        request: Request<Streaming<DiscoveryRequest>>,
-    ) -> Result<Response<Self::StreamRoutesStream>, Status> {
-        let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
-        let current = self.current.clone();
-        tokio::spawn(sotw::serve_stream(
-            routes_kind(self.name.clone(), self.metrics.clone()),
-            request.into_inner(),
-            current,
-            sender,
-            self.metrics.clone(),
-        ));
-        Ok(Response::new(Box::pin(ReceiverStream::new(receiver))))
-    }
-
-    async fn delta_routes(
-        &self,
-        _request: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> Result<Response<Self::DeltaRoutesStream>, Status> {
-        Err(Status::unimplemented(
-            "delta xDS is not served; use the state-of-the-world StreamRoutes",
-        ))
-    }
-
-    async fn fetch_routes(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
-        let request = request.into_inner();
-        check_names(
-            &self.name,
-            &request.resource_names,
-            request.node.as_ref(),
-            &self.metrics,
-        );
-        let current = self.current.borrow().clone();
-        let Some(version) = current else {
-            return Err(Status::unavailable("no route configuration yet"));
-        };
-        let mut state = StreamState::new(ROUTE_CONFIGURATION_TYPE, false, request.resource_names);
-        Ok(Response::new(state.response(&version)))
-    }
 }
 
 #[cfg(test)]

@@ -1,17 +1,18 @@
 //! Echo backends: one HTTP server per Envoy cluster, on its own port,
 //! answering every request with a JSON [`Served`] naming the cluster and
 //! what it received, so a test sees where Envoy sent a request and how.
+//! Served by the shared listener, as every server of the repository.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::time::Duration;
 
+use aether_listener::Protocol;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
@@ -38,7 +39,7 @@ impl Backends {
     pub fn start<S: AsRef<str>>(clusters: impl IntoIterator<Item = S>) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
-            .enable_io()
+            .enable_all()
             .build()
             .expect("starting the backends' runtime");
         let mut addrs = BTreeMap::new();
@@ -63,38 +64,48 @@ impl Backends {
     }
 }
 
-async fn serve(listener: TcpListener, cluster: String) {
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let cluster = cluster.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |request: Request<Incoming>| {
-                let served = Served {
-                    cluster: cluster.clone(),
-                    path: request.uri().path_and_query().map_or("", |p| p.as_str()).to_owned(),
-                    host: request
-                        .headers()
-                        .get(hyper::header::HOST)
-                        .and_then(|host| host.to_str().ok())
-                        .unwrap_or("")
-                        .to_owned(),
-                };
-                let body = serde_json::to_vec(&served).expect("Served serializes");
-                async move {
-                    Ok::<_, Infallible>(
-                        Response::builder()
-                            .header("content-type", "application/json")
-                            .body(Full::new(Bytes::from(body)))
-                            .expect("a valid response"),
-                    )
-                }
-            });
-            // Envoy keeps upstream connections alive; each is served until it closes.
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
+/// The listener's bounds for a backend: Envoy keeps its upstream
+/// connections, so they are never closed for idling during a test.
+fn listener_config() -> aether_listener::Config {
+    aether_listener::Config {
+        name: "backend",
+        max_connections: 1024,
+        handshake_timeout: Duration::from_secs(10),
+        first_request_timeout: Duration::from_secs(60),
+        header_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(3600),
+        write_timeout: Duration::from_secs(60),
+        shutdown_grace: Duration::from_secs(1),
+        protocol: Protocol::Http1 {
+            max_header_bytes: 64 * 1024,
+        },
     }
+}
+
+async fn serve(listener: TcpListener, cluster: String) {
+    let service = service_fn(move |request: Request<Incoming>| {
+        let served = Served {
+            cluster: cluster.clone(),
+            path: request.uri().path_and_query().map_or("", |p| p.as_str()).to_owned(),
+            host: request
+                .headers()
+                .get(hyper::header::HOST)
+                .and_then(|host| host.to_str().ok())
+                .unwrap_or("")
+                .to_owned(),
+        };
+        let body = serde_json::to_vec(&served).expect("Served serializes");
+        async move {
+            Ok::<_, Infallible>(
+                Response::builder()
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from(body)))
+                    .expect("a valid response"),
+            )
+        }
+    });
+    // Until the runtime is dropped with the backends.
+    aether_listener::Server::new(listener_config())
+        .serve(listener, service, std::future::pending())
+        .await;
 }

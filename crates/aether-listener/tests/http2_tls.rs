@@ -68,6 +68,52 @@ async fn http2_without_a_preface_is_closed_and_an_open_stream_keeps_its_connecti
     .expect("closed for being idle");
 }
 
+/// A peer that vanished without a FIN holds a stream in flight: here a
+/// client that opens `/hold` with hand-written frames and never reads (a
+/// hyper client would answer PINGs from its own task). The PING it never
+/// answers closes the connection and frees the slot.
+#[tokio::test]
+async fn a_peer_that_stops_answering_pings_is_closed_even_with_a_stream_open() {
+    let mut config = config(HTTP2);
+    config.protocol = aether_listener::Protocol::Http2 {
+        max_concurrent_streams: 4,
+        keepalive_interval: Duration::from_millis(300),
+        keepalive_timeout: Duration::from_millis(300),
+        max_header_list_bytes: 16 * 1024,
+    };
+    config.idle_timeout = Duration::from_secs(30);
+    let server = start(config, None).await;
+    let mut peer = connect(server.addr).await;
+    let mut frames = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    // SETTINGS, empty.
+    frames.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    // HEADERS on stream 1, END_HEADERS | END_STREAM: GET http://test/hold
+    // (HPACK: indexed :method GET, :scheme http; literal :path, :authority).
+    let block: Vec<u8> = [&[0x82, 0x86, 0x44, 5][..], b"/hold", &[0x41, 4], b"test"].concat();
+    frames.extend_from_slice(&[0, 0, block.len() as u8, 1, 0x5, 0, 0, 0, 1]);
+    frames.extend_from_slice(&block);
+    tokio::io::AsyncWriteExt::write_all(&mut peer, &frames).await.unwrap();
+    // The stream is in flight...
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while server.metrics.open.get() != 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    // ...and the peer reads nothing more: within its PING's interval and
+    // timeout (300 ms each), the connection is closed.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while server.metrics.open.get() != 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("closed once its PING went unanswered");
+    assert_eq!(server.metrics.closed(CloseReason::Error), 1);
+    drop(peer);
+}
+
 #[tokio::test]
 async fn http2_shutdown_lets_the_stream_in_flight_finish() {
     let mut server = start(config(HTTP2), None).await;

@@ -1,25 +1,45 @@
 //! One state-of-the-world xDS stream, for any resource type: RDS, LDS and
-//! SDS all serve through [`serve_stream`] (see the parent module for the
-//! protocol as served).
+//! SDS all serve through [`stream`] and [`fetch`] (see the parent module
+//! for the protocol as served).
 //!
 //! What a stream is sent is the published [`Resources`] filtered by the
 //! names its Envoy asked for (all of them when it names none, as Envoy's
 //! LDS does). A response goes out when the filtered set differs from what
 //! the stream last sent (or last NACKed): a change of one secret is pushed
 //! to the SDS stream that asked for it, not to the streams of the others.
+//!
+//! Memory for clients that do not read is bounded by the configuration, not
+//! by streams times versions:
+//! - responses are pulled, not pushed: a task reads the stream's requests
+//!   and records what the stream is owed (its `Outbox`); the response
+//!   body builds the response only when hyper asks it for more, which it
+//!   does once the previous response is in HTTP/2's hands and the client's
+//!   window has room. An unread stream is not asked, so what it owes stays
+//!   a flag and the latest version: versions published meanwhile are
+//!   skipped (state of the world allows it), never queued;
+//! - a response is pieces around its resources' encodings (`wire.rs`): the
+//!   `Bytes` each version holds once, shared by every response carrying it.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use bytes::Bytes;
 use envoy_types::pb::envoy::config::core::v3::Node;
-use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
-use envoy_types::pb::google::protobuf::Any;
+use envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest;
 use futures_util::StreamExt;
-use tokio::sync::{mpsc, watch};
+use futures_util::task::AtomicWaker;
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
 use tonic::{Status, Streaming};
 use tracing::{debug, warn};
 
 use crate::metrics::Metrics;
 use crate::outputs;
+
+mod body;
+pub(crate) mod wire;
+
+pub use body::ResponseBody;
 
 /// One version of a type's resources.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,13 +48,14 @@ pub struct Resources {
     /// encodings; for one resource, of its encoding alone, which is
     /// `routes.json`'s `versionInfo` for the route configuration).
     pub version: String,
-    /// `(name, encoded message)`, sorted by name.
-    pub items: Vec<(String, Vec<u8>)>,
+    /// `(name, encoded message)`, sorted by name. Each encoding is the one
+    /// buffer every response of this version sends.
+    pub items: Vec<(String, Bytes)>,
 }
 
 impl Resources {
     /// `items` (any order) and their version.
-    pub fn new(mut items: Vec<(String, Vec<u8>)>) -> Self {
+    pub fn new(mut items: Vec<(String, Bytes)>) -> Self {
         items.sort_by(|a, b| a.0.cmp(&b.0));
         Self {
             version: version(&items),
@@ -43,7 +64,7 @@ impl Resources {
     }
 
     /// The items `names` asks for (all when empty).
-    fn filtered(&self, names: &[String]) -> Vec<&(String, Vec<u8>)> {
+    fn filtered(&self, names: &[String]) -> Vec<&(String, Bytes)> {
         self.items
             .iter()
             .filter(|(name, _)| names.is_empty() || names.contains(name))
@@ -51,8 +72,8 @@ impl Resources {
     }
 }
 
-fn version<'a>(items: impl IntoIterator<Item = &'a (String, Vec<u8>)>) -> String {
-    let items: Vec<&(String, Vec<u8>)> = items.into_iter().collect();
+fn version<'a>(items: impl IntoIterator<Item = &'a (String, Bytes)>) -> String {
+    let items: Vec<&(String, Bytes)> = items.into_iter().collect();
     match items.as_slice() {
         [(_, body)] => outputs::version_of(body),
         _ => {
@@ -67,6 +88,9 @@ fn version<'a>(items: impl IntoIterator<Item = &'a (String, Vec<u8>)>) -> String
         }
     }
 }
+
+/// What the server publishes for one type: the latest version, if any.
+pub type Current = watch::Receiver<Option<Arc<Resources>>>;
 
 /// What a stream does with a new list of names (and the asking node).
 pub type OnNames = dyn Fn(&[String], Option<&Node>) + Send + Sync;
@@ -85,63 +109,120 @@ pub struct Kind {
     pub on_names: Arc<OnNames>,
 }
 
-/// What one stream has sent, and what its Envoy asked for.
-pub(crate) struct StreamState {
-    type_url: &'static str,
-    by_name: bool,
-    /// Resource names of the last request (empty: all).
-    pub(crate) names: Vec<String>,
-    /// Nonce of the last response (a counter per stream).
-    nonce: u64,
-    /// Digest of the filtered set last sent, or last NACKed: not sent again.
-    sent: Option<String>,
-}
-
-impl StreamState {
-    /// Nothing sent yet, `names` asked for.
-    pub(crate) fn new(type_url: &'static str, by_name: bool, names: Vec<String>) -> Self {
-        Self {
-            type_url,
-            by_name,
-            names,
-            nonce: 0,
-            sent: None,
-        }
-    }
-
-    /// What identifies what `resources` holds for this stream: the digest
-    /// of its resources (by name), or the version of them all.
-    fn digest(&self, resources: &Resources) -> String {
+impl Kind {
+    /// What identifies what `resources` holds for a stream asking `names`:
+    /// the digest of those resources (by name), or the version of them all.
+    fn digest(&self, resources: &Resources, names: &[String]) -> String {
         if self.by_name {
-            version(self.filtered_items(resources))
+            version(resources.filtered(names))
         } else {
             resources.version.clone()
         }
     }
 
-    fn filtered_items<'a>(&self, resources: &'a Resources) -> Vec<&'a (String, Vec<u8>)> {
-        resources.filtered(&self.names)
+    /// The response carrying what `resources` holds for `names`, with `nonce`.
+    fn response(&self, resources: &Resources, names: &[String], nonce: u64) -> Vec<Bytes> {
+        let items: Vec<&Bytes> = resources.filtered(names).into_iter().map(|(_, body)| body).collect();
+        wire::response(self.type_url, &resources.version, &items, &nonce.to_string())
+    }
+}
+
+/// What one stream owes its client, shared by its request task and its
+/// response body.
+pub(crate) struct Outbox {
+    kind: Kind,
+    owed: Mutex<Owed>,
+    /// The latest version; the body reads it when it writes.
+    current: Current,
+    metrics: Arc<Metrics>,
+    /// Wakes the body: something may be owed.
+    body: AtomicWaker,
+    /// Set when the body is dropped (the stream is gone).
+    closed: AtomicBool,
+    closed_notify: Notify,
+}
+
+#[derive(Default)]
+struct Owed {
+    /// The first request has come: nothing is sent before it.
+    asked: bool,
+    /// Send the current resources even if they were sent (asked anew).
+    again: bool,
+    /// Resource names of the last request (empty: all).
+    names: Vec<String>,
+    /// Nonce of the last response (a counter per stream).
+    nonce: u64,
+    /// Digest of what was last sent, or last NACKed: not sent again.
+    sent: Option<String>,
+    /// End the stream with this status, once what is being sent is sent.
+    end: Option<Status>,
+}
+
+impl Outbox {
+    pub(crate) fn new(kind: Kind, current: Current, metrics: Arc<Metrics>) -> Arc<Self> {
+        Arc::new(Self {
+            kind,
+            owed: Mutex::new(Owed::default()),
+            current,
+            metrics,
+            body: AtomicWaker::new(),
+            closed: AtomicBool::new(false),
+            closed_notify: Notify::new(),
+        })
     }
 
-    /// The response carrying what `resources` holds for this stream.
-    pub(crate) fn response(&mut self, resources: &Resources) -> DiscoveryResponse {
-        self.nonce += 1;
-        self.sent = Some(self.digest(resources));
-        let resources_sent = self
-            .filtered_items(resources)
-            .into_iter()
-            .map(|(_, body)| Any {
-                type_url: self.type_url.to_owned(),
-                value: body.clone(),
-            })
-            .collect();
-        DiscoveryResponse {
-            version_info: resources.version.clone(),
-            resources: resources_sent,
-            type_url: self.type_url.to_owned(),
-            nonce: self.nonce.to_string(),
-            ..DiscoveryResponse::default()
+    fn lock(&self) -> MutexGuard<'_, Owed> {
+        // Each update is one step: the state is consistent after a panic.
+        self.owed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wake(&self) {
+        self.body.wake();
+    }
+
+    /// Ends the stream with `status` once what is being written is written.
+    fn end(&self, status: Status) {
+        self.lock().end.get_or_insert(status);
+        self.wake();
+    }
+
+    fn take_end(&self) -> Option<Status> {
+        self.lock().end.take()
+    }
+
+    /// The body is gone: the request task stops.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.closed_notify.notify_one();
+    }
+
+    async fn closed(&self) {
+        loop {
+            let notified = self.closed_notify.notified();
+            if self.closed.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
         }
+    }
+
+    /// The next response owed, as pieces, if any: the current resources,
+    /// when the stream has asked and has not been sent them (or asked anew).
+    fn next(&self) -> Option<Vec<Bytes>> {
+        let mut owed = self.lock();
+        if !owed.asked {
+            return None;
+        }
+        let resources = self.current.borrow().clone()?;
+        let digest = self.kind.digest(&resources, &owed.names);
+        if !owed.again && owed.sent.as_ref() == Some(&digest) {
+            return None;
+        }
+        owed.again = false;
+        owed.nonce += 1;
+        owed.sent = Some(digest);
+        self.metrics.xds_responses.inc();
+        Some(self.kind.response(&resources, &owed.names, owed.nonce))
     }
 }
 
@@ -154,75 +235,99 @@ impl Drop for OpenStream<'_> {
     }
 }
 
-/// Serves one stream of `kind` until Envoy closes it or the response
-/// channel closes.
-pub async fn serve_stream(
+/// Serves one stream of `kind` on `requests`: its response body, whose
+/// request task runs until Envoy closes the stream, the body is dropped,
+/// or `closing` (the server stops: the stream ends with UNAVAILABLE).
+pub fn stream(
     kind: Kind,
-    mut requests: Streaming<DiscoveryRequest>,
-    mut current: watch::Receiver<Option<Arc<Resources>>>,
-    responses: mpsc::Sender<Result<DiscoveryResponse, Status>>,
+    requests: Streaming<DiscoveryRequest>,
+    current: Current,
     metrics: Arc<Metrics>,
-) {
-    let mut state = StreamState::new(kind.type_url, kind.by_name, Vec::new());
+    closing: CancellationToken,
+) -> ResponseBody {
+    let outbox = Outbox::new(kind, current, metrics);
+    tokio::spawn(read_requests(requests, outbox.clone(), closing));
+    ResponseBody::stream(outbox)
+}
+
+/// A single answer (`Fetch*`): what `current` holds for `names`.
+pub fn fetch(kind: &Kind, names: &[String], current: &Current) -> Result<Vec<Bytes>, Status> {
+    let Some(resources) = current.borrow().clone() else {
+        return Err(Status::unavailable("nothing published yet"));
+    };
+    Ok(kind.response(&resources, names, 1))
+}
+
+/// Reads one stream's requests; tells its body what is owed.
+async fn read_requests(mut requests: Streaming<DiscoveryRequest>, outbox: Arc<Outbox>, closing: CancellationToken) {
+    let metrics = outbox.metrics.clone();
+    let kind = outbox.kind.clone();
+    let mut current = outbox.current.clone();
     metrics.xds_streams.inc();
     // Counted down however the stream ends.
     let _open = OpenStream(&metrics);
-    // Nothing is sent before the first request says what is wanted.
-    let mut asked = false;
     loop {
-        let resources = tokio::select! {
-            request = requests.next() => {
-                let request = match request {
-                    Some(Ok(request)) => request,
-                    Some(Err(status)) => {
-                        debug!(%status, "xds: stream ended by an error");
-                        return;
-                    }
-                    None => return,
-                };
-                if !request.type_url.is_empty() && request.type_url != kind.type_url {
-                    let message = format!("this stream serves only {}, not {}", kind.type_url, request.type_url);
-                    let _ = responses.send(Err(Status::invalid_argument(message))).await;
-                    return;
-                }
-                if !request.response_nonce.is_empty() && request.response_nonce != state.nonce.to_string() {
-                    debug!(nonce = %request.response_nonce, "xds: stale request ignored");
-                    continue;
-                }
-                if let Some(error) = &request.error_detail {
-                    metrics.xds_nacks.inc();
-                    warn!(type_url = kind.type_url, version = %request.version_info, message = %error.message,
-                        node = ?request.node.as_ref().map(|node| &node.id),
-                        "xds: Envoy rejected a configuration");
-                } else if !request.response_nonce.is_empty() {
-                    debug!(type_url = kind.type_url, version = %request.version_info, "xds: acknowledged");
-                }
-                let first = !asked;
-                asked = true;
-                let names_changed = request.resource_names != state.names;
-                state.names = request.resource_names;
-                if !(first || names_changed) {
-                    continue;
-                }
-                (kind.on_names)(&state.names, request.node.as_ref());
-                // Asked anew: the current resources, even if sent before.
-                current.borrow_and_update().clone()
+        let request = tokio::select! {
+            () = outbox.closed() => return,
+            () = closing.cancelled() => {
+                outbox.end(Status::unavailable("the controller is shutting down"));
+                return;
             }
             changed = current.changed() => {
                 if changed.is_err() {
+                    outbox.end(Status::unavailable("the controller is shutting down"));
                     return;
                 }
-                let resources = current.borrow_and_update().clone();
-                // What this stream has not been sent yet (nor NACKed), once Envoy has asked.
-                resources.filter(|resources| asked && state.sent.as_deref() != Some(state.digest(resources).as_str()))
+                // The body sends it if it is new to this stream, once asked.
+                current.mark_unchanged();
+                outbox.wake();
+                continue;
+            }
+            request = requests.next() => request,
+        };
+        let request = match request {
+            Some(Ok(request)) => request,
+            Some(Err(status)) => {
+                debug!(%status, "xds: stream ended by an error");
+                outbox.end(status);
+                return;
+            }
+            None => {
+                outbox.end(Status::ok(""));
+                return;
             }
         };
-        let Some(resources) = resources else {
-            continue;
-        };
-        metrics.xds_responses.inc();
-        if responses.send(Ok(state.response(&resources))).await.is_err() {
+        if !request.type_url.is_empty() && request.type_url != kind.type_url {
+            let message = format!("this stream serves only {}, not {}", kind.type_url, request.type_url);
+            outbox.end(Status::invalid_argument(message));
             return;
         }
+        let mut owed = outbox.lock();
+        if !request.response_nonce.is_empty() && request.response_nonce != owed.nonce.to_string() {
+            debug!(nonce = %request.response_nonce, "xds: stale request ignored");
+            continue;
+        }
+        if let Some(error) = &request.error_detail {
+            metrics.xds_nacks.inc();
+            warn!(type_url = kind.type_url, version = %request.version_info, message = %error.message,
+                node = ?request.node.as_ref().map(|node| &node.id),
+                "xds: Envoy rejected a configuration");
+        } else if !request.response_nonce.is_empty() {
+            debug!(type_url = kind.type_url, version = %request.version_info, "xds: acknowledged");
+        }
+        if owed.asked && request.resource_names == owed.names {
+            continue;
+        }
+        // The first request, or new names: the current resources, even if
+        // they were sent before.
+        owed.asked = true;
+        owed.again = true;
+        owed.names = request.resource_names;
+        (kind.on_names)(&owed.names, request.node.as_ref());
+        drop(owed);
+        outbox.wake();
     }
 }
+
+#[cfg(test)]
+mod tests;

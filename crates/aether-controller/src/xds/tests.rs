@@ -4,9 +4,12 @@ use std::time::Duration;
 
 use aether_projection::{ProjectionConfig, parse_manifests, project};
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
 use envoy_types::pb::google::rpc::Status as RpcStatus;
 use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 
 use super::*;
@@ -210,42 +213,6 @@ async fn names_filter_the_resources_and_a_foreign_type_ends_the_stream() {
 }
 
 #[tokio::test]
-async fn a_connection_beyond_the_bound_waits_until_one_closes() {
-    let metrics = Arc::new(Metrics::new());
-    let (publisher, service) = channel("aether-edge", metrics.clone());
-    publisher.publish(&snapshot(&["a.example.com"]));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(service.serve_bounded(listener, 1));
-
-    let (first_requests, mut first) = open(addr).await;
-    first_requests.send(request(&["aether-edge"], "", "")).await.unwrap();
-    assert_eq!(domains(&next(&mut first).await), ["a.example.com"]);
-
-    // The second connection is not served while the first is open...
-    let second = tokio::spawn(async move {
-        let (requests, mut responses) = open(addr).await;
-        requests.send(request(&["aether-edge"], "", "")).await.unwrap();
-        let response = next(&mut responses).await;
-        (requests, response)
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        !second.is_finished(),
-        "a second connection was served beyond the bound of 1"
-    );
-    assert_eq!(metrics.xds_streams.get(), 1);
-
-    // ...and is once it closes.
-    drop((first_requests, first));
-    let (_requests, response) = tokio::time::timeout(Duration::from_secs(10), second)
-        .await
-        .expect("served within 10 s of the first closing")
-        .unwrap();
-    assert_eq!(domains(&response), ["a.example.com"]);
-}
-
-#[tokio::test]
 async fn fetch_answers_with_the_current_version_and_delta_is_unimplemented() {
     let session = start().await;
     let mut client = RouteDiscoveryServiceClient::connect(format!("http://{}", session.addr))
@@ -404,3 +371,5 @@ async fn names_not_served_are_warned_about_once_per_stream_and_request_and_count
     assert!(fetched.into_inner().resources.is_empty());
     assert_eq!((count(&session), unknown().len()), (4, 4));
 }
+
+mod serving;

@@ -13,29 +13,16 @@
 //!
 //! Delta xDS is not served (`UNIMPLEMENTED`), as for RDS.
 
-use std::pin::Pin;
 use std::sync::Arc;
 
 use aether_projection::Snapshot;
-use envoy_types::pb::envoy::service::discovery::v3::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
-};
-use envoy_types::pb::envoy::service::listener::v3::listener_discovery_service_server::{
-    ListenerDiscoveryService, ListenerDiscoveryServiceServer,
-};
-use envoy_types::pb::envoy::service::secret::v3::secret_discovery_service_server::{
-    SecretDiscoveryService, SecretDiscoveryServiceServer,
-};
-use futures_util::Stream;
+use bytes::Bytes;
 use prost::Message;
-use tokio::sync::{mpsc, watch};
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Request, Response, Status, Streaming};
+use tokio::sync::watch;
 use tracing::info;
 
-use super::sotw::{self, Kind, Resources, StreamState};
-use super::{Publisher, STREAM_BUFFER};
-use crate::metrics::Metrics;
+use super::Publisher;
+use super::sotw::{Kind, Resources};
 use crate::tls::EdgeTls;
 use crate::tls::edge;
 
@@ -56,8 +43,8 @@ pub(crate) struct TlsSenders {
 /// The serving ends.
 #[derive(Debug, Clone)]
 pub(crate) struct TlsReceivers {
-    listeners: watch::Receiver<Current>,
-    secrets: watch::Receiver<Current>,
+    pub(crate) listeners: watch::Receiver<Current>,
+    pub(crate) secrets: watch::Receiver<Current>,
 }
 
 pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
@@ -99,9 +86,9 @@ impl Publisher {
     pub fn publish_tls(&self, snapshot: &Snapshot, tls: &EdgeTls) {
         let route_configuration_name = self.name.to_string();
         let listener = edge::xds_listener(snapshot, tls, &route_configuration_name);
-        let mut secrets: Vec<(String, Vec<u8>)> = edge::secrets(tls)
+        let mut secrets: Vec<(String, Bytes)> = edge::secrets(tls)
             .into_iter()
-            .map(|(_, secret)| (secret.name.clone(), secret.encode_to_vec()))
+            .map(|(_, secret)| (secret.name.clone(), Bytes::from(secret.encode_to_vec())))
             .collect();
         let previous = self.tls.secrets.borrow().clone();
         if let Some(previous) = previous {
@@ -115,7 +102,7 @@ impl Publisher {
         if publish(&self.tls.secrets, Resources::new(secrets)) {
             info!("xds: new secrets");
         }
-        let listener = Resources::new(vec![(listener.name.clone(), listener.encode_to_vec())]);
+        let listener = Resources::new(vec![(listener.name.clone(), Bytes::from(listener.encode_to_vec()))]);
         let version = listener.version.clone();
         if publish(&self.tls.listeners, listener) {
             info!(%version, "xds: new listener");
@@ -131,7 +118,7 @@ fn listener_names(current: &Current) -> Vec<String> {
     let Some(current) = current else { return Vec::new() };
     let mut names = Vec::new();
     for (_, body) in &current.items {
-        let Ok(listener) = Listener::decode(body.as_slice()) else {
+        let Ok(listener) = Listener::decode(body.as_ref()) else {
             continue;
         };
         for chain in listener.filter_chains {
@@ -154,131 +141,13 @@ fn listener_names(current: &Current) -> Vec<String> {
     names
 }
 
-/// The LDS service.
-#[derive(Clone)]
-pub struct ListenerDiscovery {
-    current: watch::Receiver<Current>,
-    metrics: Arc<Metrics>,
-}
-
-/// The SDS service.
-#[derive(Clone)]
-pub struct SecretDiscovery {
-    current: watch::Receiver<Current>,
-    metrics: Arc<Metrics>,
-}
-
-/// The two tonic services, serving what the publisher's TLS channels hold.
-pub(crate) fn services(
-    receivers: &TlsReceivers,
-    metrics: &Arc<Metrics>,
-) -> (
-    ListenerDiscoveryServiceServer<ListenerDiscovery>,
-    SecretDiscoveryServiceServer<SecretDiscovery>,
-) {
-    (
-        ListenerDiscoveryServiceServer::new(ListenerDiscovery {
-            current: receivers.listeners.clone(),
-            metrics: metrics.clone(),
-        }),
-        SecretDiscoveryServiceServer::new(SecretDiscovery {
-            current: receivers.secrets.clone(),
-            metrics: metrics.clone(),
-        }),
-    )
-}
-
-fn kind(type_url: &'static str) -> Kind {
+/// The stream kind of LDS or SDS (`type_url`): SDS streams are sent only
+/// what changes among the secrets they name.
+pub(crate) fn kind(type_url: &'static str) -> Kind {
     Kind {
         type_url,
         by_name: type_url == SECRET_TYPE,
         on_names: Arc::new(|_, _| {}),
-    }
-}
-
-type ResponseStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
-
-fn stream(
-    type_url: &'static str,
-    request: Request<Streaming<DiscoveryRequest>>,
-    current: &watch::Receiver<Current>,
-    metrics: &Arc<Metrics>,
-) -> Response<ResponseStream<DiscoveryResponse>> {
-    let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
-    tokio::spawn(sotw::serve_stream(
-        kind(type_url),
-        request.into_inner(),
-        current.clone(),
-        sender,
-        metrics.clone(),
-    ));
-    Response::new(Box::pin(ReceiverStream::new(receiver)))
-}
-
-fn fetch(
-    type_url: &'static str,
-    request: Request<DiscoveryRequest>,
-    current: &watch::Receiver<Current>,
-) -> Result<Response<DiscoveryResponse>, Status> {
-    let current = current.borrow().clone();
-    let Some(resources) = current else {
-        return Err(Status::unavailable("nothing published yet"));
-    };
-    let mut state = StreamState::new(type_url, type_url == SECRET_TYPE, request.into_inner().resource_names);
-    Ok(Response::new(state.response(&resources)))
-}
-
-fn delta<T>() -> Result<Response<T>, Status> {
-    Err(Status::unimplemented(
-        "delta xDS is not served; use the state-of-the-world stream",
-    ))
-}
-
-#[tonic::async_trait]
-impl ListenerDiscoveryService for ListenerDiscovery {
-    type StreamListenersStream = ResponseStream<DiscoveryResponse>;
-    type DeltaListenersStream = ResponseStream<DeltaDiscoveryResponse>;
-
-    async fn stream_listeners(
-        &self,
-        request: Request<Streaming<DiscoveryRequest>>,
-    ) -> Result<Response<Self::StreamListenersStream>, Status> {
-        Ok(stream(LISTENER_TYPE, request, &self.current, &self.metrics))
-    }
-
-    async fn delta_listeners(
-        &self,
-        _request: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> Result<Response<Self::DeltaListenersStream>, Status> {
-        delta()
-    }
-
-    async fn fetch_listeners(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
-        fetch(LISTENER_TYPE, request, &self.current)
-    }
-}
-
-#[tonic::async_trait]
-impl SecretDiscoveryService for SecretDiscovery {
-    type StreamSecretsStream = ResponseStream<DiscoveryResponse>;
-    type DeltaSecretsStream = ResponseStream<DeltaDiscoveryResponse>;
-
-    async fn stream_secrets(
-        &self,
-        request: Request<Streaming<DiscoveryRequest>>,
-    ) -> Result<Response<Self::StreamSecretsStream>, Status> {
-        Ok(stream(SECRET_TYPE, request, &self.current, &self.metrics))
-    }
-
-    async fn delta_secrets(
-        &self,
-        _request: Request<Streaming<DeltaDiscoveryRequest>>,
-    ) -> Result<Response<Self::DeltaSecretsStream>, Status> {
-        delta()
-    }
-
-    async fn fetch_secrets(&self, request: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
-        fetch(SECRET_TYPE, request, &self.current)
     }
 }
 
