@@ -440,11 +440,7 @@ fn cases() -> Vec<Case> {
             .collect()
     };
     status("8 conditions", of_types(8), &[]);
-    status(
-        "9 conditions",
-        of_types(9),
-        &[("conditions", "repeated.max_items")],
-    );
+    status("9 conditions", of_types(9), &[("conditions", "repeated.max_items")]);
     status(
         "two conditions of one type",
         vec![condition(), condition()],
