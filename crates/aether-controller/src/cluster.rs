@@ -35,9 +35,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
-use aether_manifests::objects::VirtualHostObject as StoredObject;
-use aether_manifests::{Document, Reading};
-use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+use aether_projection::{ObjectKey, ProjectionConfig, Projector};
 use aether_watch::{Change, Event, Mirror};
 use futures_util::{Stream, StreamExt};
 use jiff::Timestamp;
@@ -45,11 +43,13 @@ use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
-use serde_json::{Value, json};
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
 use crate::debounce::Debouncer;
+
+mod stored;
+use stored::{Known, convert};
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, TLS_SECRETS_FILE};
@@ -123,81 +123,6 @@ pub struct Summary {
     pub failed_patches: usize,
     /// Status patches a follower left to the leader.
     pub left_to_leader: usize,
-}
-
-/// What the controller keeps of each watched object.
-#[derive(Debug, Clone, PartialEq)]
-struct Known {
-    object: VirtualHostObject,
-    observed: Observed,
-    /// The stored `status.conditions` as written, unknown fields and all:
-    /// what a patch sends back for the conditions of other owners.
-    stored_conditions: Vec<Value>,
-}
-
-/// The stored `status.conditions` of an object's `status`, as written.
-fn stored_conditions(status: Option<&Value>) -> Vec<Value> {
-    status
-        .and_then(|status| status.get("conditions"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// The projection's view of a stored VirtualHost, its generation and
-/// status, read tolerantly (see the module's documentation); `None` for an
-/// object without a namespace or name (never stored by an API server).
-fn convert(stored: &DynamicObject) -> Option<(ObjectKey, Known)> {
-    let metadata = &stored.metadata;
-    let (Some(namespace), Some(name)) = (&metadata.namespace, &metadata.name) else {
-        warn!(name = ?metadata.name, "ignoring a VirtualHost without namespace or name");
-        return None;
-    };
-    let mut value = json!({
-        "apiVersion": aether_api::config::v1::API_VERSION,
-        "kind": aether_api::config::v1::KIND,
-        "metadata": {
-            "namespace": namespace,
-            "name": name,
-            "creationTimestamp": metadata.creation_timestamp,
-            "generation": metadata.generation,
-        },
-    });
-    for part in ["spec", "status"] {
-        if let Some(found) = stored.data.get(part).filter(|found| !found.is_null()) {
-            value[part] = found.clone();
-        }
-    }
-    let document = Document {
-        file: PathBuf::new(),
-        index: 0,
-        value,
-    };
-    let read = match StoredObject::decode_reading(&document, Reading::Tolerant) {
-        Ok(read) => read,
-        // Unreachable with the identity checked above; never fatal.
-        Err(err) => {
-            warn!(namespace, name, error = %err, "ignoring a VirtualHost that does not read");
-            return None;
-        }
-    };
-    if !read.set_aside.is_empty() {
-        warn!(object = %read.key(), fields = ?read.set_aside, "ignoring fields from a newer API version");
-    }
-    let observed = Observed {
-        generation: read.generation,
-        status: read.status.clone(),
-    };
-    let stored_conditions = stored_conditions(stored.data.get("status"));
-    let object = VirtualHostObject::from(read);
-    Some((
-        object.key(),
-        Known {
-            object,
-            observed,
-            stored_conditions,
-        },
-    ))
 }
 
 /// The controller's state between passes.
@@ -278,6 +203,9 @@ impl ClusterState {
                         continue;
                     }
                     debug!(namespace = %key.namespace, name = %key.name, generation = known.observed.generation, "changed");
+                    if !known.set_aside.is_empty() {
+                        warn!(object = %key, fields = ?known.set_aside, "ignoring fields from a newer API version");
+                    }
                     self.projector.upsert(known.object.clone());
                 }
             }
