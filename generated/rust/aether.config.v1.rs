@@ -209,7 +209,8 @@ pub struct VirtualHostStatus {
     /// The latest observations of the VirtualHost's state, at most one per
     /// `type`. The controller sets `Accepted`.
     ///
-    /// Rules: at most 8 conditions.
+    /// Rules: at most 8 conditions, no two of the same `type` (the CRD's list
+    /// map keyed by `type` refuses them too).
     #[prost(message, repeated, tag = "1")]
     pub conditions: ::prost::alloc::vec::Vec<Condition>,
     /// How many of the spec's routes the edge serves, as the controller last

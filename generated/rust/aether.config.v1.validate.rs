@@ -362,6 +362,26 @@ impl crate::validate::Validate for VirtualHostStatus {
                         "must contain no more than 8 item(s)",
                     );
             }
+            if !value
+                .iter()
+                .all(|element| {
+                    let cel_c = element;
+                    value
+                        .iter()
+                        .filter(|&element| {
+                            let cel_d = element;
+                            cel_d.r#type.as_str() == cel_c.r#type.as_str()
+                        })
+                        .count() == 1
+                })
+            {
+                violations
+                    .push(
+                        &path,
+                        "conditions.unique_type",
+                        "must not hold two conditions of the same type",
+                    );
+            }
             for (index, item) in value.iter().enumerate() {
                 let path = path.index(index);
                 crate::validate::Validate::collect_violations(item, &path, violations);

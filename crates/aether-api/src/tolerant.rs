@@ -31,6 +31,10 @@ pub enum Unknown {
     Field {
         /// Where, in the Kubernetes form.
         path: String,
+        /// Its name as written (`timeout`): `path` is the path of the
+        /// object holding it ([`Unknown::parent`]), a dot, and the name,
+        /// which may itself hold dots.
+        name: String,
     },
     /// An enum value the schema does not list.
     EnumValue {
@@ -45,7 +49,20 @@ impl Unknown {
     /// Where it is.
     pub fn path(&self) -> &str {
         match self {
-            Unknown::Field { path } | Unknown::EnumValue { path, .. } => path,
+            Unknown::Field { path, .. } | Unknown::EnumValue { path, .. } => path,
+        }
+    }
+
+    /// The path of the object holding an unknown field
+    /// (`spec.routes[0]` of `spec.routes[0].timeout`); for an enum value,
+    /// its own path.
+    pub fn parent(&self) -> &str {
+        match self {
+            Unknown::Field { path, name } => path
+                .strip_suffix(name.as_str())
+                .and_then(|parent| parent.strip_suffix('.'))
+                .unwrap_or(path),
+            Unknown::EnumValue { path, .. } => path,
         }
     }
 }
@@ -53,7 +70,7 @@ impl Unknown {
 impl std::fmt::Display for Unknown {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Unknown::Field { path } => write!(f, "{path}: unknown field"),
+            Unknown::Field { path, .. } => write!(f, "{path}: unknown field"),
             Unknown::EnumValue { path, value } => write!(f, "{path}: unknown value {value:?}"),
         }
     }
@@ -184,7 +201,10 @@ fn walk_fields(
         let field_path = format!("{path}.{name}");
         match properties.get(name) {
             None => {
-                unknown.push(Unknown::Field { path: field_path });
+                unknown.push(Unknown::Field {
+                    path: field_path,
+                    name: name.clone(),
+                });
                 drop.push(name.clone());
             }
             Some(field_schema) => {
@@ -289,7 +309,8 @@ mod tests {
         assert_eq!(
             tolerant.unknown,
             [Unknown::Field {
-                path: "spec.routes[0].match.regex".into()
+                path: "spec.routes[0].match.regex".into(),
+                name: "regex".into()
             }]
         );
         assert_eq!(tolerant.value.routes[0].r#match.as_ref().unwrap().path, None);
@@ -323,13 +344,23 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_field_knows_its_parent_even_with_dots_in_its_name() {
+        let mut newer = proposal();
+        newer["routes"][0]["backend"]["example.com/weight"] = json!(3);
+        let tolerant = spec(&newer).unwrap();
+        assert_eq!(tolerant.unknown[0].path(), "spec.routes[0].backend.example.com/weight");
+        assert_eq!(tolerant.unknown[0].parent(), "spec.routes[0].backend");
+    }
+
+    #[test]
     fn status_is_read_tolerantly_too() {
         let tolerant = status(&json!({"routeCount": 2, "servedHosts": ["a.example.com"]})).unwrap();
         assert_eq!(tolerant.value.route_count, 2);
         assert_eq!(
             tolerant.unknown,
             [Unknown::Field {
-                path: "status.servedHosts".into()
+                path: "status.servedHosts".into(),
+                name: "servedHosts".into()
             }]
         );
     }

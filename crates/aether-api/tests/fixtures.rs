@@ -174,6 +174,7 @@ fn every_rule_has_an_invalid_fixture() {
         ("spec.tls.secretName", "string.pattern"),
         ("spec.tls.provider", "required"),
         ("status.conditions", "repeated.max_items"),
+        ("status.conditions", "conditions.unique_type"),
         ("status.routeCount", "uint32.lte"),
         ("status.conditions[0].type", "required"),
         ("status.conditions[0].type", "string.max_len"),
@@ -209,5 +210,13 @@ fn the_crd_judge_refuses_two_conditions_of_one_type() {
         |types: &[&str]| serde_json::json!({"conditions": types.iter().map(|t| condition(t)).collect::<Vec<_>>()});
     assert_eq!(judge.problems(&status(&["Accepted", "Ready"])), Vec::<String>::new());
     let problems = judge.problems(&status(&["Accepted", "Accepted"]));
-    assert_eq!(problems, [".conditions[1]: duplicate entry in a list map"]);
+    // Refused twice: by the list map, and by the rule the Rust validator
+    // and protovalidate share (`tests/fixtures/invalid/conditions_duplicate_type.yaml`).
+    assert_eq!(
+        problems,
+        [
+            ".conditions[1]: duplicate entry in a list map",
+            ".conditions: must not hold two conditions of the same type [conditions.unique_type] (CEL)"
+        ]
+    );
 }

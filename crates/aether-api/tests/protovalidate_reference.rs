@@ -431,11 +431,25 @@ fn cases() -> Vec<Case> {
     };
     status("empty", vec![], &[]);
     status("one condition", vec![condition()], &[]);
-    status("8 conditions", vec![condition(); 8], &[]);
+    let of_types = |count: usize| -> Vec<Condition> {
+        (0..count)
+            .map(|i| Condition {
+                r#type: format!("Type{i}"),
+                ..condition()
+            })
+            .collect()
+    };
+    status("8 conditions", of_types(8), &[]);
+    status("9 conditions", of_types(9), &[("conditions", "repeated.max_items")]);
     status(
-        "9 conditions",
-        vec![condition(); 9],
-        &[("conditions", "repeated.max_items")],
+        "two conditions of one type",
+        vec![condition(), condition()],
+        &[("conditions", "conditions.unique_type")],
+    );
+    status(
+        "three conditions, two of one type",
+        vec![condition(), of_types(1)[0].clone(), condition()],
+        &[("conditions", "conditions.unique_type")],
     );
     status(
         "a condition with nothing set",
@@ -447,8 +461,12 @@ fn cases() -> Vec<Case> {
             ("conditions[0].reason", "required"),
         ],
     );
+    // A second condition, of another type, edited.
     let with = |edit: &dyn Fn(&mut Condition)| {
-        let mut c = condition();
+        let mut c = Condition {
+            r#type: "Ready".into(),
+            ..condition()
+        };
         edit(&mut c);
         vec![condition(), c]
     };
@@ -627,6 +645,7 @@ fn agrees_with_protovalidate_on_every_rule() {
 
     // Every rule of the proto was broken by some case, and some cases are valid.
     let every_rule = [
+        "conditions.unique_type",
         "enum.defined_only",
         "int64.gte",
         "path.no_dot_segment",

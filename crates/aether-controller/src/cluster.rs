@@ -8,6 +8,18 @@
 //! event; that event makes a pass that finds nothing to change, so the
 //! controller never loops on its own writes.
 //!
+//! Objects are watched as [`DynamicObject`]s and read tolerantly, as the
+//! webhook reads them: a newer CRD may store objects with fields and enum
+//! values this build does not know, and a typed watch would fail the whole
+//! list on one of them. Each object is decoded on its own
+//! (`aether_manifests`' tolerant reading, the local mode's): unknown
+//! fields are set aside (logged), and an object this build cannot act on
+//! (an unknown enum value, an unknown field in place of a required one) is
+//! left out with reason `Unsupported`; the rest of the list is served.
+//! Status patches carry only what the controller writes (`routeCount`,
+//! `conditions`); the conditions of other owners go back as stored,
+//! unknown fields and all, since a merge patch replaces a list whole.
+//!
 //! Nothing is written until every watched scope (all namespaces, or each
 //! configured namespace) has been listed once: a pass over a partial list
 //! would drop the hosts of the objects not yet seen.
@@ -23,17 +35,21 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
-use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+use aether_projection::{ObjectKey, ProjectionConfig, Projector};
 use aether_watch::{Change, Event, Mirror};
 use futures_util::{Stream, StreamExt};
 use jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::watcher;
+use kube::core::{ApiResource, DynamicObject};
+use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
 use crate::debounce::Debouncer;
+
+mod stored;
+use stored::{Known, convert};
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, TLS_SECRETS_FILE};
@@ -48,6 +64,33 @@ pub type SecretEvent = Event<kube::api::PartialObjectMeta<k8s_openapi::api::core
 
 /// What is watched: one namespace, or all (`None`).
 pub use aether_watch::Scope;
+
+/// The VirtualHosts of `scope`, as objects of any shape: what the watch
+/// lists and the status patches address.
+pub fn virtual_hosts(client: &Client, scope: &Scope) -> Api<DynamicObject> {
+    let resource = ApiResource::erase::<VirtualHost>(&());
+    match scope {
+        None => Api::all_with(client.clone(), &resource),
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+    }
+}
+
+/// The watch events of every VirtualHost in `scopes`, each tagged with its
+/// scope: one kube-runtime watcher per scope (retrying with backoff),
+/// merged. What [`run`] takes in.
+pub fn watch(
+    client: &Client,
+    scopes: &[Scope],
+) -> impl Stream<Item = (Scope, Result<Event<DynamicObject>, watcher::Error>)> + Send + Unpin + use<> {
+    let streams = scopes.iter().map(|scope| {
+        let tag = scope.clone();
+        watcher(virtual_hosts(client, scope), watcher::Config::default())
+            .default_backoff()
+            .map(move |event| (tag.clone(), event))
+            .boxed()
+    });
+    futures_util::stream::select_all(streams)
+}
 
 /// The Lease the binary elects its status writer with, unless told another
 /// (`generated/deploy/controller/lease-role.yaml` grants this one).
@@ -82,13 +125,6 @@ pub struct Summary {
     pub left_to_leader: usize,
 }
 
-/// What the controller keeps of each watched object.
-#[derive(Debug, Clone, PartialEq)]
-struct Known {
-    object: VirtualHostObject,
-    observed: Observed,
-}
-
 /// The controller's state between passes.
 pub struct ClusterState {
     out: PathBuf,
@@ -101,29 +137,6 @@ pub struct ClusterState {
     xds: Option<xds::Publisher>,
     tls: TlsSettings,
     secrets: ClusterSecrets,
-}
-
-/// The projection's view of a VirtualHost, its generation and stored
-/// status; `None` for an object without a namespace or name (never stored
-/// by an API server).
-fn convert(host: &VirtualHost) -> Option<(ObjectKey, Known)> {
-    let (Some(namespace), Some(name)) = (&host.metadata.namespace, &host.metadata.name) else {
-        warn!(name = ?host.metadata.name, "ignoring a VirtualHost without namespace or name");
-        return None;
-    };
-    let object = VirtualHostObject {
-        namespace: namespace.clone(),
-        name: name.clone(),
-        creation_timestamp: host.metadata.creation_timestamp.as_ref().map(|time| time.0),
-        spec: host.spec.clone(),
-        // The API server's schema check let it in: it decoded.
-        read_problems: Vec::new(),
-    };
-    let observed = Observed {
-        generation: host.metadata.generation.unwrap_or(0),
-        status: host.status.clone(),
-    };
-    Some((object.key(), Known { object, observed }))
 }
 
 impl ClusterState {
@@ -176,7 +189,7 @@ impl ClusterState {
     /// Takes in one watch event of `scope`: the shared machine says what it
     /// changed, and the projector follows. A change of status alone (such
     /// as this controller's own write coming back) leaves the projector be.
-    pub fn apply(&mut self, scope: &Scope, event: Event<VirtualHost>) {
+    pub fn apply(&mut self, scope: &Scope, event: Event<DynamicObject>) {
         let applied = self.known.apply(scope, &event, convert);
         for change in applied.changes {
             match change {
@@ -190,6 +203,9 @@ impl ClusterState {
                         continue;
                     }
                     debug!(namespace = %key.namespace, name = %key.name, generation = known.observed.generation, "changed");
+                    if !known.set_aside.is_empty() {
+                        warn!(object = %key, fields = ?known.set_aside, "ignoring fields from a newer API version");
+                    }
                     self.projector.upsert(known.object.clone());
                 }
             }
@@ -280,21 +296,23 @@ impl ClusterState {
         }
         for patch in plan.patches {
             let key = &patch.key;
-            let api: Api<VirtualHost> = Api::namespaced(client.clone(), &key.namespace);
+            let api = virtual_hosts(client, &Some(key.namespace.clone()));
+            let stored_conditions = self.known.get(key).map(|known| known.stored_conditions.as_slice());
+            let body = patch.merge_patch_keeping(stored_conditions.unwrap_or_default());
             metrics.status_patches.inc();
             match api
-                .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch.merge_patch()))
+                .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(body))
                 .await
             {
                 Ok(stored) => {
                     crate::local::log_status(key, &patch.status);
                     // Remember what is stored now, so that a pass before the
                     // watch event arrives does not send the same patch again.
-                    if let Some(known) = self.known.get_mut(key) {
-                        known.observed.status = stored.status.clone();
-                        if let Some(generation) = stored.metadata.generation {
-                            known.observed.generation = generation;
-                        }
+                    if let Some(known) = self.known.get_mut(key)
+                        && let Some((_, now)) = convert(&stored)
+                    {
+                        known.observed = now.observed;
+                        known.stored_conditions = now.stored_conditions;
                     }
                     summary.patched += 1;
                 }
@@ -349,7 +367,7 @@ pub async fn run<E>(
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()>
 where
-    E: Stream<Item = (Scope, Result<Event<VirtualHost>, watcher::Error>)> + Unpin,
+    E: Stream<Item = (Scope, Result<Event<DynamicObject>, watcher::Error>)> + Unpin,
 {
     let secrets = futures_util::stream::pending();
     run_with_secrets(client, state, events, secrets, leading, metrics, debouncer, shutdown).await
@@ -370,7 +388,7 @@ pub async fn run_with_secrets<E, S>(
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()>
 where
-    E: Stream<Item = (Scope, Result<Event<VirtualHost>, watcher::Error>)> + Unpin,
+    E: Stream<Item = (Scope, Result<Event<DynamicObject>, watcher::Error>)> + Unpin,
     S: Stream<Item = Result<SecretEvent, watcher::Error>> + Unpin,
 {
     tokio::pin!(shutdown);

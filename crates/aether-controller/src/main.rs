@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aether_api::config::v1::VirtualHost;
 use aether_controller::cluster::{self, ClusterState, Scope};
 use aether_controller::debounce::{DEFAULT_MAX_DELAY, DEFAULT_QUIET, Debouncer};
 use aether_controller::leader;
@@ -240,18 +239,7 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     } else {
         cli.namespaces.iter().cloned().map(Some).collect()
     };
-    let streams = scopes.iter().map(|scope| {
-        let api: Api<VirtualHost> = match scope {
-            None => Api::all(client.clone()),
-            Some(namespace) => Api::namespaced(client.clone(), namespace),
-        };
-        let scope = scope.clone();
-        watcher(api, watcher::Config::default())
-            .default_backoff()
-            .map(move |event| (scope.clone(), event))
-            .boxed()
-    });
-    let events = futures_util::stream::select_all(streams);
+    let events = cluster::watch(&client, &scopes);
     // The metadata of TLS Secrets in the same scopes: which exist, at which
     // version; the referenced ones are read with a GET (src/tls/cluster.rs).
     let secret_streams = scopes.iter().map(|scope| {

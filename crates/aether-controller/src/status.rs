@@ -79,7 +79,35 @@ impl StatusPatch {
             .collect();
         json!({"status": {"conditions": conditions, "routeCount": self.status.route_count}})
     }
+
+    /// [`StatusPatch::merge_patch`], each condition of a type the
+    /// controller does not own ([`OWNED_CONDITIONS`]) sent as `stored` (the
+    /// stored `status.conditions`, as written) holds it: a merge patch
+    /// replaces the list whole, and the typed status holds only the fields
+    /// this build knows, so another owner's condition (a newer writer's,
+    /// say) would otherwise lose the rest.
+    pub fn merge_patch_keeping(&self, stored: &[Value]) -> Value {
+        let mut patch = self.merge_patch();
+        if let Some(conditions) = patch["status"]["conditions"].as_array_mut() {
+            for condition in conditions {
+                let owned = condition["type"]
+                    .as_str()
+                    .is_some_and(|kind| OWNED_CONDITIONS.contains(&kind));
+                if owned {
+                    continue;
+                }
+                if let Some(as_stored) = stored.iter().find(|c| c["type"] == condition["type"]) {
+                    *condition = as_stored.clone();
+                }
+            }
+        }
+        patch
+    }
 }
+
+/// The condition types the controller writes; it keeps the others as
+/// stored.
+pub const OWNED_CONDITIONS: [&str; 2] = [ACCEPTED, crate::tls::status::RESOLVED_REFS];
 
 /// How one object came out of the projection.
 #[derive(Debug, Clone, PartialEq)]

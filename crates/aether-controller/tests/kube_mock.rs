@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use aether_api::config::v1::VirtualHost;
 use aether_controller::cluster::{self, ClusterState, Role, Summary};
 use aether_controller::debounce::Debouncer;
 use aether_controller::metrics::Metrics;
 use aether_projection::ProjectionConfig;
 use http::{Method, Request, Response};
 use kube::client::Body;
+use kube::core::DynamicObject;
 use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
@@ -25,7 +25,7 @@ fn virtual_host(
     generation: i64,
     hosts: &[&str],
     status: Value,
-) -> VirtualHost {
+) -> DynamicObject {
     let mut object = json!({
         "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
         "metadata": {"namespace": namespace, "name": name, "creationTimestamp": created,
@@ -38,11 +38,11 @@ fn virtual_host(
     serde_json::from_value(object).unwrap()
 }
 
-fn main_object(status: Value) -> VirtualHost {
+fn main_object(status: Value) -> DynamicObject {
     virtual_host("shop", "main", "2026-01-01T00:00:00Z", 1, &["shop.example.com"], status)
 }
 
-fn canary_object(status: Value) -> VirtualHost {
+fn canary_object(status: Value) -> DynamicObject {
     virtual_host(
         "shop",
         "canary",
@@ -150,7 +150,7 @@ async fn reconcile_as(
     (summary, sent)
 }
 
-fn listed(state: &mut ClusterState, objects: Vec<VirtualHost>) {
+fn listed(state: &mut ClusterState, objects: Vec<DynamicObject>) {
     state.apply(&None, Event::Init);
     for object in objects {
         state.apply(&None, Event::InitApply(object));
@@ -302,7 +302,7 @@ async fn a_follower_writes_its_files_and_leaves_every_status_to_the_leader() {
 /// Events for [`cluster::run`], sent by the test.
 type Events = mpsc::UnboundedSender<(
     cluster::Scope,
-    Result<Event<VirtualHost>, kube::runtime::watcher::Error>,
+    Result<Event<DynamicObject>, kube::runtime::watcher::Error>,
 )>;
 
 /// [`cluster::run`] against the mock API server, with a 10 ms debounce:

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aether_api::config::v1::VirtualHost;
 use aether_controller::TlsSettings;
 use aether_controller::cluster::{ClusterState, Role};
 use aether_controller::metrics::Metrics;
@@ -81,7 +80,7 @@ fn answer(server: Arc<Mutex<Server>>, mut handle: Handle) -> tokio::task::JoinHa
     })
 }
 
-fn object(namespace: &str, name: &str, secret: &str) -> VirtualHost {
+fn object(namespace: &str, name: &str, secret: &str) -> kube::core::DynamicObject {
     serde_json::from_value(json!({
         "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
         "metadata": {"namespace": namespace, "name": name, "creationTimestamp": "2026-01-01T00:00:00Z",

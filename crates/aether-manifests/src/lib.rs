@@ -95,9 +95,10 @@ pub enum Reading {
     /// As a reader of what a newer writer made (the controller, the
     /// webhook): an unknown field is set aside, dropped from the object and
     /// named in [`objects::VirtualHostObject::set_aside`], unless the object
-    /// cannot be acted on without it (the only member of a oneof this build
-    /// requires); that, and an unknown enum value, is a problem
-    /// [`objects::RULE_UNSUPPORTED`] naming it.
+    /// holding it misses a field or oneof this build requires of it (a new
+    /// member of a required oneof, say); that, and an unknown enum value, is
+    /// a problem [`objects::RULE_UNSUPPORTED`] naming it. The rule, exactly,
+    /// is in the `tolerant` module's documentation.
     Tolerant,
 }
 

@@ -21,6 +21,13 @@ pub struct Loaded {
     /// 0-based, in the file (List items counted one by one).
     pub document: usize,
     pub object: VirtualHostObject,
+    /// The `spec` as written, kept only when a tolerant read set some of it
+    /// aside or found it unsupported (see [`crate::Reading::Tolerant`]): for
+    /// a reader that hands the object on as the API server would
+    /// (`aetherctl admit`, to the webhook's handler), which `object.spec`,
+    /// without the unknown parts, is not. `None` otherwise, so that reading
+    /// costs no copy of what decoded whole.
+    pub spec_as_written: Option<serde_json::Value>,
 }
 
 /// Something under the paths that could not be read or used: a path, a
@@ -157,11 +164,19 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
     };
     for document in documents {
         match VirtualHostObject::decode_reading(document, limits.reading) {
-            Ok(object) => read.objects.push(Loaded {
-                file: file.to_path_buf(),
-                document: document.index,
-                object,
-            }),
+            Ok(object) => {
+                let unknown_parts = !object.set_aside.is_empty()
+                    || object
+                        .problems
+                        .iter()
+                        .any(|p| p.rule == crate::objects::RULE_UNSUPPORTED);
+                read.objects.push(Loaded {
+                    file: file.to_path_buf(),
+                    document: document.index,
+                    spec_as_written: unknown_parts.then(|| document.value.get("spec").cloned()).flatten(),
+                    object,
+                });
+            }
             Err(e) => read.errors.push(LoadError {
                 file: file.to_path_buf(),
                 document: Some(document.index),

@@ -3,13 +3,27 @@
 //! `aether_api::tolerant` (the one walker of the schema), and the rest is
 //! decoded as ever, each value of the wrong type a problem.
 //!
-//! An unknown field is dropped and named: the object means the same to
-//! this build without it (Kubernetes clients do as much). An unknown enum
-//! value is not: the object asks for something this build cannot do, so it
-//! is a problem, [`RULE_UNSUPPORTED`], and the object is left out. So is an
-//! unknown field the object cannot do without: one standing where this
-//! build requires a value (a new member of a oneof, `match: {regex: ...}`),
-//! which the validator would otherwise report as the known member missing.
+//! An unknown enum value is [`RULE_UNSUPPORTED`]: the object asks for
+//! something this build cannot do, so it is left out. An unknown field is
+//! dropped and named (Kubernetes clients do as much), unless the object
+//! cannot be read without it; exactly (see [`read`]): an unknown field is
+//! unsupported when the object holding it, once the unknown parts are set
+//! aside, breaks a `required` rule of its own (one of its fields, or one of
+//! its oneofs, is required and unset), other than one only a set-aside enum
+//! value explains.
+//!
+//! Why that rule: a newer API server admitted the object under the newer
+//! schema, so whatever this build requires there and does not find was
+//! given in a form this build does not know: a new member of a oneof
+//! (`match: {regex: ...}`), or a newer alternative to a field the newer
+//! proto no longer requires. Reading on without the unknown field would
+//! report the object as breaking a rule its writer never broke. A
+//! hand-written manifest that both misses a required field and holds an
+//! unknown field beside it is therefore reported unsupported (the
+//! `required` violation is still listed after it); one whose unknown field
+//! sits in another object than the missing one is invalid, the field set
+//! aside. The rule reads only this build's schema and rules, never guesses
+//! from names: the table in the tests lists every case.
 
 use aether_api::tolerant::{Unknown, set_aside};
 use aether_api::validate::Violation;
@@ -33,10 +47,8 @@ pub(crate) struct Read<T> {
 const FROM_NEWER: &str = "from a newer API version; this build cannot act on it";
 
 /// Decodes `value` (the object's `root`, `spec` or `status`) as `reading`
-/// says. `violations` gives the rules the decoded value breaks: an unknown
-/// field beside a required field or oneof left unset is taken to be what
-/// the object has there instead (a newer member of the oneof, a newer
-/// replacement of the field), so it is unsupported, not set aside.
+/// says. `violations` gives the rules the decoded value breaks: it decides
+/// which unknown fields are unsupported (see the module's rule).
 pub(crate) fn read<T: DeserializeOwned + Default>(
     value: &Value,
     root: &str,
@@ -54,12 +66,17 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     let mut cleaned = value.clone();
     let unknown = set_aside(&mut cleaned, root);
     let (value, decoded) = decode_reporting::<T>(&cleaned, root);
-    // Where this build requires a value it did not get: a `required` field
-    // or oneof (named after the oneof: `spec.routes[0].match.path`).
-    let missing: Vec<String> = violations(&value)
+    let dropped_values: Vec<&str> = unknown
+        .iter()
+        .filter(|part| matches!(part, Unknown::EnumValue { .. }))
+        .map(Unknown::path)
+        .collect();
+    // The objects missing a required field or oneof of their own (a
+    // oneof's violation is named after it: `spec.routes[0].match.path`).
+    let incomplete: Vec<String> = violations(&value)
         .into_iter()
-        .filter(|v| v.rule_id == "required")
-        .map(|v| v.field_path)
+        .filter(|v| v.rule_id == "required" && !dropped_values.contains(&v.field_path.as_str()))
+        .filter_map(|v| holder(&v.field_path).map(str::to_owned))
         .collect();
     let mut problems = Vec::new();
     let mut set_aside = Vec::new();
@@ -70,14 +87,14 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
                 rule: RULE_UNSUPPORTED,
                 message: format!("unknown value {value:?} ({FROM_NEWER})"),
             }),
-            Unknown::Field { path } if missing.iter().any(|m| parent(m) == parent(&path)) => {
+            Unknown::Field { .. } if incomplete.iter().any(|object| object == part.parent()) => {
                 problems.push(Problem {
-                    path,
+                    path: part.path().to_owned(),
                     rule: RULE_UNSUPPORTED,
                     message: format!("unknown field, in place of one this build requires ({FROM_NEWER})"),
                 });
             }
-            Unknown::Field { path } => set_aside.push(path),
+            Unknown::Field { path, .. } => set_aside.push(path),
         }
     }
     problems.extend(decoded);
@@ -88,9 +105,16 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     }
 }
 
-/// `spec.routes[0].match` of `spec.routes[0].match.regex`.
-fn parent(path: &str) -> Option<&str> {
-    path.rsplit_once('.').map(|(parent, _)| parent)
+/// The object holding the field or oneof a validator violation names:
+/// `spec.routes[0].match` of `spec.routes[0].match.path`. Field and oneof
+/// names are proto identifiers (no dot, no bracket), so the last dot
+/// splits them off; `None` for a path that does not end in a name (a list
+/// item), which no `required` rule reports.
+fn holder(path: &str) -> Option<&str> {
+    let (holder, name) = path.rsplit_once('.')?;
+    name.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        .then_some(holder)
 }
 
 #[cfg(test)]
@@ -187,8 +211,116 @@ mod tests {
     }
 
     #[test]
-    fn a_field_has_its_parent() {
-        assert_eq!(parent("spec.routes[0].match.regex"), Some("spec.routes[0].match"));
-        assert_eq!(parent("spec"), None);
+    fn a_violation_names_the_object_holding_its_field() {
+        assert_eq!(holder("spec.routes[0].match.path"), Some("spec.routes[0].match"));
+        assert_eq!(holder("spec.hosts"), Some("spec"));
+        assert_eq!(holder("spec.hosts[0]"), None);
+        assert_eq!(holder("spec"), None);
+    }
+
+    /// The rule, case by case: a route (`ROUTE` with `MATCH` and `BACKEND`
+    /// filled in, in the flow form) read tolerantly, and the unsupported
+    /// paths, the set-aside ones and the other rules broken.
+    #[test]
+    fn which_unknown_fields_are_unsupported() {
+        struct Case {
+            what: &'static str,
+            route: &'static str,
+            tls: &'static str,
+            unsupported: &'static [&'static str],
+            set_aside: &'static [&'static str],
+            other: &'static [(&'static str, &'static str)],
+        }
+        let no_tls = "";
+        let cases = [
+            Case {
+                what: "a new oneof member alone: the required oneof is unset",
+                route: "{match: {regex: x}, backend: {service: web}}",
+                tls: no_tls,
+                unsupported: &["spec.routes[0].match.regex"],
+                set_aside: &[],
+                other: &[("spec.routes[0].match.path", "required")],
+            },
+            Case {
+                what: "a new field beside a set oneof member",
+                route: "{match: {prefix: /, ignoreCase: true}, backend: {service: web}}",
+                tls: no_tls,
+                unsupported: &[],
+                set_aside: &["spec.routes[0].match.ignoreCase"],
+                other: &[],
+            },
+            Case {
+                what: "a new field where a required field of the same object is unset",
+                route: "{match: {prefix: /}, backend: {serviceRef: {name: web}}}",
+                tls: no_tls,
+                unsupported: &["spec.routes[0].backend.serviceRef"],
+                set_aside: &[],
+                other: &[("spec.routes[0].backend.service", "required")],
+            },
+            Case {
+                what: "a new field beside a set required field",
+                route: "{match: {prefix: /}, backend: {service: web, weight: 3}}",
+                tls: no_tls,
+                unsupported: &[],
+                set_aside: &["spec.routes[0].backend.weight"],
+                other: &[],
+            },
+            Case {
+                what: "a new field where a required message of the same object is unset",
+                route: "{match: {prefix: /}, redirect: {host: b.example.com}}",
+                tls: no_tls,
+                unsupported: &["spec.routes[0].redirect"],
+                set_aside: &[],
+                other: &[("spec.routes[0].backend", "required")],
+            },
+            Case {
+                what: "a new field in another object than the one missing a field: invalid, the field set aside",
+                route: "{match: {prefix: /}, backend: {port: 80}, timeout: 15s}",
+                tls: no_tls,
+                unsupported: &[],
+                set_aside: &["spec.routes[0].timeout"],
+                other: &[("spec.routes[0].backend.service", "required")],
+            },
+            Case {
+                what: "a new field whose name holds dots, where a required field is unset",
+                route: "{match: {prefix: /}, backend: {example.com/service: web}}",
+                tls: no_tls,
+                unsupported: &["spec.routes[0].backend.example.com/service"],
+                set_aside: &[],
+                other: &[("spec.routes[0].backend.service", "required")],
+            },
+            Case {
+                what: "a new enum value: unsupported; a new field beside it is set aside",
+                route: "{match: {prefix: /}, backend: {service: web}}",
+                tls: "  tls: {secretName: t, provider: VAULT, minVersion: '1.3'}\n",
+                unsupported: &["spec.tls.provider"],
+                set_aside: &["spec.tls.minVersion"],
+                other: &[],
+            },
+        ];
+        for case in cases {
+            let text = format!(
+                "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: a}}\n\
+                 spec:\n  hosts: [a.example.com]\n  routes: [{}]\n{}",
+                case.route, case.tls
+            );
+            let object = one(&text, Reading::Tolerant);
+            let unsupported: Vec<&str> = object
+                .problems
+                .iter()
+                .filter(|p| p.rule == RULE_UNSUPPORTED)
+                .map(|p| p.path.as_str())
+                .collect();
+            assert_eq!(unsupported, case.unsupported, "{}", case.what);
+            assert_eq!(object.set_aside, case.set_aside, "{}", case.what);
+            let other: Vec<(String, &str)> = object
+                .violations()
+                .into_iter()
+                .filter(|p| p.rule != RULE_UNSUPPORTED)
+                .map(|p| (p.path, p.rule))
+                .collect();
+            let expected: Vec<(String, &str)> = case.other.iter().map(|(p, r)| ((*p).to_owned(), *r)).collect();
+            assert_eq!(other, expected, "{}", case.what);
+        }
     }
 }

@@ -6,6 +6,7 @@
 //! mode) or a polled manifest directory (local mode) keeps current.
 
 pub mod admission;
+#[cfg(feature = "server")]
 pub mod budget;
 pub mod index;
 #[cfg(feature = "server")]

@@ -3,6 +3,11 @@
 //! answered by the webhook's own handler (`aether_webhook::admission`),
 //! against a host index of the stored objects, exactly as the webhook's
 //! local mode builds it.
+//!
+//! Read as the webhook reads (tolerantly, [`Reading::Tolerant`]): each
+//! object goes to the handler as written, fields and values from a newer
+//! API version included, and the handler admits it with a warning per
+//! unknown field, or denies it `Unsupported:` when it cannot judge it.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -10,7 +15,7 @@ use std::path::PathBuf;
 
 use aether_api::ObjectKey;
 use aether_manifests::objects::VirtualHostObject;
-use aether_manifests::{Limits, Loaded};
+use aether_manifests::{Limits, Loaded, Reading};
 use aether_webhook::admission;
 use aether_webhook::index::HostIndex;
 use serde::Serialize;
@@ -52,10 +57,15 @@ pub struct Review {
 /// `stored`. An admitted object is stored before the next is reviewed, as
 /// when the manifests are applied one by one. Any input that cannot be read
 /// is an error and nothing is reviewed: an incomplete stored set could admit
-/// what the cluster would deny.
+/// what the cluster would deny. Both are read tolerantly, whatever
+/// `limits.reading` says, as the webhook reads.
 pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitReport {
-    let (stored_objects, mut errors) = load(stored, limits);
-    let (candidates, candidate_errors) = load(paths, limits);
+    let limits = Limits {
+        reading: Reading::Tolerant,
+        ..*limits
+    };
+    let (stored_objects, mut errors) = load(stored, &limits);
+    let (candidates, candidate_errors) = load(paths, &limits);
     errors.extend(candidate_errors);
     if !errors.is_empty() {
         return AdmitReport {
@@ -74,12 +84,27 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
         objects.insert(key, as_stored(&object));
     }
     let mut reviews = Vec::new();
-    for (number, Loaded { file, document, object }) in candidates.into_iter().enumerate() {
+    for (number, loaded) in candidates.into_iter().enumerate() {
+        let Loaded {
+            file,
+            document,
+            object,
+            spec_as_written,
+        } = loaded;
         let key = object.key();
-        let json = as_stored(&object);
+        let mut json = as_stored(&object);
+        if let Some(spec) = spec_as_written {
+            json["spec"] = spec;
+        }
         let old = objects.get(&key);
         let operation = if old.is_some() { "UPDATE" } else { "CREATE" };
-        let response = if object.problems.is_empty() {
+        // What the handler judges itself: the object as written, unknown
+        // parts and all.
+        let judged_by_the_webhook = object
+            .problems
+            .iter()
+            .all(|problem| problem.rule == aether_manifests::objects::RULE_UNSUPPORTED);
+        let response = if judged_by_the_webhook {
             let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
                 .expect("a JSON value encodes");
             let answer = admission::review(&body, &index)

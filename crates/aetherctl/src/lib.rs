@@ -99,12 +99,18 @@ enum Command {
     /// is denied. Denials name the rule broken or the host's owner; wildcard
     /// overlaps are warnings.
     ///
+    /// Everything is read as the webhook reads it (as for `validate
+    /// --tolerant`) and handed to the webhook as written: a field from a
+    /// newer API version is admitted with a warning naming it; an enum value
+    /// from one (or a field in place of one this build requires) is denied
+    /// `Unsupported:`, naming it.
+    ///
     /// Exit 0 when every object is admitted, 1 when some is denied, 2 when
     /// any input cannot be read (nothing is reviewed then: an incomplete
     /// stored set could admit what the cluster would deny).
     Admit {
-        /// Objects already in the cluster (files or directories, read as
-        /// for `validate`); repeatable. Without it, nothing is stored.
+        /// Objects already in the cluster (files or directories); repeatable.
+        /// Without it, nothing is stored.
         #[arg(long, value_name = "PATH")]
         stored: Vec<PathBuf>,
         /// `text`, or `json`: {"admitted", "reviews": [{"file", "document",

@@ -147,25 +147,29 @@ impl Report {
         let (loaded, errors) = reports(manifests::read_all(paths, limits));
         let objects: Vec<ObjectReport> = loaded
             .into_iter()
-            .map(|Loaded { file, document, object }| {
-                // Values that did not decode, then the rules the rest breaks.
-                let violations = object
-                    .violations()
-                    .into_iter()
-                    .map(|v| ViolationReport {
-                        path: v.path,
-                        rule: v.rule.to_owned(),
-                        message: v.message,
-                    })
-                    .collect();
-                ObjectReport {
-                    file: display(&file),
-                    document,
-                    namespace: object.namespace,
-                    name: object.name,
-                    violations,
-                }
-            })
+            .map(
+                |Loaded {
+                     file, document, object, ..
+                 }| {
+                    // Values that did not decode, then the rules the rest breaks.
+                    let violations = object
+                        .violations()
+                        .into_iter()
+                        .map(|v| ViolationReport {
+                            path: v.path,
+                            rule: v.rule.to_owned(),
+                            message: v.message,
+                        })
+                        .collect();
+                    ObjectReport {
+                        file: display(&file),
+                        document,
+                        namespace: object.namespace,
+                        name: object.name,
+                        violations,
+                    }
+                },
+            )
             .collect();
         let valid = errors.is_empty() && objects.iter().all(|o| o.violations.is_empty());
         Self { valid, objects, errors }

@@ -89,17 +89,21 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
         statuses.into_iter().map(|patch| (patch.key, patch.status)).collect();
     let objects: Vec<ObjectStatus> = loaded
         .into_iter()
-        .map(|Loaded { file, document, object }| {
-            let status = by_key.remove(&object.key()).unwrap_or_default();
-            ObjectStatus {
-                would_patch: object.status.as_ref() != Some(&status),
-                file: display(&file),
-                document,
-                namespace: object.namespace,
-                name: object.name,
-                status,
-            }
-        })
+        .map(
+            |Loaded {
+                 file, document, object, ..
+             }| {
+                let status = by_key.remove(&object.key()).unwrap_or_default();
+                ObjectStatus {
+                    would_patch: object.status.as_ref() != Some(&status),
+                    file: display(&file),
+                    document,
+                    namespace: object.namespace,
+                    name: object.name,
+                    status,
+                }
+            },
+        )
         .collect();
     StatusReport {
         served: objects.iter().all(|o| fully_served(&o.status)),

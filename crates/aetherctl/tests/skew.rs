@@ -1,7 +1,7 @@
 //! Version skew: manifests written against a newer proto
 //! (`crates/aether-api/tests/skew/newer.proto`) read by this build's
 //! `aetherctl`. `validate` lints strictly unless `--tolerant`; `project` and
-//! `status` read as the controller does.
+//! `status` read as the controller does, `admit` as the webhook does.
 
 mod common;
 
@@ -114,4 +114,53 @@ fn status_is_unsupported_naming_field_and_value() {
         "{message}"
     );
     assert_eq!(condition("newer-fields")["reason"], "Accepted");
+}
+
+#[test]
+fn admit_reads_as_the_webhook_does_denying_only_what_it_cannot_judge() {
+    let mut args = vec!["admit".to_owned(), "--output".into(), "json".into()];
+    args.extend([NEW_FIELDS, NEW_ENUM_VALUE, NEW_ONEOF_MEMBER, PLAIN].map(fixture));
+    let run = aetherctl(&args);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let review = |name: &str| {
+        report["reviews"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no review of {name}: {report}"))
+            .clone()
+    };
+    // New fields: admitted, each named in a warning, as the webhook answers.
+    let newer = review("newer-fields");
+    assert_eq!(newer["allowed"], true, "{newer}");
+    assert_eq!(
+        newer["warnings"],
+        serde_json::json!([
+            "unknown field spec.routeOrder not judged (from a newer API version than this webhook's)",
+            "unknown field spec.routes[0].timeout not judged (from a newer API version than this webhook's)"
+        ])
+    );
+    // What the webhook cannot judge: denied as unsupported, naming field and value.
+    let prefix = "Unsupported: VirtualHost uses what this webhook cannot judge (from a newer API version): ";
+    let vault = review("new-enum-value");
+    assert_eq!(vault["allowed"], false);
+    let message = vault["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("{prefix}spec.tls.provider: unknown value \"VAULT\"")),
+        "{message}"
+    );
+    let regex = review("new-oneof-member");
+    assert_eq!(regex["allowed"], false);
+    let message = regex["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("{prefix}spec.routes[0].match.regex: unknown field")),
+        "{message}"
+    );
+    let plain = review("plain");
+    assert_eq!(
+        (&plain["allowed"], &plain["warnings"]),
+        (&true.into(), &serde_json::json!([]))
+    );
 }
