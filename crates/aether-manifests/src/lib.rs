@@ -238,9 +238,8 @@ pub(crate) fn parse_as(file: &Path, bytes: &[u8], limits: &Limits, format: Forma
     let values = match format {
         Format::Json => parse_json(text),
         Format::Yaml => parse_yaml(text, limits),
-        Format::Sniffed if text.trim_start().starts_with('{') => {
-            parse_json(text).or_else(|json| parse_yaml(text, limits).map_err(|yaml| format!("{json} (and as YAML: {yaml})")))
-        }
+        Format::Sniffed if text.trim_start().starts_with('{') => parse_json(text)
+            .or_else(|json| parse_yaml(text, limits).map_err(|yaml| format!("{json} (and as YAML: {yaml})"))),
         Format::Sniffed => parse_yaml(text, limits),
     }
     .map_err(|message| error(file, message))?;

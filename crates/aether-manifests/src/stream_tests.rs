@@ -92,15 +92,25 @@ fn what_may_be_a_virtualhost_typed_wrong_is_never_skipped() {
             "apiVersion: expected \"config.aether.io/v1\", found \"config.aether.com/v1\"",
         ),
         // Not a Kubernetes object at all.
-        ("kind: Deployment\nmetadata: {name: x}\n".to_owned(), "apiVersion: required"),
-        ("apiVersion: v1\nmetadata: {name: x}\n".to_owned(), "apiVersion: expected"),
+        (
+            "kind: Deployment\nmetadata: {name: x}\n".to_owned(),
+            "apiVersion: required",
+        ),
+        (
+            "apiVersion: v1\nmetadata: {name: x}\n".to_owned(),
+            "apiVersion: expected",
+        ),
         ("apiVersion: v1\nkind: 3\n".to_owned(), "apiVersion: expected"),
         ("[a, b]\n".to_owned(), "expected a mapping"),
     ] {
         let load = read_stream_all(&stdin(), document.as_bytes(), &skip());
         assert!(load.skipped.is_empty(), "{document}");
         assert_eq!(load.errors.len(), 1, "{document}");
-        assert!(load.errors[0].to_string().contains(error), "{document}: {}", load.errors[0]);
+        assert!(
+            load.errors[0].to_string().contains(error),
+            "{document}: {}",
+            load.errors[0]
+        );
     }
 }
 
