@@ -212,10 +212,13 @@ fn validate_help() -> String {
      must be an integer from 0 to 65535, got -1 [type]` (rules `type`,
      `enum`, `unknown_field`, `required`, `decode`)
   2  a usage, I/O or parse error: a path that cannot be read, a file that is
-     not YAML/JSON or breaks a limit, a document that is not a VirtualHost
-     (not a mapping, wrong apiVersion or kind, no metadata.name), with the
-     file, document index and path. When there are both errors and
-     violations, all are reported and the exit code is 2. Every object is
+     not YAML/JSON or breaks a limit, a document that is not a Kubernetes
+     object (not a mapping, no apiVersion or kind), a VirtualHost that cannot
+     be read (another apiVersion of config.aether.io, no metadata.name),
+     with the file, document index and path. Other kinds (a Deployment, a
+     ConfigMap) are skipped, each with a `skipped:` note on stderr. When
+     there are both errors and violations, all are reported and the exit
+     code is 2. Every object is
      checked on its own, two copies of one included (`project`, `status`
      and `admit`, which take the objects as a set, refuse a second copy).
 
@@ -228,13 +231,15 @@ Limits (input is untrusted; breaking one is an error naming it, exit 2):
   alias expansion       {} nodes added by aliases, per file
   Files must be UTF-8 regular files. A file modified less than {} ms ago
   may still be being written: it is read once left alone that long (waiting
-  {} ms at most, then an error).
+  {} ms at most, then an error). Standard input (`-`) has the same limits.
 
 JSON output (--output json):
   {{\"valid\": bool,
    \"objects\": [{{\"file\", \"document\", \"namespace\", \"name\",
                 \"violations\": [{{\"path\", \"rule\", \"message\"}}]}}],
-   \"errors\": [{{\"file\", \"document\": number|null, \"path\": string|null, \"message\"}}]}}",
+   \"errors\": [{{\"file\", \"document\": number|null, \"path\": string|null, \"message\"}}],
+   \"skipped\": [{{\"file\", \"document\", \"apiVersion\", \"kind\", \"name\": string|null}}]}}
+  (--output yaml: the same document as YAML)",
         limits.max_file_bytes,
         limits.max_documents,
         limits.max_depth,
