@@ -54,6 +54,12 @@ pub fn run(root: &Path) -> Result<()> {
             .args(["doc", "--workspace", "--all-features", "--no-deps"])
             .env("RUSTDOCFLAGS", "-D warnings"),
     )?;
+    step("cargo doc -p aether-api with its default features (links hold without the optional ones)");
+    exec(
+        cargo(root)
+            .args(["doc", "--package", "aether-api", "--no-deps"])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
     step("the crate packages on its own (no protoc, no files from outside it)");
     exec(cargo(root).args(["package", "--package", "aether-api", "--allow-dirty", "--quiet"]))?;
     step("tests");

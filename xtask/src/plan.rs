@@ -16,10 +16,11 @@ pub enum Generator {
     Deploy,
     EnvoyBootstrap,
     EnvoyRoute,
+    Reference,
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 8] = [
+    const ALL: [(&'static str, Generator); 9] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
@@ -28,6 +29,7 @@ impl Generator {
         ("aether-deploy", Generator::Deploy),
         ("aether-envoy-bootstrap", Generator::EnvoyBootstrap),
         ("aether-envoy-route", Generator::EnvoyRoute),
+        ("aether-reference", Generator::Reference),
     ];
 
     fn from_local_name(name: &str) -> Option<Self> {

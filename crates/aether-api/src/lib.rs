@@ -58,7 +58,26 @@
 //!   reporting every broken buf.validate rule of the proto with its
 //!   protovalidate rule id and a Kubernetes-form field path
 //!   (`spec.routes[2].match.prefix`).
-
+//!
+//! The API reference, every field with its rules in words:
+//! `generated/docs/virtualhost.md` in the repository.
+//!
+// The items of a feature exist only with it: without it, its links lead to
+// the list above rather than nowhere (rustdoc refuses a link to nothing).
+#![cfg_attr(feature = "reflect", doc = "[`reflect`]: crate::reflect")]
+#![cfg_attr(not(feature = "reflect"), doc = "[`reflect`]: #features")]
+#![cfg_attr(
+    feature = "reflect",
+    doc = "[`prost_reflect::ReflectMessage`]: prost_reflect::ReflectMessage"
+)]
+#![cfg_attr(not(feature = "reflect"), doc = "[`prost_reflect::ReflectMessage`]: #features")]
+#![cfg_attr(feature = "tolerant", doc = "[`tolerant`]: crate::tolerant")]
+#![cfg_attr(not(feature = "tolerant"), doc = "[`tolerant`]: #features")]
+#![cfg_attr(feature = "validate", doc = "[`validate::Validate`]: crate::validate::Validate")]
+#![cfg_attr(not(feature = "validate"), doc = "[`validate::Validate`]: #features")]
+// docs.rs builds with every feature and `--cfg docsrs` (Cargo.toml): each
+// item of a feature is marked with it there.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 /// The `aether.config` proto package.
@@ -78,14 +97,17 @@ pub mod config {
 pub mod kubernetes_json;
 
 #[cfg(feature = "reflect")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reflect")))]
 pub mod reflect;
 
 #[cfg(feature = "tolerant")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tolerant")))]
 pub mod tolerant;
 
 #[cfg(feature = "kube")]
 mod custom_resource;
 #[cfg(feature = "validate")]
+#[cfg_attr(docsrs, doc(cfg(feature = "validate")))]
 pub mod validate;
 
 mod object_key;

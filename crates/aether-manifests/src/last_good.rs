@@ -38,6 +38,7 @@ impl LastGood {
         let (files, listing_errors) = crate::files(paths);
         let mut errors: Vec<LoadError> = Vec::new();
         let mut stale = Vec::new();
+        let mut skipped = Vec::new();
         let mut now: BTreeMap<PathBuf, Vec<Loaded>> = BTreeMap::new();
         let deadline = std::time::Instant::now() + limits.max_settle_wait;
         for file in files {
@@ -50,6 +51,7 @@ impl LastGood {
                 _ => read.objects,
             };
             errors.extend(read.errors);
+            skipped.extend(read.skipped);
             now.insert(file, objects);
         }
         for error in listing_errors {
@@ -67,7 +69,12 @@ impl LastGood {
         let (objects, duplicates) = first_copies(now.values().flatten().cloned().collect());
         errors.extend(duplicates);
         self.files = now;
-        Load { objects, errors, stale }
+        Load {
+            objects,
+            errors,
+            stale,
+            skipped,
+        }
     }
 }
 

@@ -46,8 +46,8 @@ mod tolerant;
 
 pub use files::{Stamp, files, stamp};
 pub use last_good::LastGood;
-pub use load::{Load, LoadError, Loaded, first_copies, load, load_bytes, read_all};
-pub use read::read;
+pub use load::{Load, LoadError, Loaded, Skipped, first_copies, load, load_bytes, read_all, read_stream_all};
+pub use read::{read, read_stream};
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit
@@ -81,6 +81,31 @@ pub struct Limits {
     /// (the default) or [`Reading::Tolerant`]. Not a bound, but carried here
     /// because every reader already passes its `Limits` down to the decoder.
     pub reading: Reading,
+    /// What a document of another kind (a Deployment, a ConfigMap) is:
+    /// [`OtherKinds::Error`] (the default) or [`OtherKinds::Skip`]. Not a
+    /// bound either; carried here for the same reason as `reading`.
+    pub other_kinds: OtherKinds,
+}
+
+/// What a reader does with a document that is a Kubernetes object of
+/// another kind: a mapping with a string `apiVersion` and `kind`, whose
+/// kind is not `VirtualHost` and whose group is not this API's. A
+/// `VirtualHost` of another group or version, another kind of this API's
+/// group, and anything without `apiVersion` and `kind` are never another
+/// kind: they stay errors, since they are most likely a VirtualHost typed
+/// wrong, or not an object at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OtherKinds {
+    /// An error, like any document that is not a VirtualHost. The local
+    /// modes keep this: their directory is the edge's input and holds
+    /// VirtualHosts only, so another kind there is a wrong file mounted,
+    /// which must be reported (and counted), not passed over quietly.
+    #[default]
+    Error,
+    /// Left out and listed in [`Load::skipped`], for a stream of every kind
+    /// of object (`kustomize build`, `helm template`, `kubectl get -o
+    /// yaml`): `aetherctl` reads so, and notes each one.
+    Skip,
 }
 
 /// How an object's unknown parts (written against a newer API version) are
@@ -117,6 +142,7 @@ impl Default for Limits {
             settle: Duration::from_millis(250),
             max_settle_wait: Duration::from_secs(5),
             reading: Reading::Strict,
+            other_kinds: OtherKinds::Error,
         }
     }
 }
@@ -173,6 +199,28 @@ impl std::error::Error for ReadError {}
 /// not opened. Separate so that the parsing can be driven from memory (the
 /// fuzz targets do).
 pub fn parse(file: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<Document>, ReadError> {
+    let format = if file.extension().is_some_and(|e| e == "json") {
+        Format::Json
+    } else {
+        Format::Yaml
+    };
+    parse_as(file, bytes, limits, format)
+}
+
+/// How a file's text is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Json,
+    Yaml,
+    /// A stream, which has no extension to tell: JSON when its first
+    /// character that is not blank is `{`, as kubectl tells them apart, and
+    /// YAML otherwise or when it is not JSON after all (a YAML flow
+    /// mapping, `{apiVersion: v1, ...}`, starts with `{` too).
+    Sniffed,
+}
+
+/// [`parse`], parsing the text as `format` says.
+pub(crate) fn parse_as(file: &Path, bytes: &[u8], limits: &Limits, format: Format) -> Result<Vec<Document>, ReadError> {
     if bytes.len() as u64 > limits.max_file_bytes {
         return Err(error(
             file,
@@ -188,10 +236,12 @@ pub fn parse(file: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<Document>
             ),
         )
     })?;
-    let values = if file.extension().is_some_and(|e| e == "json") {
-        parse_json(text)
-    } else {
-        parse_yaml(text, limits)
+    let values = match format {
+        Format::Json => parse_json(text),
+        Format::Yaml => parse_yaml(text, limits),
+        Format::Sniffed if text.trim_start().starts_with('{') => parse_json(text)
+            .or_else(|json| parse_yaml(text, limits).map_err(|yaml| format!("{json} (and as YAML: {yaml})"))),
+        Format::Sniffed => parse_yaml(text, limits),
     }
     .map_err(|message| error(file, message))?;
 
@@ -316,5 +366,7 @@ pub(crate) fn io_error(file: &Path, message: String) -> ReadError {
     }
 }
 
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use aether_api::ObjectKey;
 
-use crate::objects::VirtualHostObject;
-use crate::{Document, Failure, Limits, ReadError};
+use crate::objects::{self, VirtualHostObject};
+use crate::{Document, Failure, Limits, OtherKinds, ReadError};
 
 /// One VirtualHost, and where it was read.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +70,30 @@ impl From<ReadError> for LoadError {
     }
 }
 
+/// A document of another kind, left out as [`OtherKinds::Skip`] says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub file: PathBuf,
+    /// 0-based, in the file (List items counted one by one).
+    pub document: usize,
+    /// As written: `apps/v1`, `v1`.
+    pub api_version: String,
+    pub kind: String,
+    /// `metadata.name`, when it has one.
+    pub name: Option<String>,
+}
+
+/// `FILE: document N: KIND NAME (API_VERSION)`
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: document {}: {}", self.file.display(), self.document, self.kind)?;
+        if let Some(name) = &self.name {
+            write!(f, " {name}")?;
+        }
+        write!(f, " ({})", self.api_version)
+    }
+}
+
 /// What a load found.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Load {
@@ -81,6 +105,9 @@ pub struct Load {
     /// are those they gave when last read ([`crate::LastGood`] only): the
     /// input is stale there.
     pub stale: Vec<PathBuf>,
+    /// The documents of other kinds left out, in path and document order:
+    /// always empty unless [`Limits::other_kinds`] is [`OtherKinds::Skip`].
+    pub skipped: Vec<Skipped>,
 }
 
 /// Every VirtualHost under `paths` (see [`crate::files`] for what is read),
@@ -101,17 +128,30 @@ pub fn load(paths: &[PathBuf], limits: &Limits) -> Load {
 pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
     let (files, listing_errors) = crate::files(paths);
     let mut errors: Vec<LoadError> = listing_errors.into_iter().map(LoadError::from).collect();
-    let mut objects = Vec::new();
+    let mut load = Load::default();
     let deadline = Instant::now() + limits.max_settle_wait;
     for file in files {
         let read = read_objects(&file, limits, deadline);
-        objects.extend(read.objects);
+        load.objects.extend(read.objects);
         errors.extend(read.errors);
+        load.skipped.extend(read.skipped);
     }
+    load.errors = errors;
+    load
+}
+
+/// [`read_all`] on a stream (standard input), named `name` in what it
+/// finds, read within `limits` as a file is (see [`crate::read_stream`]).
+pub fn read_stream_all(name: &Path, stream: impl std::io::Read, limits: &Limits) -> Load {
+    let read = match crate::read_stream(name, stream, limits) {
+        Ok(documents) => decode_all(name, &documents, limits),
+        Err(e) => FileRead::failed(e),
+    };
     Load {
-        objects,
-        errors,
+        objects: read.objects,
+        errors: read.errors,
         stale: Vec::new(),
+        skipped: read.skipped,
     }
 }
 
@@ -129,6 +169,7 @@ pub fn load_bytes(file: &Path, bytes: &[u8], limits: &Limits) -> Load {
         objects,
         errors,
         stale: Vec::new(),
+        skipped: read.skipped,
     }
 }
 
@@ -137,6 +178,7 @@ pub fn load_bytes(file: &Path, bytes: &[u8], limits: &Limits) -> Load {
 pub(crate) struct FileRead {
     pub(crate) objects: Vec<Loaded>,
     pub(crate) errors: Vec<LoadError>,
+    pub(crate) skipped: Vec<Skipped>,
 }
 
 impl FileRead {
@@ -144,6 +186,7 @@ impl FileRead {
         Self {
             objects: Vec::new(),
             errors: vec![e.into()],
+            skipped: Vec::new(),
         }
     }
 }
@@ -161,8 +204,21 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
     let mut read = FileRead {
         objects: Vec::new(),
         errors: Vec::new(),
+        skipped: Vec::new(),
     };
     for document in documents {
+        if limits.other_kinds == OtherKinds::Skip
+            && let Some((api_version, kind)) = objects::other_kind(&document.value)
+        {
+            read.skipped.push(Skipped {
+                file: file.to_path_buf(),
+                document: document.index,
+                api_version: api_version.to_owned(),
+                kind: kind.to_owned(),
+                name: document.value["metadata"]["name"].as_str().map(str::to_owned),
+            });
+            continue;
+        }
         match VirtualHostObject::decode_reading(document, limits.reading) {
             Ok(object) => {
                 let unknown_parts = !object.set_aside.is_empty()

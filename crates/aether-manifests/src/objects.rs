@@ -174,6 +174,19 @@ impl fmt::Display for DecodeError {
     }
 }
 
+/// The `apiVersion` and `kind` of a document that is a Kubernetes object of
+/// another kind (see [`crate::OtherKinds`]): a mapping with both as
+/// strings, whose kind is not `VirtualHost` and whose group (the part of
+/// `apiVersion` before `/`; none for the core group's `v1`) is not this
+/// API's. `None` for anything this reader must judge itself.
+pub fn other_kind(document: &Value) -> Option<(&str, &str)> {
+    let api_version = document.get("apiVersion")?.as_str()?;
+    let kind = document.get("kind")?.as_str()?;
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let ours = API_VERSION.rsplit_once('/').map_or("", |(group, _)| group);
+    (kind != KIND && group != ours).then_some((api_version, kind))
+}
+
 /// What a JSON value is, for messages.
 fn kind_of(value: &Value) -> &'static str {
     match value {

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::{Document, Failure, Limits, ReadError, error, io_error, parse};
+use crate::{Document, Failure, Format, Limits, ReadError, error, io_error, parse, parse_as};
 
 /// Reads one file's documents within `limits`. Only a regular file is read
 /// (a link to one included): anything else is refused without waiting on
@@ -14,6 +14,19 @@ use crate::{Document, Failure, Limits, ReadError, error, io_error, parse};
 /// [`Limits::settle`]), up to [`Limits::max_settle_wait`].
 pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
     read_until(file, limits, Instant::now() + limits.max_settle_wait)
+}
+
+/// Reads the documents of a stream (standard input), named `name` in
+/// errors, within `limits`: no more than one byte past
+/// [`Limits::max_file_bytes`] is read, as from a file. A stream has no
+/// extension: it is JSON when it starts with `{` (blanks aside), else YAML.
+pub fn read_stream(name: &Path, mut stream: impl Read, limits: &Limits) -> Result<Vec<Document>, ReadError> {
+    let mut bytes = Vec::new();
+    (&mut stream)
+        .take(limits.max_file_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(name, format!("cannot read: {e}")))?;
+    parse_as(name, &bytes, limits, Format::Sniffed)
 }
 
 /// [`read`], waiting for the file to settle no later than `deadline` (one

@@ -21,7 +21,7 @@ use aether_webhook::index::HostIndex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::report::{CommandReport, ErrorReport, display, load};
+use crate::report::{CommandReport, ErrorReport, SkippedReport, display, load};
 
 /// What `admit` found: the JSON output of `admit --output json`. Every key is
 /// always present; new keys may be added, none removed or renamed.
@@ -33,6 +33,8 @@ pub struct AdmitReport {
     pub reviews: Vec<Review>,
     /// Inputs that could not be read; when there is any, nothing is reviewed.
     pub errors: Vec<ErrorReport>,
+    /// Documents of other kinds, left out.
+    pub skipped: Vec<SkippedReport>,
 }
 
 /// The webhook's answer for one object.
@@ -64,14 +66,16 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
         reading: Reading::Tolerant,
         ..*limits
     };
-    let (stored_objects, mut errors) = load(stored, &limits);
-    let (candidates, candidate_errors) = load(paths, &limits);
+    let (stored_objects, mut errors, mut skipped) = load(stored, &limits);
+    let (candidates, candidate_errors, candidates_skipped) = load(paths, &limits);
     errors.extend(candidate_errors);
+    skipped.extend(candidates_skipped);
     if !errors.is_empty() {
         return AdmitReport {
             admitted: false,
             reviews: Vec::new(),
             errors,
+            skipped,
         };
     }
 
@@ -147,6 +151,7 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
         admitted: reviews.iter().all(|r| r.allowed),
         reviews,
         errors,
+        skipped,
     }
 }
 
@@ -163,6 +168,10 @@ fn as_stored(object: &VirtualHostObject) -> Value {
 impl CommandReport for AdmitReport {
     fn errors(&self) -> &[ErrorReport] {
         &self.errors
+    }
+
+    fn skipped(&self) -> &[SkippedReport] {
+        &self.skipped
     }
 
     fn passed(&self) -> bool {

@@ -8,14 +8,16 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 pub mod admit;
+pub mod input;
 pub mod project;
 pub mod report;
 pub mod status;
+pub mod summary;
 
-use aether_manifests::{Limits, Reading};
+use aether_manifests::{Limits, OtherKinds, Reading};
 use report::{CommandReport, Report};
 
 /// Every object is valid (or `crd` printed the CRD, or `--help`).
@@ -36,24 +38,50 @@ struct Cli {
     command: Command,
 }
 
+/// Where the manifests are: `-f FILE`s and PATHs, as kubectl takes them.
+#[derive(Debug, Args)]
+struct Inputs {
+    /// A manifest file or directory, or `-` for standard input (read once);
+    /// repeatable, as kubectl's. Read before the PATHs, in the order given.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    filenames: Vec<PathBuf>,
+    /// Manifest files or directories (`-`: standard input).
+    #[arg(value_name = "PATH", required_unless_present = "filenames")]
+    paths: Vec<PathBuf>,
+}
+
+impl Inputs {
+    /// Every input, `-f` ones first.
+    fn all(self) -> Vec<PathBuf> {
+        let mut all = self.filenames;
+        all.extend(self.paths);
+        all
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Check VirtualHost manifests against the API's validation rules.
     ///
-    /// Each PATH is a file, or a directory searched recursively for *.yaml,
-    /// *.yml and *.json files (symbolic links to directories are not
-    /// followed). Only regular files (or links to them) are read: a FIFO,
-    /// socket or device is refused, never waited on. A file holds one or
-    /// more YAML documents separated by `---`, or JSON values; a `kind:
-    /// List` document's items are checked one by one. Documents are numbered from 0 in each file, List items counted
-    /// one by one. An object without `metadata.namespace` is in `default`.
+    /// Each PATH (or -f FILE) is a file, or a directory searched recursively
+    /// for *.yaml, *.yml and *.json files (symbolic links to directories are
+    /// not followed), or `-` for standard input (JSON when it starts with
+    /// `{`, else YAML). Only regular files (or links to them) are read: a
+    /// FIFO, socket or device is refused, never waited on. A file holds one
+    /// or more YAML documents separated by `---`, or JSON values; a `kind:
+    /// List` document's items are checked one by one. Documents are numbered
+    /// from 0 in each file, List items counted one by one. An object without
+    /// `metadata.namespace` is in `default`. Documents of other kinds (a
+    /// Deployment, a ConfigMap: `kustomize build | aetherctl validate -f -`)
+    /// are skipped with a note on stderr.
     ///
     /// Everything is reported, errors and violations alike: one bad file
     /// does not hide the others.
     #[command(after_long_help = validate_help(), after_help = "Exit codes, limits and the JSON shape: see --help.")]
     Validate {
-        /// How to report: `text` (violations on stdout, errors on stderr) or
-        /// `json` (one JSON document on stdout, errors included).
+        /// How to report: `text` (violations on stdout, errors and notes on
+        /// stderr), `json` or `yaml` (one document on stdout, errors
+        /// included).
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
         /// Read as the controller and webhook do: a field this build does
@@ -63,9 +91,8 @@ enum Command {
         /// `kubectl --validate=strict` reports them.
         #[arg(long)]
         tolerant: bool,
-        /// Manifest files or directories.
-        #[arg(required = true, value_name = "PATH")]
-        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        inputs: Inputs,
     },
     /// Project VirtualHost manifests to the edge's configuration, as the
     /// controller would: the Envoy RouteConfiguration, the backend services,
@@ -80,12 +107,16 @@ enum Command {
     /// then: a snapshot missing an object would look complete).
     Project {
         /// `yaml` or `json`: the whole snapshot, the route configuration in
-        /// Envoy's canonical proto3 JSON form.
-        #[arg(long, short, value_enum, default_value_t = ProjectFormat::Yaml)]
-        format: ProjectFormat,
-        /// Manifest files or directories.
-        #[arg(required = true, value_name = "PATH")]
-        paths: Vec<PathBuf>,
+        /// Envoy's canonical proto3 JSON form; `text`: a summary, one line
+        /// per host, route, conflict and object left out.
+        #[arg(long, short, value_enum, default_value_t = Output::Yaml)]
+        output: Output,
+        /// The former name of --output (deprecated: `-f` is now a file, as
+        /// in kubectl).
+        #[arg(long, value_enum, hide = true, conflicts_with = "output")]
+        format: Option<Output>,
+        #[command(flatten)]
+        inputs: Inputs,
     },
     /// Run the admission webhook's checks offline: would the API server,
     /// with aether-webhook installed, admit these VirtualHosts?
@@ -109,18 +140,19 @@ enum Command {
     /// any input cannot be read (nothing is reviewed then: an incomplete
     /// stored set could admit what the cluster would deny).
     Admit {
-        /// Objects already in the cluster (files or directories); repeatable.
-        /// Without it, nothing is stored.
+        /// Objects already in the cluster (files or directories, read as
+        /// for `validate`; `-`: standard input); repeatable. Without it,
+        /// nothing is stored.
         #[arg(long, value_name = "PATH")]
         stored: Vec<PathBuf>,
-        /// `text`, or `json`: {"admitted", "reviews": [{"file", "document",
-        /// "namespace", "name", "operation", "allowed", "message",
-        /// "warnings"}], "errors"}.
+        /// `text`, or `json` (or `yaml`, the same document): {"admitted",
+        /// "reviews": [{"file", "document", "namespace", "name",
+        /// "operation", "allowed", "message", "warnings"}], "errors",
+        /// "skipped"}.
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
-        /// The manifests to review.
-        #[arg(required = true, value_name = "PATH")]
-        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        inputs: Inputs,
     },
     /// Compute the status the controller would write for each VirtualHost.
     ///
@@ -136,34 +168,42 @@ enum Command {
     /// Accepted), 1 when some is not, 2 when any input cannot be read
     /// (nothing is computed then).
     Status {
-        /// `text`, or `json`: {"served", "objects": [{"file", "document",
-        /// "namespace", "name", "status", "wouldPatch"}], "errors"}.
+        /// `text`, or `json` (or `yaml`, the same document): {"served",
+        /// "objects": [{"file", "document", "namespace", "name", "status",
+        /// "wouldPatch"}], "errors", "skipped"}.
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
-        /// Manifest files or directories.
-        #[arg(required = true, value_name = "PATH")]
-        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        inputs: Inputs,
     },
-    /// Print the VirtualHost CustomResourceDefinition (YAML), for `kubectl apply -f -`.
-    Crd,
+    /// Print the VirtualHost CustomResourceDefinition, for `kubectl apply -f -`.
+    Crd {
+        /// `yaml` (or `text`, the same) or `json`.
+        #[arg(long, short, value_enum, default_value_t = Output::Yaml)]
+        output: Output,
+    },
+    /// Print a shell completion script: `source <(aetherctl completion bash)`.
+    ///
+    /// bash: `aetherctl completion bash > /etc/bash_completion.d/aetherctl`;
+    /// zsh: `aetherctl completion zsh > "${fpath[1]}/_aetherctl"`; fish:
+    /// `aetherctl completion fish > ~/.config/fish/completions/aetherctl.fish`.
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
-/// The output format of `project`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProjectFormat {
-    /// YAML.
-    Yaml,
-    /// JSON.
-    Json,
-}
-
-/// The report format of `validate`.
+/// How a command writes what it found: `-o`/`--output`, as kubectl's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Output {
     /// For people.
     Text,
-    /// For programs: the shape documented in [`report::Report`].
+    /// For programs: the shape documented in [`report::Report`] (and
+    /// `AdmitReport`, `StatusReport`); `project`: the whole snapshot.
     Json,
+    /// The JSON document, as YAML.
+    Yaml,
 }
 
 fn validate_help() -> String {
@@ -178,10 +218,13 @@ fn validate_help() -> String {
      must be an integer from 0 to 65535, got -1 [type]` (rules `type`,
      `enum`, `unknown_field`, `required`, `decode`)
   2  a usage, I/O or parse error: a path that cannot be read, a file that is
-     not YAML/JSON or breaks a limit, a document that is not a VirtualHost
-     (not a mapping, wrong apiVersion or kind, no metadata.name), with the
-     file, document index and path. When there are both errors and
-     violations, all are reported and the exit code is 2. Every object is
+     not YAML/JSON or breaks a limit, a document that is not a Kubernetes
+     object (not a mapping, no apiVersion or kind), a VirtualHost that cannot
+     be read (another apiVersion of config.aether.io, no metadata.name),
+     with the file, document index and path. Other kinds (a Deployment, a
+     ConfigMap) are skipped, each with a `skipped:` note on stderr. When
+     there are both errors and violations, all are reported and the exit
+     code is 2. Every object is
      checked on its own, two copies of one included (`project`, `status`
      and `admit`, which take the objects as a set, refuse a second copy).
 
@@ -194,13 +237,15 @@ Limits (input is untrusted; breaking one is an error naming it, exit 2):
   alias expansion       {} nodes added by aliases, per file
   Files must be UTF-8 regular files. A file modified less than {} ms ago
   may still be being written: it is read once left alone that long (waiting
-  {} ms at most, then an error).
+  {} ms at most, then an error). Standard input (`-`) has the same limits.
 
 JSON output (--output json):
   {{\"valid\": bool,
    \"objects\": [{{\"file\", \"document\", \"namespace\", \"name\",
                 \"violations\": [{{\"path\", \"rule\", \"message\"}}]}}],
-   \"errors\": [{{\"file\", \"document\": number|null, \"path\": string|null, \"message\"}}]}}",
+   \"errors\": [{{\"file\", \"document\": number|null, \"path\": string|null, \"message\"}}],
+   \"skipped\": [{{\"file\", \"document\", \"apiVersion\", \"kind\", \"name\": string|null}}]}}
+  (--output yaml: the same document as YAML)",
         limits.max_file_bytes,
         limits.max_documents,
         limits.max_depth,
@@ -233,27 +278,69 @@ where
         }
     };
     // What a person wrote is linted strictly; what the edge would do is
-    // shown as the controller reads it.
-    let strict = Limits::default();
-    let tolerant = Limits {
-        reading: Reading::Tolerant,
+    // shown as the controller reads it. Every command reads mixed streams
+    // (`kustomize build`): other kinds are skipped with a note.
+    let strict = Limits {
+        other_kinds: OtherKinds::Skip,
         ..Limits::default()
     };
+    let tolerant = Limits {
+        reading: Reading::Tolerant,
+        ..strict
+    };
+    if let Some(message) = stdin_twice(&cli.command) {
+        return writeln!(err, "error: {message}").map_or(EXIT_ERROR, |()| EXIT_ERROR);
+    }
     let result = match cli.command {
         Command::Validate {
             output,
             tolerant: lenient,
-            paths,
-        } => Report::check(&paths, if lenient { &tolerant } else { &strict }).emit(output, out, err),
-        Command::Project { format, paths } => project::run(&paths, format, &tolerant, out, err),
-        Command::Admit { stored, output, paths } => admit::check(&stored, &paths, &strict).emit(output, out, err),
-        Command::Status { output, paths } => {
-            status::check(&paths, &tolerant, jiff::Timestamp::now()).emit(output, out, err)
+            inputs,
+        } => Report::check(&inputs.all(), if lenient { &tolerant } else { &strict }).emit(output, out, err),
+        Command::Project { output, format, inputs } => {
+            project::run(&inputs.all(), format.unwrap_or(output), &tolerant, out, err)
         }
-        Command::Crd => out.write_all(aether_api::CRD_YAML.as_bytes()).map(|()| EXIT_VALID),
+        Command::Admit { stored, output, inputs } => {
+            admit::check(&stored, &inputs.all(), &strict).emit(output, out, err)
+        }
+        Command::Status { output, inputs } => {
+            status::check(&inputs.all(), &tolerant, jiff::Timestamp::now()).emit(output, out, err)
+        }
+        Command::Crd { output } => crd(output, out),
+        Command::Completion { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "aetherctl", out);
+            Ok(EXIT_VALID)
+        }
     };
     // A closed stdout (`aetherctl ... | head`) is not worth a panic.
     result.unwrap_or(EXIT_ERROR)
+}
+
+/// A usage error when standard input (`-`) is among a command's inputs
+/// more than once: it can be read only once.
+fn stdin_twice(command: &Command) -> Option<String> {
+    let paths: Vec<&PathBuf> = match command {
+        Command::Validate { inputs, .. } | Command::Project { inputs, .. } | Command::Status { inputs, .. } => {
+            inputs.filenames.iter().chain(&inputs.paths).collect()
+        }
+        Command::Admit { stored, inputs, .. } => stored.iter().chain(&inputs.filenames).chain(&inputs.paths).collect(),
+        Command::Crd { .. } | Command::Completion { .. } => Vec::new(),
+    };
+    input::stdin_given_twice(paths)
+        .then(|| "standard input (`-`) is given more than once: it can be read only once".to_owned())
+}
+
+/// The CRD in `output` form: YAML as generated (`text` too), or JSON.
+fn crd(output: Output, out: &mut dyn Write) -> std::io::Result<u8> {
+    match output {
+        Output::Text | Output::Yaml => out.write_all(aether_api::CRD_YAML.as_bytes())?,
+        Output::Json => {
+            let crd: serde_json::Value = serde_saphyr::from_str(aether_api::CRD_YAML).map_err(std::io::Error::other)?;
+            serde_json::to_writer_pretty(&mut *out, &crd)?;
+            writeln!(out)?;
+        }
+    }
+    Ok(EXIT_VALID)
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::input;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
-use aether_manifests::{self as manifests, Limits, LoadError, Loaded};
+use aether_manifests::{self as manifests, Limits, LoadError, Loaded, Skipped};
 
 /// Everything found: the JSON output of `validate --output json`, field for
 /// field. The shape is stable: every key is always present (`null` when it
@@ -19,6 +20,8 @@ pub struct Report {
     pub objects: Vec<ObjectReport>,
     /// Everything that could not be checked, in path, file and document order.
     pub errors: Vec<ErrorReport>,
+    /// Documents of other kinds, left out (see [`SkippedReport`]).
+    pub skipped: Vec<SkippedReport>,
 }
 
 /// One VirtualHost and its violations (none when it is valid).
@@ -45,11 +48,13 @@ pub struct ViolationReport {
     pub message: String,
 }
 
-/// What a command found (`validate`, `admit`): its exit code and its two
-/// output forms, the same for every command.
+/// What a command found (`validate`, `admit`, `status`): its exit code and
+/// its output forms, the same for every command.
 pub trait CommandReport: Serialize {
     /// Inputs that could not be read or decoded.
     fn errors(&self) -> &[ErrorReport];
+    /// Documents of other kinds, left out.
+    fn skipped(&self) -> &[SkippedReport];
     /// Whether every object read passed (valid, admitted).
     fn passed(&self) -> bool;
     /// The text form's findings on stdout, summary line last.
@@ -68,11 +73,14 @@ pub trait CommandReport: Serialize {
     }
 
     /// Writes the report in `output` form (text: findings on `out`, one
-    /// `error: FILE[: document N][: PATH]: MESSAGE` line per error on `err`;
-    /// JSON: one pretty-printed document on `out`) and returns the exit code.
+    /// `error: FILE[: document N][: PATH]: MESSAGE` line per error and one
+    /// `skipped: ...` note per document of another kind on `err`; JSON or
+    /// YAML: one document on `out`, the same in both) and returns the exit
+    /// code.
     fn emit(&self, output: Output, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<u8> {
         match output {
             Output::Text => {
+                write_skipped(self.skipped(), err)?;
                 for error in self.errors() {
                     writeln!(err, "error: {error}")?;
                 }
@@ -82,8 +90,55 @@ pub trait CommandReport: Serialize {
                 serde_json::to_writer_pretty(&mut *out, self)?;
                 writeln!(out)?;
             }
+            Output::Yaml => out.write_all(to_yaml(self)?.as_bytes())?,
         }
         Ok(self.exit_code())
+    }
+}
+
+/// A report as YAML: the same document as its JSON form, keys in the same
+/// order.
+pub fn to_yaml<T: Serialize + ?Sized>(report: &T) -> io::Result<String> {
+    serde_saphyr::to_string(&report).map_err(io::Error::other)
+}
+
+/// One `skipped: FILE: document N: KIND NAME (API_VERSION): not a
+/// VirtualHost` note per document left out.
+pub fn write_skipped(skipped: &[SkippedReport], err: &mut dyn Write) -> io::Result<()> {
+    for s in skipped {
+        write!(err, "skipped: {}: document {}: {}", s.file, s.document, s.kind)?;
+        if let Some(name) = &s.name {
+            write!(err, " {name}")?;
+        }
+        writeln!(err, " ({}): not a VirtualHost", s.api_version)?;
+    }
+    Ok(())
+}
+
+/// A document of another kind (a Deployment, a ConfigMap: a mixed stream
+/// such as `kustomize build` writes), left out with a note. A VirtualHost of
+/// another version, another kind of this API's group and a document
+/// without `apiVersion` or `kind` are errors instead.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedReport {
+    pub file: String,
+    pub document: usize,
+    pub api_version: String,
+    pub kind: String,
+    /// `metadata.name`; `null` when it has none.
+    pub name: Option<String>,
+}
+
+impl From<Skipped> for SkippedReport {
+    fn from(s: Skipped) -> Self {
+        Self {
+            file: display(&s.file),
+            document: s.document,
+            api_version: s.api_version,
+            kind: s.kind,
+            name: s.name,
+        }
     }
 }
 
@@ -110,15 +165,20 @@ impl From<LoadError> for ErrorReport {
     }
 }
 
-/// Everything read from some paths, by the one reader (`aether_manifests::load`):
-/// the objects (one per namespace/name: a second copy is an error), and
-/// every error met as a report.
-pub fn load(paths: &[PathBuf], limits: &Limits) -> (Vec<Loaded>, Vec<ErrorReport>) {
-    reports(manifests::load(paths, limits))
+/// Everything read from some paths (`-`: standard input), by the one
+/// reader ([`input::load`]): the objects (one per namespace/name: a second
+/// copy is an error), every error met as a report, and the documents of
+/// other kinds left out.
+pub fn load(paths: &[PathBuf], limits: &Limits) -> (Vec<Loaded>, Vec<ErrorReport>, Vec<SkippedReport>) {
+    reports(input::load(paths, limits))
 }
 
-fn reports(load: manifests::Load) -> (Vec<Loaded>, Vec<ErrorReport>) {
-    (load.objects, load.errors.into_iter().map(ErrorReport::from).collect())
+fn reports(load: manifests::Load) -> (Vec<Loaded>, Vec<ErrorReport>, Vec<SkippedReport>) {
+    (
+        load.objects,
+        load.errors.into_iter().map(ErrorReport::from).collect(),
+        load.skipped.into_iter().map(SkippedReport::from).collect(),
+    )
 }
 
 /// `FILE[: document N][: PATH]: MESSAGE`
@@ -144,7 +204,7 @@ impl Report {
     /// Reads and checks every manifest under `paths`: every object, each
     /// on its own (two copies of one object are both checked).
     pub fn check(paths: &[PathBuf], limits: &Limits) -> Self {
-        let (loaded, errors) = reports(manifests::read_all(paths, limits));
+        let (loaded, errors, skipped) = reports(input::read_all(paths, limits));
         let objects: Vec<ObjectReport> = loaded
             .into_iter()
             .map(
@@ -172,13 +232,22 @@ impl Report {
             )
             .collect();
         let valid = errors.is_empty() && objects.iter().all(|o| o.violations.is_empty());
-        Self { valid, objects, errors }
+        Self {
+            valid,
+            objects,
+            errors,
+            skipped,
+        }
     }
 }
 
 impl CommandReport for Report {
     fn errors(&self) -> &[ErrorReport] {
         &self.errors
+    }
+
+    fn skipped(&self) -> &[SkippedReport] {
+        &self.skipped
     }
 
     fn passed(&self) -> bool {

@@ -13,8 +13,8 @@ use aether_manifests::{Limits, Loaded};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::project::load_and_project;
-use crate::report::{CommandReport, ErrorReport, display};
+use crate::project::{Projected, load_and_project};
+use crate::report::{CommandReport, ErrorReport, SkippedReport, display};
 
 /// What `status` found: the JSON output of `status --output json`. Every key
 /// is always present; new keys may be added, none removed or renamed.
@@ -27,6 +27,8 @@ pub struct StatusReport {
     pub objects: Vec<ObjectStatus>,
     /// Inputs that could not be read; when there is any, no status is computed.
     pub errors: Vec<ErrorReport>,
+    /// Documents of other kinds, left out.
+    pub skipped: Vec<SkippedReport>,
 }
 
 /// One object's status as the controller would write it.
@@ -48,13 +50,18 @@ pub struct ObjectStatus {
 /// Projects the objects under `paths` and computes each one's status. `now`
 /// stamps conditions that flip (or first appear).
 pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport {
-    let (snapshot, loaded) = match load_and_project(paths, limits) {
+    let (projected, skipped) = load_and_project(paths, limits);
+    let Projected {
+        snapshot,
+        objects: loaded,
+    } = match projected {
         Ok(projected) => projected,
         Err(errors) => {
             return StatusReport {
                 served: false,
                 objects: Vec::new(),
                 errors,
+                skipped,
             };
         }
     };
@@ -82,6 +89,7 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
                 served: false,
                 objects: Vec::new(),
                 errors: vec![error],
+                skipped,
             };
         }
     };
@@ -109,6 +117,7 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
         served: objects.iter().all(|o| fully_served(&o.status)),
         objects,
         errors: Vec::new(),
+        skipped,
     }
 }
 
@@ -123,6 +132,10 @@ fn fully_served(status: &VirtualHostStatus) -> bool {
 impl CommandReport for StatusReport {
     fn errors(&self) -> &[ErrorReport] {
         &self.errors
+    }
+
+    fn skipped(&self) -> &[SkippedReport] {
+        &self.skipped
     }
 
     fn passed(&self) -> bool {

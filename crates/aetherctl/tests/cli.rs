@@ -87,6 +87,7 @@ fn a_valid_manifest_exits_0_in_text_and_json() {
             "valid": true,
             "objects": [{"file": file.display().to_string(), "document": 0, "namespace": "default", "name": "api", "violations": []}],
             "errors": [],
+            "skipped": [],
         })
     );
 }

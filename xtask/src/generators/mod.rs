@@ -8,6 +8,7 @@ pub(crate) mod descriptor_set;
 pub mod envoy_bootstrap;
 pub mod envoy_route;
 pub(crate) mod prost;
+pub mod reference;
 pub(crate) mod serde;
 pub(crate) mod validate;
 
@@ -73,6 +74,7 @@ pub fn run(context: &Context, step: &Step) -> Result<Vec<Output>> {
         Generator::Deploy => deploy::generate(),
         Generator::EnvoyBootstrap => envoy_bootstrap::generate(),
         Generator::EnvoyRoute => envoy_route::generate(&context.pinned),
+        Generator::Reference => reference::generate(&context.api),
     }
     .with_context(|| format!("generator {:?}", step.generator))?;
     Ok(files

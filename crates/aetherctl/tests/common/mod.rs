@@ -28,6 +28,16 @@ pub struct Run {
 /// Runs the binary with `args`; panics if it is still running after
 /// [`TIMEOUT`] (then killed) or was killed by a signal.
 pub fn aetherctl<S: Into<OsString> + Clone>(args: &[S]) -> Run {
+    run(args, None)
+}
+
+/// [`aetherctl`], with `stdin` as its standard input (from a file: nothing
+/// can block on a pipe the binary does not read to its end).
+pub fn aetherctl_with_stdin<S: Into<OsString> + Clone>(args: &[S], stdin: impl AsRef<[u8]>) -> Run {
+    run(args, Some(stdin.as_ref()))
+}
+
+fn run<S: Into<OsString> + Clone>(args: &[S], stdin: Option<&[u8]>) -> Run {
     let scratch = tempfile::tempdir().unwrap();
     let (out_path, err_path) = (scratch.path().join("stdout"), scratch.path().join("stderr"));
     // Output goes to files, not pipes: nothing can block on a full pipe.
@@ -43,7 +53,14 @@ pub fn aetherctl<S: Into<OsString> + Clone>(args: &[S]) -> Run {
     let started = Instant::now();
     let mut child = command
         .args(args.iter().cloned().map(Into::into))
-        .stdin(Stdio::null())
+        .stdin(match stdin {
+            Some(bytes) => {
+                let path = scratch.path().join("stdin");
+                std::fs::write(&path, bytes).unwrap();
+                Stdio::from(File::open(path).unwrap())
+            }
+            None => Stdio::null(),
+        })
         .stdout(File::create(&out_path).unwrap())
         .stderr(File::create(&err_path).unwrap())
         .spawn()

@@ -11,6 +11,10 @@
 //!
 //! and an enum field's description ends with its values' documentation, one
 //! line per value the schema allows (`- KUBERNETES: ...`).
+//!
+//! The API reference (`generators::reference`) words descriptions the same
+//! way ([`kubernetes_markdown`]: everything above but the fences, which
+//! Markdown renders).
 
 use heck::ToShoutySnakeCase;
 
@@ -30,15 +34,11 @@ enum Mention {
 fn mentions(api: &Api) -> Vec<(String, Mention)> {
     let mut all = Vec::new();
     for e in &api.enums {
-        let prefix = format!("{}_", enum_name(e).to_shouty_snake_case());
         for (name, number, _) in &e.values {
-            let mention = if *number == 0 && name.ends_with("_UNSPECIFIED") {
-                Mention::Dropped
-            } else {
-                match name.strip_prefix(&prefix) {
-                    Some(short) => Mention::Short(short.to_owned()),
-                    None => continue,
-                }
+            let mention = match value_name(e, name, *number) {
+                ValueName::Kubernetes(short) => Mention::Short(short),
+                ValueName::ProtoOnly => Mention::Dropped,
+                ValueName::Unprefixed => continue,
             };
             all.push((name.clone(), mention));
         }
@@ -47,7 +47,33 @@ fn mentions(api: &Api) -> Vec<(String, Mention)> {
     all
 }
 
-fn enum_name(e: &Enum) -> &str {
+/// How a manifest writes one value of an enum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueName {
+    /// Without the enum's prefix: `SECRET_PROVIDER_KUBERNETES` is `KUBERNETES`.
+    Kubernetes(String),
+    /// The `*_UNSPECIFIED` zero value, which exists only because proto
+    /// enums need one: no manifest holds it.
+    ProtoOnly,
+    /// A value without the enum's prefix, written as in the proto.
+    Unprefixed,
+}
+
+/// The manifest name of value `name` (number `number`) of enum `e`.
+pub fn value_name(e: &Enum, name: &str, number: i32) -> ValueName {
+    let prefix = format!("{}_", enum_name(e).to_shouty_snake_case());
+    if number == 0 && name.ends_with("_UNSPECIFIED") {
+        ValueName::ProtoOnly
+    } else {
+        match name.strip_prefix(&prefix) {
+            Some(short) => ValueName::Kubernetes(short.to_owned()),
+            None => ValueName::Unprefixed,
+        }
+    }
+}
+
+/// The enum's own name: `SecretProvider` of `aether.config.v1.SecretProvider`.
+pub fn enum_name(e: &Enum) -> &str {
     e.full_name.rsplit('.').next().unwrap_or(&e.full_name)
 }
 
@@ -74,7 +100,18 @@ fn walk(node: &mut Node, mentions: &[(String, Mention)]) {
 
 /// One description in the Kubernetes form.
 fn kubernetes_text(text: &str, mentions: &[(String, Mention)]) -> String {
-    let mut text = unfence(text);
+    renamed(&unfence(text), mentions)
+}
+
+/// `text` (a proto comment or a rule's message) in the Kubernetes form,
+/// code fences kept: for Markdown, which renders them.
+pub fn kubernetes_markdown(text: &str, api: &Api) -> String {
+    renamed(text, &mentions(api))
+}
+
+/// Enum values named as manifests write them; zero values dropped.
+fn renamed(text: &str, mentions: &[(String, Mention)]) -> String {
+    let mut text = text.to_owned();
     for (name, mention) in mentions {
         match mention {
             Mention::Short(short) => text = replace_word(&text, name, short),
