@@ -46,6 +46,7 @@ mod manifest;
 mod output;
 mod path;
 mod projector;
+pub mod re2;
 mod snapshot;
 mod tls;
 mod validation;

@@ -1,0 +1,536 @@
+//! The RE2 guard: which regular expressions the edge's Envoy compiles.
+//!
+//! Envoy compiles every `safe_regex` with RE2 and refuses the whole
+//! `RouteConfiguration`, every host with it, when one regex does not
+//! compile or its RE2 program is larger than the runtime value
+//! `re2.max_program_size.error_level` (100 by default; Envoy 1.40's
+//! `source/common/common/regex.cc`, and measured on the real Envoy in the
+//! real-Envoy suite). Neither can be said as a buf.validate or CEL rule,
+//! so [`check`] says it, and the webhook (denying) and the projection
+//! (leaving the route out) call it.
+//!
+//! How: the expression is parsed with `regex-syntax` (Rust's regex parser;
+//! RE2 has no Rust binding) and accepted only if every construct in it is
+//! on an allow-list of syntax RE2 accepts too and reads the same way, with
+//! RE2's meaning where the two differ in meaning only: `\d`, `\s`, `\w`,
+//! `\b` are ASCII, as in RE2. The rest is refused, naming the construct:
+//! Unicode classes (`\p{..}`), nested classes and class set operations
+//! (`[a[b]]`, `&&`, `--`, `~~`: RE2 reads them as literal characters),
+//! `\<`, `\>`, `\b{..}`, `\u`/`\U` escapes, flags other than `i m s U`,
+//! `(?<name>..)` (`(?P<name>..)` is accepted), repetitions of repetitions
+//! (`a**`), counted repetitions RE2 would read as text (`a{ 2}`, `a{,2}`)
+//! or above RE2's 1000, classes that match nothing, and `(?i)` together
+//! with non-ASCII characters.
+//!
+//! Then it bounds the size of RE2's program from above, without RE2: an
+//! upper bound `E + 2A + 6`, where `E` counts the instructions RE2 may
+//! compile that consume or mark input (byte ranges, captures, empty-width
+//! assertions, empty matches, the final match) and `A` its `Alt`s. RE2
+//! then flattens the program: each `Alt` goes, and each of its two edges
+//! becomes at most one `Nop`, hence `2A`; the 6 are the failure
+//! instruction, the match, the unanchored `.*?` prefix (a byte range and an
+//! `Alt`) and the one `AltMatch` it may become. Every construct counts what
+//! RE2 may compile for it at most ([`class::RuneSet::cost`] for classes);
+//! RE2's own simplifications only shrink the program. A test compares the
+//! bound with RE2's `ProgramSize()` (Python's `google-re2`) on thousands
+//! of generated expressions: never below it.
+
+mod class;
+
+use std::fmt;
+
+use regex_syntax::ast::{
+    self, Ast, AssertionKind, ClassSet, ClassSetItem, Flag, FlagsItemKind, GroupKind, HexLiteralKind, LiteralKind,
+    RepetitionKind, RepetitionRange, SpecialLiteralKind,
+};
+
+use class::RuneSet;
+
+/// Envoy's default `re2.max_program_size.error_level`: the largest RE2
+/// program size it accepts.
+pub const ENVOY_MAX_PROGRAM_SIZE: u64 = 100;
+
+/// RE2's largest count in a counted repetition (`a{1000}`).
+const RE2_MAX_REPEAT: u32 = 1000;
+
+/// Why a regular expression is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Re2Refusal {
+    /// Not a regular expression at all (Rust's parser refuses it).
+    Syntax(String),
+    /// A construct RE2 does not accept, or reads otherwise than Rust.
+    Unsupported {
+        /// What, in words.
+        construct: String,
+        /// Its byte offset in the expression.
+        offset: usize,
+    },
+    /// RE2's program may be larger than Envoy accepts.
+    TooLarge {
+        /// The upper bound of RE2's program size.
+        bound: u64,
+    },
+}
+
+impl fmt::Display for Re2Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Syntax(error) => write!(f, "not a regular expression: {error}"),
+            Self::Unsupported { construct, offset } => {
+                write!(f, "{construct} (at offset {offset}) is not accepted: the edge's RE2 does not read it as written")
+            }
+            Self::TooLarge { bound } => write!(
+                f,
+                "RE2 may compile this into a program of up to {bound} instructions; Envoy refuses programs above \
+                 {ENVOY_MAX_PROGRAM_SIZE} (simplify it: fewer alternatives, smaller counted repetitions, fewer \
+                 `.` and negated classes)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Re2Refusal {}
+
+/// Whether the edge's Envoy compiles `regex` (RE2 syntax, within its
+/// default program size): `Ok` with the upper bound of the program size,
+/// or why not.
+pub fn check(regex: &str) -> Result<u64, Re2Refusal> {
+    let bound = program_size_bound(regex)?;
+    if bound > ENVOY_MAX_PROGRAM_SIZE {
+        return Err(Re2Refusal::TooLarge { bound });
+    }
+    Ok(bound)
+}
+
+/// The allow-list and the upper bound of RE2's program size, with no limit
+/// on the size (what [`check`] compares with Envoy's).
+pub fn program_size_bound(regex: &str) -> Result<u64, Re2Refusal> {
+    // 100 levels: far inside RE2's own nesting limit (1000), and a program
+    // that nests deeper would not fit in Envoy's size anyway.
+    let ast = ast::parse::ParserBuilder::new()
+        .nest_limit(100)
+        .build()
+        .parse(regex)
+        .map_err(|error| Re2Refusal::Syntax(error.kind().to_string()))?;
+    // First counted with RE2's saving for classes that fold ASCII; if the
+    // expression also holds letters in one case only, which RE2 may merge
+    // with them into a class that does not fold, counted without it.
+    let mut walker = Walker::new(regex, true);
+    let node = walker.node(&ast)?;
+    if !(walker.letters_folded && walker.letters_unfolded) {
+        return Ok(node.cost.total());
+    }
+    let mut walker = Walker::new(regex, false);
+    Ok(walker.node(&ast)?.cost.total())
+}
+
+/// Instructions RE2 may compile, before flattening: `instructions` that
+/// are not `Alt`s, and `alts`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Cost {
+    instructions: u64,
+    alts: u64,
+}
+
+impl Cost {
+    const fn new(instructions: u64, alts: u64) -> Self {
+        Self { instructions, alts }
+    }
+
+    fn plus(self, other: Self) -> Self {
+        Self::new(
+            self.instructions.saturating_add(other.instructions),
+            self.alts.saturating_add(other.alts),
+        )
+    }
+
+    fn times(self, count: u32) -> Self {
+        Self::new(
+            self.instructions.saturating_mul(count.into()),
+            self.alts.saturating_mul(count.into()),
+        )
+    }
+
+    /// The bound of the flattened program (see the module's comment).
+    fn total(self) -> u64 {
+        self.instructions
+            .saturating_add(self.alts.saturating_mul(2))
+            .saturating_add(6)
+    }
+}
+
+/// One `Alt`.
+const ALT: Cost = Cost::new(0, 1);
+
+/// What a sub-expression costs and whether it can match the empty string
+/// (RE2 compiles `x*` of such an `x` as `(x+)?`: two `Alt`s).
+#[derive(Clone, Copy)]
+struct Node {
+    cost: Cost,
+    nullable: bool,
+}
+
+/// The flags that change what RE2 compiles (`m` and `U` change only which
+/// instruction or which order, not how many).
+#[derive(Debug, Clone, Copy, Default)]
+struct Flags {
+    case_insensitive: bool,
+    dot_matches_new_line: bool,
+}
+
+struct Walker<'a> {
+    source: &'a str,
+    flags: Flags,
+    /// Count classes that fold ASCII as RE2 compiles them alone (see
+    /// [`RuneSet::cost`]).
+    fold_ascii: bool,
+    /// Whether a literal or class holds ASCII letters with their other case.
+    letters_folded: bool,
+    /// Whether one holds an ASCII letter without its other case.
+    letters_unfolded: bool,
+}
+
+fn unsupported(construct: impl Into<String>, span: &ast::Span) -> Re2Refusal {
+    Re2Refusal::Unsupported {
+        construct: construct.into(),
+        offset: span.start.offset,
+    }
+}
+
+impl<'a> Walker<'a> {
+    fn new(source: &'a str, fold_ascii: bool) -> Self {
+        Self {
+            source,
+            flags: Flags::default(),
+            fold_ascii,
+            letters_folded: false,
+            letters_unfolded: false,
+        }
+    }
+
+    /// What a set of characters costs, noting its letters.
+    fn set_cost(&mut self, set: &RuneSet) -> Cost {
+        if set.has_ascii_letters() {
+            if set.folds_ascii() {
+                self.letters_folded = true;
+            } else {
+                self.letters_unfolded = true;
+            }
+        }
+        set.cost(self.fold_ascii)
+    }
+
+    fn node(&mut self, ast: &Ast) -> Result<Node, Re2Refusal> {
+        Ok(match ast {
+            // An empty match: one `Nop`.
+            Ast::Empty(_) => Node {
+                cost: Cost::new(1, 0),
+                nullable: true,
+            },
+            Ast::Flags(set) => {
+                self.set_flags(&set.flags)?;
+                // Where the flags are all an alternative holds, RE2
+                // compiles an empty match.
+                Node {
+                    cost: Cost::new(1, 0),
+                    nullable: true,
+                }
+            }
+            Ast::Literal(literal) => self.literal(literal)?,
+            Ast::Dot(_) => Node {
+                cost: self.set_cost(&class::dot(self.flags.dot_matches_new_line)),
+                nullable: false,
+            },
+            Ast::Assertion(assertion) => match assertion.kind {
+                AssertionKind::StartLine
+                | AssertionKind::EndLine
+                | AssertionKind::StartText
+                | AssertionKind::EndText
+                | AssertionKind::WordBoundary
+                | AssertionKind::NotWordBoundary => Node {
+                    cost: Cost::new(1, 0),
+                    nullable: true,
+                },
+                _ => return Err(unsupported("a word-boundary assertion other than \\b and \\B", &assertion.span)),
+            },
+            Ast::ClassUnicode(class) => return Err(unsupported("a Unicode class (\\p, \\P)", &class.span)),
+            Ast::ClassPerl(class) => {
+                let mut set = class::perl(&class.kind);
+                if self.flags.case_insensitive {
+                    set = set.case_folded();
+                }
+                if class.negated {
+                    set = set.negated();
+                }
+                self.class(&set, &class.span)?
+            }
+            Ast::ClassBracketed(class) => {
+                let set = self.bracketed(class)?;
+                self.class(&set, &class.span)?
+            }
+            Ast::Repetition(repetition) => self.repetition(repetition)?,
+            Ast::Group(group) => self.group(group)?,
+            Ast::Alternation(alternation) => {
+                let mut cost = Cost::default();
+                let mut nullable = false;
+                for ast in &alternation.asts {
+                    let node = self.node(ast)?;
+                    cost = cost.plus(node.cost);
+                    nullable |= node.nullable;
+                }
+                let alts = u32::try_from(alternation.asts.len().saturating_sub(1)).unwrap_or(u32::MAX);
+                Node {
+                    cost: cost.plus(ALT.times(alts)),
+                    nullable,
+                }
+            }
+            Ast::Concat(concat) => {
+                let mut cost = Cost::default();
+                let mut nullable = true;
+                for ast in &concat.asts {
+                    let node = self.node(ast)?;
+                    cost = cost.plus(node.cost);
+                    nullable &= node.nullable;
+                }
+                Node { cost, nullable }
+            }
+        })
+    }
+
+    fn set_flags(&mut self, flags: &ast::Flags) -> Result<(), Re2Refusal> {
+        let mut on = true;
+        for item in &flags.items {
+            match &item.kind {
+                FlagsItemKind::Negation => on = false,
+                FlagsItemKind::Flag(Flag::CaseInsensitive) => self.flags.case_insensitive = on,
+                FlagsItemKind::Flag(Flag::DotMatchesNewLine) => self.flags.dot_matches_new_line = on,
+                FlagsItemKind::Flag(Flag::MultiLine | Flag::SwapGreed) => {}
+                FlagsItemKind::Flag(Flag::Unicode | Flag::CRLF | Flag::IgnoreWhitespace) => {
+                    return Err(unsupported("a flag other than i, m, s and U", &item.span));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The code point of a literal, refusing the escapes RE2 lacks.
+    fn literal_char(literal: &ast::Literal) -> Result<u32, Re2Refusal> {
+        match &literal.kind {
+            LiteralKind::Verbatim
+            | LiteralKind::Meta
+            | LiteralKind::Superfluous
+            | LiteralKind::HexFixed(HexLiteralKind::X)
+            | LiteralKind::HexBrace(HexLiteralKind::X)
+            | LiteralKind::Special(
+                SpecialLiteralKind::Bell
+                | SpecialLiteralKind::FormFeed
+                | SpecialLiteralKind::Tab
+                | SpecialLiteralKind::LineFeed
+                | SpecialLiteralKind::CarriageReturn
+                | SpecialLiteralKind::VerticalTab,
+            ) => Ok(u32::from(literal.c)),
+            LiteralKind::HexFixed(_) | LiteralKind::HexBrace(_) => {
+                Err(unsupported("a \\u or \\U escape (write \\x{...})", &literal.span))
+            }
+            LiteralKind::Octal | LiteralKind::Special(SpecialLiteralKind::Space) => {
+                Err(unsupported("this escape", &literal.span))
+            }
+        }
+    }
+
+    fn literal(&mut self, literal: &ast::Literal) -> Result<Node, Re2Refusal> {
+        let c = Self::literal_char(literal)?;
+        let cost = if self.flags.case_insensitive {
+            self.fold_ascii_only(c, &literal.span)?;
+            // RE2 compiles a folded letter as a class (one byte range
+            // matching both cases, when counted as it compiles alone).
+            self.set_cost(&RuneSet::single(c).case_folded())
+        } else {
+            if is_ascii_letter(c) {
+                self.letters_unfolded = true;
+            }
+            // RE2 compiles a literal as its UTF-8 bytes.
+            Cost::new(char::from_u32(c).map_or(4, char::len_utf8) as u64, 0)
+        };
+        Ok(Node { cost, nullable: false })
+    }
+
+    fn fold_ascii_only(&self, c: u32, span: &ast::Span) -> Result<(), Re2Refusal> {
+        if self.flags.case_insensitive && c > 0x7F {
+            return Err(unsupported("a non-ASCII character under (?i)", span));
+        }
+        Ok(())
+    }
+
+    fn class(&mut self, set: &RuneSet, span: &ast::Span) -> Result<Node, Re2Refusal> {
+        if set.is_empty() {
+            return Err(unsupported("a class that matches nothing", span));
+        }
+        Ok(Node {
+            cost: self.set_cost(set),
+            nullable: false,
+        })
+    }
+
+    fn bracketed(&self, class: &ast::ClassBracketed) -> Result<RuneSet, Re2Refusal> {
+        let ClassSet::Item(item) = &class.kind else {
+            return Err(unsupported("a class set operation (&&, --, ~~)", &class.span));
+        };
+        let mut set = RuneSet::default();
+        match item {
+            ClassSetItem::Union(union) => {
+                for item in &union.items {
+                    set.add_set(&self.class_item(item)?);
+                }
+            }
+            item => set = self.class_item(item)?,
+        }
+        Ok(if class.negated { set.negated() } else { set })
+    }
+
+    /// One item of a bracketed class, case folded as RE2 folds it: a
+    /// negated group is folded before it is negated.
+    fn class_item(&self, item: &ClassSetItem) -> Result<RuneSet, Re2Refusal> {
+        let fold = |set: RuneSet| if self.flags.case_insensitive { set.case_folded() } else { set };
+        Ok(match item {
+            ClassSetItem::Empty(_) => RuneSet::default(),
+            ClassSetItem::Literal(literal) => {
+                let c = Self::literal_char(literal)?;
+                self.fold_ascii_only(c, &literal.span)?;
+                fold(RuneSet::single(c))
+            }
+            ClassSetItem::Range(range) => {
+                let (lo, hi) = (Self::literal_char(&range.start)?, Self::literal_char(&range.end)?);
+                self.fold_ascii_only(hi.max(lo), &range.span)?;
+                let mut set = RuneSet::default();
+                set.add_range(lo, hi);
+                fold(set)
+            }
+            ClassSetItem::Ascii(ascii) => {
+                let set = fold(class::posix(&ascii.kind));
+                if ascii.negated { set.negated() } else { set }
+            }
+            ClassSetItem::Perl(perl) => {
+                let set = fold(class::perl(&perl.kind));
+                if perl.negated { set.negated() } else { set }
+            }
+            ClassSetItem::Unicode(unicode) => return Err(unsupported("a Unicode class (\\p, \\P)", &unicode.span)),
+            ClassSetItem::Bracketed(nested) => {
+                return Err(unsupported("a class nested in a class (RE2 reads [ there as a character)", &nested.span));
+            }
+            ClassSetItem::Union(union) => {
+                let mut set = RuneSet::default();
+                for item in &union.items {
+                    set.add_set(&self.class_item(item)?);
+                }
+                set
+            }
+        })
+    }
+
+    fn repetition(&mut self, repetition: &ast::Repetition) -> Result<Node, Re2Refusal> {
+        if matches!(*repetition.ast, Ast::Repetition(_)) {
+            return Err(unsupported(
+                "a repetition of a repetition (RE2 refuses a** and a{2}{3}: group the inner one)",
+                &repetition.op.span,
+            ));
+        }
+        let (min, max) = match &repetition.op.kind {
+            RepetitionKind::ZeroOrOne => (0, Some(1)),
+            RepetitionKind::ZeroOrMore => (0, None),
+            RepetitionKind::OneOrMore => (1, None),
+            RepetitionKind::Range(range) => {
+                // RE2 reads `{` as a character unless `{n}`, `{n,}` or
+                // `{n,m}` follows exactly; Rust also takes spaces and `{,m}`.
+                let text = &self.source[repetition.op.span.start.offset..repetition.op.span.end.offset];
+                if !is_strict_count(text.strip_suffix('?').unwrap_or(text)) {
+                    return Err(unsupported(
+                        "a counted repetition not written {n}, {n,} or {n,m}",
+                        &repetition.op.span,
+                    ));
+                }
+                let (min, max) = match *range {
+                    RepetitionRange::Exactly(n) => (n, Some(n)),
+                    RepetitionRange::AtLeast(n) => (n, None),
+                    RepetitionRange::Bounded(n, m) => (n, Some(m)),
+                };
+                if min.max(max.unwrap_or(0)) > RE2_MAX_REPEAT {
+                    return Err(unsupported(
+                        format!("a repetition count above RE2's {RE2_MAX_REPEAT}"),
+                        &repetition.op.span,
+                    ));
+                }
+                (min, max)
+            }
+        };
+        let sub = self.node(&repetition.ast)?;
+        // As RE2 simplifies them: x{n,} is n copies then x+ (x* when n is
+        // 0); x{n,m} is m copies, the last m-n each under a `?`; x{0} is
+        // an empty match; a star of a nullable x is (x+)?.
+        let star = sub.cost.plus(ALT).plus(if sub.nullable { ALT } else { Cost::default() });
+        let cost = match (min, max) {
+            (0, Some(0)) => Cost::new(1, 0),
+            (0, None) => star,
+            (n, None) => sub.cost.times(n).plus(ALT),
+            (n, Some(m)) => sub.cost.times(m).plus(ALT.times(m - n)),
+        };
+        Ok(Node {
+            cost,
+            nullable: min == 0 || sub.nullable,
+        })
+    }
+
+    fn group(&mut self, group: &ast::Group) -> Result<Node, Re2Refusal> {
+        let saved = self.flags;
+        let capture = match &group.kind {
+            GroupKind::CaptureIndex(_) => true,
+            GroupKind::CaptureName { starts_with_p, name } => {
+                if !starts_with_p {
+                    return Err(unsupported("a (?<name>...) group (write (?P<name>...))", &group.span));
+                }
+                if !is_re2_capture_name(&name.name) {
+                    return Err(unsupported(
+                        "a group name other than ASCII letters, digits and _",
+                        &name.span,
+                    ));
+                }
+                true
+            }
+            GroupKind::NonCapturing(flags) => {
+                self.set_flags(flags)?;
+                false
+            }
+        };
+        let sub = self.node(&group.ast);
+        self.flags = saved;
+        let sub = sub?;
+        Ok(Node {
+            // A capture is two instructions, around its expression.
+            cost: if capture { sub.cost.plus(Cost::new(2, 0)) } else { sub.cost },
+            nullable: sub.nullable,
+        })
+    }
+}
+
+fn is_ascii_letter(c: u32) -> bool {
+    u8::try_from(c).is_ok_and(|b| b.is_ascii_alphabetic())
+}
+
+/// `{n}`, `{n,}` or `{n,m}`, digits only.
+fn is_strict_count(text: &str) -> bool {
+    let Some(inner) = text.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match inner.split_once(',') {
+        None => digits(inner),
+        Some((min, max)) => digits(min) && (max.is_empty() || digits(max)),
+    }
+}
+
+/// A name both RE2 and Rust accept: ASCII letters, digits and `_`, not
+/// starting with a digit.
+fn is_re2_capture_name(name: &str) -> bool {
+    name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
