@@ -7,28 +7,58 @@ fn refused_constructs_are_named_with_their_offset() {
     let table: &[(&str, &str)] = &[
         // Rust's parser refuses these itself.
         ("(", "not a regular expression: unclosed group"),
-        ("a{2,1}", "not a regular expression: invalid repetition count range, the start must be <= the end"),
+        (
+            "a{2,1}",
+            "not a regular expression: invalid repetition count range, the start must be <= the end",
+        ),
         ("\\1", "not a regular expression: backreferences are not supported"),
         // RE2 lacks them or reads them as other characters.
         ("/\\p{Greek}", "a Unicode class (\\p, \\P) (at offset 1)"),
         ("[\\PL]", "a Unicode class (\\p, \\P) (at offset 1)"),
-        ("[a[bc]]", "a class nested in a class (RE2 reads [ there as a character) (at offset 2)"),
+        (
+            "[a[bc]]",
+            "a class nested in a class (RE2 reads [ there as a character) (at offset 2)",
+        ),
         ("[a-z&&[^aeiou]]", "a class set operation (&&, --, ~~) (at offset 0)"),
         ("[a-z--b]", "a class set operation (&&, --, ~~) (at offset 0)"),
         ("[a~~b]", "a class set operation (&&, --, ~~) (at offset 0)"),
-        ("\\<word\\>", "a word-boundary assertion other than \\b and \\B (at offset 0)"),
-        ("\\b{start}x", "a word-boundary assertion other than \\b and \\B (at offset 0)"),
+        (
+            "\\<word\\>",
+            "a word-boundary assertion other than \\b and \\B (at offset 0)",
+        ),
+        (
+            "\\b{start}x",
+            "a word-boundary assertion other than \\b and \\B (at offset 0)",
+        ),
         ("\\u00e9", "a \\u or \\U escape (write \\x{...}) (at offset 0)"),
         ("\\U0001F600", "a \\u or \\U escape (write \\x{...}) (at offset 0)"),
         ("(?x)a b", "a flag other than i, m, s and U (at offset 2)"),
         ("(?-u:\\w)", "a flag other than i, m, s and U (at offset 3)"),
         ("(?R)a$", "a flag other than i, m, s and U (at offset 2)"),
-        ("(?<id>[0-9]+)", "a (?<name>...) group (write (?P<name>...)) (at offset 0)"),
-        ("(?P<a.b>x)", "a group name other than ASCII letters, digits and _ (at offset 4)"),
-        ("a**", "a repetition of a repetition (RE2 refuses a** and a{2}{3}: group the inner one) (at offset 2)"),
-        ("a{2}{3}", "a repetition of a repetition (RE2 refuses a** and a{2}{3}: group the inner one) (at offset 4)"),
-        ("a{ 2}", "a counted repetition not written {n}, {n,} or {n,m} (at offset 1)"),
-        ("a{2 ,3}", "a counted repetition not written {n}, {n,} or {n,m} (at offset 1)"),
+        (
+            "(?<id>[0-9]+)",
+            "a (?<name>...) group (write (?P<name>...)) (at offset 0)",
+        ),
+        (
+            "(?P<a.b>x)",
+            "a group name other than ASCII letters, digits and _ (at offset 4)",
+        ),
+        (
+            "a**",
+            "a repetition of a repetition (RE2 refuses a** and a{2}{3}: group the inner one) (at offset 2)",
+        ),
+        (
+            "a{2}{3}",
+            "a repetition of a repetition (RE2 refuses a** and a{2}{3}: group the inner one) (at offset 4)",
+        ),
+        (
+            "a{ 2}",
+            "a counted repetition not written {n}, {n,} or {n,m} (at offset 1)",
+        ),
+        (
+            "a{2 ,3}",
+            "a counted repetition not written {n}, {n,} or {n,m} (at offset 1)",
+        ),
         ("a{1001}", "a repetition count above RE2's 1000 (at offset 1)"),
         ("(?:){1001}", "a repetition count above RE2's 1000 (at offset 4)"),
         ("[^\\x00-\\x{10FFFF}]", "a class that matches nothing (at offset 0)"),
@@ -43,17 +73,23 @@ fn refused_constructs_are_named_with_their_offset() {
             "{regex}: expected a message starting {expected:?}, got {message:?}"
         );
         if let Re2Refusal::Unsupported { .. } = refusal {
-            assert!(message.ends_with("is not accepted: the edge's RE2 does not read it as written"), "{message}");
+            assert!(
+                message.ends_with("is not accepted: the edge's RE2 does not read it as written"),
+                "{message}"
+            );
         }
     }
 }
 
 #[test]
 fn programs_above_envoys_limit_are_refused_with_the_bound() {
-    for regex in ["[a-z]{95}", "(?:a|b|c|d|e|f|g|h){10}", ".{12}", "(?i)[a-z]{10}", "((((((((((((x))))))))))))"
-        .repeat(5)
-        .as_str()]
-    {
+    for regex in [
+        "[a-z]{95}",
+        "(?:a|b|c|d|e|f|g|h){10}",
+        ".{12}",
+        "(?i)[a-z]{10}",
+        "((((((((((((x))))))))))))".repeat(5).as_str(),
+    ] {
         match check(regex) {
             Err(Re2Refusal::TooLarge { bound }) => {
                 assert!(bound > ENVOY_MAX_PROGRAM_SIZE, "{regex}: {bound}");

@@ -294,18 +294,39 @@ mod tests {
         let folded = from_bytes(&[(b'j', b'l')]).case_folded();
         assert_eq!(folded.ranges, [(0x4A, 0x4C), (0x6A, 0x6C), (0x212A, 0x212A)]);
         let folded = from_bytes(&[(b'S', b'S'), (b'1', b'1')]).case_folded();
-        assert_eq!(folded.ranges, [(0x31, 0x31), (0x53, 0x53), (0x73, 0x73), (0x17F, 0x17F)]);
+        assert_eq!(
+            folded.ranges,
+            [(0x31, 0x31), (0x53, 0x53), (0x73, 0x73), (0x17F, 0x17F)]
+        );
     }
 
     #[test]
     fn a_class_folding_ascii_may_be_counted_without_its_upper_case_ranges() {
         let letters = from_bytes(&[(b'a', b'f')]).case_folded();
         assert!(letters.folds_ascii() && letters.has_ascii_letters());
-        assert_eq!(letters.cost(true), Cost { instructions: 1, alts: 0 });
-        assert_eq!(letters.cost(false), Cost { instructions: 2, alts: 1 });
+        assert_eq!(
+            letters.cost(true),
+            Cost {
+                instructions: 1,
+                alts: 0
+            }
+        );
+        assert_eq!(
+            letters.cost(false),
+            Cost {
+                instructions: 2,
+                alts: 1
+            }
+        );
         let upper_only = from_bytes(&[(b'A', b'F')]);
         assert!(!upper_only.folds_ascii());
-        assert_eq!(upper_only.cost(true), Cost { instructions: 1, alts: 0 });
+        assert_eq!(
+            upper_only.cost(true),
+            Cost {
+                instructions: 1,
+                alts: 0
+            }
+        );
         assert!(!from_bytes(&[(b'0', b'9')]).has_ascii_letters());
     }
 

@@ -40,7 +40,7 @@ mod class;
 use std::fmt;
 
 use regex_syntax::ast::{
-    self, Ast, AssertionKind, ClassSet, ClassSetItem, Flag, FlagsItemKind, GroupKind, HexLiteralKind, LiteralKind,
+    self, AssertionKind, Ast, ClassSet, ClassSetItem, Flag, FlagsItemKind, GroupKind, HexLiteralKind, LiteralKind,
     RepetitionKind, RepetitionRange, SpecialLiteralKind,
 };
 
@@ -77,7 +77,10 @@ impl fmt::Display for Re2Refusal {
         match self {
             Self::Syntax(error) => write!(f, "not a regular expression: {error}"),
             Self::Unsupported { construct, offset } => {
-                write!(f, "{construct} (at offset {offset}) is not accepted: the edge's RE2 does not read it as written")
+                write!(
+                    f,
+                    "{construct} (at offset {offset}) is not accepted: the edge's RE2 does not read it as written"
+                )
             }
             Self::TooLarge { bound } => write!(
                 f,
@@ -251,7 +254,12 @@ impl<'a> Walker<'a> {
                     cost: Cost::new(1, 0),
                     nullable: true,
                 },
-                _ => return Err(unsupported("a word-boundary assertion other than \\b and \\B", &assertion.span)),
+                _ => {
+                    return Err(unsupported(
+                        "a word-boundary assertion other than \\b and \\B",
+                        &assertion.span,
+                    ));
+                }
             },
             Ast::ClassUnicode(class) => return Err(unsupported("a Unicode class (\\p, \\P)", &class.span)),
             Ast::ClassPerl(class) => {
@@ -391,7 +399,13 @@ impl<'a> Walker<'a> {
     /// One item of a bracketed class, case folded as RE2 folds it: a
     /// negated group is folded before it is negated.
     fn class_item(&self, item: &ClassSetItem) -> Result<RuneSet, Re2Refusal> {
-        let fold = |set: RuneSet| if self.flags.case_insensitive { set.case_folded() } else { set };
+        let fold = |set: RuneSet| {
+            if self.flags.case_insensitive {
+                set.case_folded()
+            } else {
+                set
+            }
+        };
         Ok(match item {
             ClassSetItem::Empty(_) => RuneSet::default(),
             ClassSetItem::Literal(literal) => {
@@ -416,7 +430,10 @@ impl<'a> Walker<'a> {
             }
             ClassSetItem::Unicode(unicode) => return Err(unsupported("a Unicode class (\\p, \\P)", &unicode.span)),
             ClassSetItem::Bracketed(nested) => {
-                return Err(unsupported("a class nested in a class (RE2 reads [ there as a character)", &nested.span));
+                return Err(unsupported(
+                    "a class nested in a class (RE2 reads [ there as a character)",
+                    &nested.span,
+                ));
             }
             ClassSetItem::Union(union) => {
                 let mut set = RuneSet::default();
@@ -467,7 +484,10 @@ impl<'a> Walker<'a> {
         // As RE2 simplifies them: x{n,} is n copies then x+ (x* when n is
         // 0); x{n,m} is m copies, the last m-n each under a `?`; x{0} is
         // an empty match; a star of a nullable x is (x+)?.
-        let star = sub.cost.plus(ALT).plus(if sub.nullable { ALT } else { Cost::default() });
+        let star = sub
+            .cost
+            .plus(ALT)
+            .plus(if sub.nullable { ALT } else { Cost::default() });
         let cost = match (min, max) {
             (0, Some(0)) => Cost::new(1, 0),
             (0, None) => star,
@@ -506,7 +526,11 @@ impl<'a> Walker<'a> {
         let sub = sub?;
         Ok(Node {
             // A capture is two instructions, around its expression.
-            cost: if capture { sub.cost.plus(Cost::new(2, 0)) } else { sub.cost },
+            cost: if capture {
+                sub.cost.plus(Cost::new(2, 0))
+            } else {
+                sub.cost
+            },
             nullable: sub.nullable,
         })
     }
@@ -531,6 +555,8 @@ fn is_strict_count(text: &str) -> bool {
 /// A name both RE2 and Rust accept: ASCII letters, digits and `_`, not
 /// starting with a digit.
 fn is_re2_capture_name(name: &str) -> bool {
-    name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+    name.bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
