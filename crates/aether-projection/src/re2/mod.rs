@@ -36,6 +36,8 @@
 //! of generated expressions: never below it.
 
 mod class;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use std::fmt;
 
