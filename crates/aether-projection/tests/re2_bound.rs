@@ -1,4 +1,5 @@
-//! The RE2 guard against the real RE2 (Python's `google-re2`, the pinned
+//! The RE2 guard against the real RE2 (Python's `google-re2` in Latin-1, as
+//! Envoy 1.40 runs it; the pinned
 //! venv of `cargo xtask pyenv`; `AETHER_PYTHON` overrides it): on
 //! thousands of generated expressions, RE2 compiles every one the guard
 //! accepts, and the guard's bound is never below RE2's program size.
@@ -33,10 +34,13 @@ fn re2_program_sizes(regexes: &[String]) -> Vec<Option<u64>> {
     );
     let script = r#"
 import json, sys, re2
+# As Envoy 1.40 compiles them: in Latin-1 (see the guard's comment).
+options = re2.Options()
+options.encoding = re2.Options.Encoding.LATIN1
 out = []
 for pattern in json.load(sys.stdin):
     try:
-        out.append(re2.compile(pattern).programsize)
+        out.append(re2.compile(pattern.encode(), options).programsize)
     except re2.error:
         out.append(None)
 json.dump(out, sys.stdout)

@@ -61,7 +61,19 @@ fn refused_constructs_are_named_with_their_offset() {
         ),
         ("a{1001}", "a repetition count above RE2's 1000 (at offset 1)"),
         ("(?:){1001}", "a repetition count above RE2's 1000 (at offset 4)"),
-        ("[^\\x00-\\x{10FFFF}]", "a class that matches nothing (at offset 0)"),
+        ("[^\\x00-\\xff]", "a class that matches no byte (at offset 0)"),
+        (
+            "/caf\u{e9}",
+            "a non-ASCII character (Envoy's RE2 reads the pattern as bytes: write \\xHH) (at offset 4)",
+        ),
+        (
+            "\\x{100}",
+            "a character above \\xFF (Envoy's RE2 matches bytes, in Latin-1) (at offset 0)",
+        ),
+        (
+            "[a-\\x{2603}]",
+            "a character above \\xFF (Envoy's RE2 matches bytes, in Latin-1) (at offset 3)",
+        ),
         ("(?i)\\x{e9}", "a non-ASCII character under (?i) (at offset 4)"),
         ("(?i:[a-\\x{ff}])", "a non-ASCII character under (?i) (at offset 5)"),
     ];
@@ -86,8 +98,8 @@ fn programs_above_envoys_limit_are_refused_with_the_bound() {
     for regex in [
         "[a-z]{95}",
         "(?:a|b|c|d|e|f|g|h){10}",
-        ".{12}",
-        "(?i)[a-z]{10}",
+        ".{48}",
+        "(?i)[a-z]{95}",
         "((((((((((((x))))))))))))".repeat(5).as_str(),
     ] {
         match check(regex) {

@@ -10,6 +10,7 @@ mod examples;
 mod faults;
 mod live;
 mod properties;
+mod regexes;
 mod restart;
 mod tls;
 mod tls_properties;

@@ -1,13 +1,13 @@
 //! Character classes as RE2 reads them, and what they cost in its program.
 //!
 //! A class here is a set of code points over RE2's whole range
-//! `0..=0x10FFFF`, surrogates included: RE2 negates over that range, so
-//! `[^a]` and `.` hold the surrogates, which Rust's `char` classes cannot.
-//! The sets are built with RE2's meanings, not Rust's: `\d`, `\s`, `\w`
-//! and the POSIX classes are ASCII (`\s` without `\v`), and case folding
-//! (`(?i)`) is applied to ASCII letters only (the caller refuses `(?i)`
-//! with non-ASCII characters, whose fold orbits depend on Unicode
-//! versions).
+//! `0..=0x10FFFF`: RE2 builds and negates its classes over that range,
+//! then, compiling in Latin-1 (as Envoy 1.40 does), keeps the part up to
+//! `0xFF`, one byte range per range. The sets are built with RE2's
+//! meanings, not Rust's: `\d`, `\s`, `\w` and the POSIX classes are ASCII
+//! (`\s` without `\v`), and case folding (`(?i)`) is applied to ASCII
+//! letters only (the caller refuses `(?i)` with other characters, whose
+//! fold orbits depend on Unicode versions).
 
 use super::Cost;
 
@@ -33,10 +33,6 @@ impl RuneSet {
     pub(super) fn add_set(&mut self, other: &RuneSet) {
         self.ranges.extend_from_slice(&other.ranges);
         self.canonicalize();
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
     }
 
     /// The complement within `0..=0x10FFFF`, as RE2 negates.
@@ -109,12 +105,14 @@ impl RuneSet {
         self.ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi)
     }
 
-    /// An upper bound of the instructions RE2 compiles this class into (in
-    /// UTF-8 mode): per range, the UTF-8 byte sequences RE2 splits it into,
-    /// each of `n` bytes at most `n` byte ranges plus `n - 1` copies RE2
-    /// may make when it merges the sequence into the trie of those before,
-    /// and one `Alt` per sequence after the first. `0x80..=0x10FFFF` is
-    /// RE2's special case (six byte ranges, three sequences).
+    /// Whether it holds no byte (no code point up to `0xFF`).
+    pub(super) fn is_empty_in_latin1(&self) -> bool {
+        self.ranges.first().is_none_or(|&(lo, _)| lo > 0xFF)
+    }
+
+    /// The instructions RE2 compiles this class into, in Latin-1: a byte
+    /// range per range (cut at `0xFF`), under a chain of `Alt`s that
+    /// flattening removes (they lead only to the class's own byte ranges).
     ///
     /// `fold_ascii`: count as RE2 does for a class that holds every ASCII
     /// letter with its other case, where it leaves out the ranges within
@@ -123,25 +121,14 @@ impl RuneSet {
     /// alternation become one class) lacks that property: see the caller.
     pub(super) fn cost(&self, fold_ascii: bool) -> Cost {
         let drop_upper = fold_ascii && self.folds_ascii();
-        let mut bytes = 0u64;
-        let mut sequences = 0u64;
-        for &(lo, hi) in &self.ranges {
-            if drop_upper && u32::from(b'A') <= lo && hi <= u32::from(b'Z') {
-                continue;
-            }
-            utf8_sequences(lo, hi, &mut |special, len| {
-                if special {
-                    bytes += 6;
-                    sequences += 3;
-                } else {
-                    bytes += 2 * len - 1;
-                    sequences += 1;
-                }
-            });
-        }
+        let ranges = self
+            .ranges
+            .iter()
+            .filter(|&&(lo, hi)| lo <= 0xFF && !(drop_upper && u32::from(b'A') <= lo && hi <= u32::from(b'Z')))
+            .count() as u64;
         Cost {
-            instructions: bytes,
-            alts: sequences.saturating_sub(1),
+            instructions: ranges,
+            nop_edges: 0,
         }
     }
 }
@@ -205,80 +192,9 @@ fn from_bytes(ranges: &[(u8, u8)]) -> RuneSet {
     set
 }
 
-/// Splits `lo..=hi` into the UTF-8 byte sequences RE2 compiles it to,
-/// calling `each(special, length)` per sequence (`special` for RE2's own
-/// encoding of `0x80..=0x10FFFF`). The standard splitting: first where the
-/// encoded length changes, then into blocks that share every leading byte.
-fn utf8_sequences(lo: u32, hi: u32, each: &mut impl FnMut(bool, u64)) {
-    if lo > hi {
-        return;
-    }
-    if lo == 0x80 && hi == MAX_RUNE {
-        each(true, 0);
-        return;
-    }
-    for max in [0x7F, 0x7FF, 0xFFFF] {
-        if lo <= max && max < hi {
-            utf8_sequences(lo, max, each);
-            utf8_sequences(max + 1, hi, each);
-            return;
-        }
-    }
-    if hi <= 0x7F {
-        each(false, 1);
-        return;
-    }
-    for continuation_bytes in 1..4 {
-        let mask = (1u32 << (6 * continuation_bytes)) - 1;
-        if lo & !mask != hi & !mask {
-            if lo & mask != 0 {
-                utf8_sequences(lo, lo | mask, each);
-                utf8_sequences((lo | mask) + 1, hi, each);
-                return;
-            }
-            if hi & mask != mask {
-                utf8_sequences(lo, (hi & !mask) - 1, each);
-                utf8_sequences(hi & !mask, hi, each);
-                return;
-            }
-        }
-    }
-    let len = match lo {
-        0..=0x7F => 1,
-        0x80..=0x7FF => 2,
-        0x800..=0xFFFF => 3,
-        _ => 4,
-    };
-    each(false, len);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sequences(lo: u32, hi: u32) -> Vec<(bool, u64)> {
-        let mut out = Vec::new();
-        utf8_sequences(lo, hi, &mut |special, len| out.push((special, len)));
-        out
-    }
-
-    #[test]
-    fn ranges_split_where_the_encoded_length_changes_and_by_leading_bytes() {
-        assert_eq!(sequences(b'a'.into(), b'z'.into()), [(false, 1)]);
-        assert_eq!(sequences(0x80, MAX_RUNE), [(true, 0)]);
-        // [0B-10FFFF] is ASCII plus RE2's special case.
-        assert_eq!(sequences(0x0B, MAX_RUNE), [(false, 1), (true, 0)]);
-        // C2 80-BF .. DF 80-BF is one block; E0 A0-BF 80-BF another.
-        assert_eq!(sequences(0x80, 0x7FF), [(false, 2)]);
-        // E0 A0-BF 80-BF, then E1-EF 80-BF 80-BF.
-        assert_eq!(sequences(0x800, 0xFFFF), [(false, 3), (false, 3)]);
-        // 0x7F0..=0x800: C0+1F 30-3F, then E0 A0 80.
-        assert_eq!(sequences(0x7F0, 0x800), [(false, 2), (false, 3)]);
-        // 0x100..=0x17F: C4 80-BF, C5 80-BF: one block (leading C4-C5).
-        assert_eq!(sequences(0x100, 0x17F), [(false, 2)]);
-        // 0x17F alone, and 0x100..=0x140: C4 80-BF, C5 80.
-        assert_eq!(sequences(0x100, 0x140), [(false, 2), (false, 2)]);
-    }
 
     #[test]
     fn negation_is_over_re2s_whole_range_surrogates_included() {
@@ -286,7 +202,7 @@ mod tests {
         a = a.negated();
         assert_eq!(a.ranges, [(0, 0x60), (0x62, MAX_RUNE)]);
         assert_eq!(a.negated().ranges, [(0x61, 0x61)]);
-        assert!(RuneSet::default().negated().negated().is_empty());
+        assert!(RuneSet::default().negated().negated().is_empty_in_latin1());
     }
 
     #[test]
@@ -308,14 +224,14 @@ mod tests {
             letters.cost(true),
             Cost {
                 instructions: 1,
-                alts: 0
+                nop_edges: 0
             }
         );
         assert_eq!(
             letters.cost(false),
             Cost {
                 instructions: 2,
-                alts: 1
+                nop_edges: 0
             }
         );
         let upper_only = from_bytes(&[(b'A', b'F')]);
@@ -324,35 +240,44 @@ mod tests {
             upper_only.cost(true),
             Cost {
                 instructions: 1,
-                alts: 0
+                nop_edges: 0
             }
         );
         assert!(!from_bytes(&[(b'0', b'9')]).has_ascii_letters());
     }
 
     #[test]
-    fn class_costs_count_every_sequence_and_their_alternations() {
+    fn class_costs_count_the_byte_ranges_and_their_alternations() {
         assert_eq!(
             from_bytes(&[(b'0', b'9')]).cost(false),
             Cost {
                 instructions: 1,
-                alts: 0
+                nop_edges: 0
             }
         );
+        // [00-09] and [0B-FF]; everything above 0xFF is not a byte.
         assert_eq!(
             dot(false).cost(false),
             Cost {
-                instructions: 8,
-                alts: 4
+                instructions: 2,
+                nop_edges: 0
             }
         );
-        // é alone: C3 A9, two bytes, plus one possible copy.
         assert_eq!(
-            RuneSet::single(0xE9).cost(false),
+            dot(true).cost(false),
             Cost {
-                instructions: 3,
-                alts: 0
+                instructions: 1,
+                nop_edges: 0
             }
         );
+        assert_eq!(
+            RuneSet::single(0x2603).cost(false),
+            Cost {
+                instructions: 0,
+                nop_edges: 0
+            }
+        );
+        assert!(RuneSet::single(0x2603).is_empty_in_latin1());
+        assert!(!RuneSet::single(0xFF).is_empty_in_latin1());
     }
 }
