@@ -455,13 +455,26 @@ spec:
         let objects = aether_projection::parse_manifests(manifests).unwrap();
         let snapshot = aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap();
         let index = Index::new(&snapshot).unwrap();
-        let status = |name: &str| desired(&index, &ObjectKey::new("default", name), &Observed::default(), "now", None);
+        let status = |name: &str| {
+            desired(
+                &index,
+                &ObjectKey::new("default", name),
+                &Observed::default(),
+                "now",
+                None,
+            )
+        };
         let partial = status("partial");
         assert_eq!(partial.route_count, 1);
         let accepted = &partial.conditions[0];
-        assert_eq!((accepted.status.as_str(), accepted.reason.as_str()), ("True", REASON_PARTIALLY_INVALID));
+        assert_eq!(
+            (accepted.status.as_str(), accepted.reason.as_str()),
+            ("True", REASON_PARTIALLY_INVALID)
+        );
         assert!(
-            accepted.message.starts_with("route left out: spec.routes[0].match.regex: RE2 may compile this")
+            accepted
+                .message
+                .starts_with("route left out: spec.routes[0].match.regex: RE2 may compile this")
                 && accepted.message.ends_with("(re2); serving a.test"),
             "{}",
             accepted.message
@@ -469,14 +482,22 @@ spec:
         let both = status("both");
         assert_eq!(both.route_count, 1);
         let accepted = &both.conditions[0];
-        assert_eq!((accepted.status.as_str(), accepted.reason.as_str()), ("True", REASON_HOST_CONFLICT));
+        assert_eq!(
+            (accepted.status.as_str(), accepted.reason.as_str()),
+            ("True", REASON_HOST_CONFLICT)
+        );
         assert!(
-            accepted.message.contains("; route left out: spec.routes[0].match.headers[0].regex: a Unicode class")
+            accepted
+                .message
+                .contains("; route left out: spec.routes[0].match.headers[0].regex: a Unicode class")
                 && accepted.message.ends_with("still serving b.test"),
             "{}",
             accepted.message
         );
         let old = status("old");
-        assert_eq!((old.conditions[0].reason.as_str(), old.route_count), (REASON_ACCEPTED, 1));
+        assert_eq!(
+            (old.conditions[0].reason.as_str(), old.route_count),
+            (REASON_ACCEPTED, 1)
+        );
     }
 }
