@@ -12,6 +12,8 @@
 //! Needs the pinned venv of `cargo xtask pyenv` (`AETHER_PYTHON` overrides).
 
 mod common;
+#[path = "protovalidate_reference/matching.rs"]
+mod matching;
 
 use std::collections::BTreeSet;
 
@@ -393,6 +395,8 @@ fn cases() -> Vec<Case> {
         &[("tls.provider", "enum.defined_only")],
     );
 
+    matching::cases(&mut spec);
+
     spec(
         "everything wrong at once",
         &|s| {
@@ -633,6 +637,7 @@ fn agrees_with_protovalidate_on_every_rule() {
 
     // Every rule of the proto was broken by some case, and some cases are valid.
     let every_rule = [
+        "bool.const",
         "enum.defined_only",
         "int64.gte",
         "path.no_dot_segment",

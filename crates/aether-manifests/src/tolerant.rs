@@ -8,7 +8,7 @@
 //! value is not: the object asks for something this build cannot do, so it
 //! is a problem, [`RULE_UNSUPPORTED`], and the object is left out. So is an
 //! unknown field the object cannot do without: one standing where this
-//! build requires a value (a new member of a oneof, `match: {regex: ...}`),
+//! build requires a value (a new member of a oneof, `match: {template: ...}`),
 //! which the validator would otherwise report as the known member missing.
 
 use aether_api::tolerant::{Unknown, set_aside};
@@ -88,7 +88,7 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     }
 }
 
-/// `spec.routes[0].match` of `spec.routes[0].match.regex`.
+/// `spec.routes[0].match` of `spec.routes[0].match.template`.
 fn parent(path: &str) -> Option<&str> {
     path.rsplit_once('.').map(|(parent, _)| parent)
 }
@@ -102,7 +102,7 @@ mod tests {
     use crate::{Limits, load_bytes};
 
     const NEWER: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
-                         spec:\n  hosts: [a.example.com]\n  routeOrder: SPECIFICITY\n  routes:\n\
+                         spec:\n  hosts: [a.example.com]\n  mirror: svc-shadow\n  routes:\n\
                          \x20 - match: {prefix: /}\n    backend: {service: web, port: 8080}\n    timeout: 15s\n";
 
     fn one(text: &str, reading: Reading) -> VirtualHostObject {
@@ -125,7 +125,7 @@ mod tests {
         assert_eq!(
             rules(&object),
             [
-                ("spec.routeOrder", RULE_UNKNOWN_FIELD),
+                ("spec.mirror", RULE_UNKNOWN_FIELD),
                 ("spec.routes[0].timeout", RULE_UNKNOWN_FIELD)
             ]
         );
@@ -136,7 +136,7 @@ mod tests {
     fn tolerant_reading_sets_unknown_fields_aside_and_keeps_the_known_ones() {
         let object = one(NEWER, Reading::Tolerant);
         assert_eq!(object.violations(), []);
-        assert_eq!(object.set_aside, ["spec.routeOrder", "spec.routes[0].timeout"]);
+        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].timeout"]);
         let backend = object.spec.routes[0].backend.as_ref().unwrap();
         assert_eq!((backend.service.as_str(), backend.port), ("web", 8080));
         assert_eq!(object.spec.hosts, ["a.example.com"]);
@@ -144,10 +144,7 @@ mod tests {
 
     #[test]
     fn an_unknown_enum_value_is_unsupported_naming_field_and_value() {
-        let text = NEWER.replace(
-            "  routeOrder: SPECIFICITY\n",
-            "  tls: {secretName: t, provider: VAULT}\n",
-        );
+        let text = NEWER.replace("  mirror: svc-shadow\n", "  tls: {secretName: t, provider: VAULT}\n");
         let object = one(&text, Reading::Tolerant);
         assert_eq!(rules(&object), [("spec.tls.provider", RULE_UNSUPPORTED)]);
         assert_eq!(
@@ -162,19 +159,19 @@ mod tests {
 
     #[test]
     fn a_new_oneof_member_alone_is_unsupported_not_a_missing_known_one() {
-        let text = NEWER.replace("match: {prefix: /}", "match: {regex: \"^/v[0-9]+/\"}");
+        let text = NEWER.replace("match: {prefix: /}", "match: {template: \"/users/{id}\"}");
         let object = one(&text, Reading::Tolerant);
-        assert_eq!(rules(&object), [("spec.routes[0].match.regex", RULE_UNSUPPORTED)]);
+        assert_eq!(rules(&object), [("spec.routes[0].match.template", RULE_UNSUPPORTED)]);
         // The known members' absence is still said, after the reason for it.
         let violations: Vec<(String, &str)> = object.violations().into_iter().map(|p| (p.path, p.rule)).collect();
         assert_eq!(
             violations,
             [
-                ("spec.routes[0].match.regex".to_owned(), RULE_UNSUPPORTED),
+                ("spec.routes[0].match.template".to_owned(), RULE_UNSUPPORTED),
                 ("spec.routes[0].match.path".to_owned(), "required")
             ]
         );
-        assert_eq!(object.set_aside, ["spec.routeOrder", "spec.routes[0].timeout"]);
+        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].timeout"]);
     }
 
     #[test]
@@ -188,7 +185,7 @@ mod tests {
 
     #[test]
     fn a_field_has_its_parent() {
-        assert_eq!(parent("spec.routes[0].match.regex"), Some("spec.routes[0].match"));
+        assert_eq!(parent("spec.routes[0].match.template"), Some("spec.routes[0].match"));
         assert_eq!(parent("spec"), None);
     }
 }
