@@ -9,6 +9,7 @@ mod escapes;
 mod examples;
 mod faults;
 mod live;
+mod matching;
 mod properties;
 mod regexes;
 mod restart;
