@@ -13,12 +13,12 @@ crate::validate::compile("^[ -~]*$"));
 /// `^[a-z0-9!#$%&'*+.^_\`|~-]+$`
 static PATTERN_3: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^[a-z0-9!#$%&'*+.^_`|~-]+$"));
-/// `^[!-~]([	 -~]*[!-~])?$`
+/// `^[!-~]([\t -~]*[!-~])?$`
 static PATTERN_4: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^[!-~]([\t -~]*[!-~])?$"));
-/// `^[!-~][	 -~]*$`
+crate::validate::compile("^[!-~]([\\t -~]*[!-~])?$"));
+/// `^[!-~][\t -~]*$`
 static PATTERN_5: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^[!-~][\t -~]*$"));
+crate::validate::compile("^[!-~][\\t -~]*$"));
 /// `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`
 static PATTERN_6: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$"));
@@ -432,7 +432,7 @@ impl crate::validate::Validate for HeaderMatch {
                         .push(
                             &path,
                             "string.pattern",
-                            "does not match regex pattern `^[!-~]([\t -~]*[!-~])?$`",
+                            "does not match regex pattern `^[!-~]([\\t -~]*[!-~])?$`",
                         );
                 }
             }
@@ -456,7 +456,7 @@ impl crate::validate::Validate for HeaderMatch {
                         .push(
                             &path,
                             "string.pattern",
-                            "does not match regex pattern `^[!-~][\t -~]*$`",
+                            "does not match regex pattern `^[!-~][\\t -~]*$`",
                         );
                 }
             }

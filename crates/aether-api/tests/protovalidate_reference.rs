@@ -627,6 +627,11 @@ fn agrees_with_protovalidate_on_every_rule() {
         rules_seen.extend(answer.into_iter().map(|(_, rule, _)| rule));
         valid_cases += usize::from(expected.is_empty());
     }
+    println!(
+        "{} cases, {valid_cases} of them valid, {} disagreements",
+        cases.len(),
+        failures.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {} cases disagree:\n{}",
