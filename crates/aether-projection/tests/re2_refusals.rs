@@ -23,6 +23,10 @@ fn refused_constructs_are_named_with_their_offset() {
         ("[a-z--b]", "a class set operation (&&, --, ~~) (at offset 0)"),
         ("[a~~b]", "a class set operation (&&, --, ~~) (at offset 0)"),
         (
+            "[--\\W]",
+            "a - after a character that RE2 reads as a range (write \\-) (at offset 2)",
+        ),
+        (
             "\\<word\\>",
             "a word-boundary assertion other than \\b and \\B (at offset 0)",
         ),
@@ -128,6 +132,7 @@ fn what_routes_are_written_with_is_accepted() {
         "(?s).*",
         "x{0,3}y{2,}z{4}",
         "[[:alpha:]][[:^digit:]]",
+        "[-a][a-][^-a][\\-a-z-][a-z0-9-_.]",
         "\\x{e9}t\\x{e9}",
         "",
     ] {

@@ -89,7 +89,7 @@ fn regexes() -> Vec<String> {
 }
 
 fn draw_regexes() -> Vec<String> {
-    let mut expressions = aether_projection::re2::testing::Expressions::new(0x9E_2E);
+    let mut expressions = aether_projection::re2::testing::Expressions::new(0x9E2E);
     let (mut near, mut refused) = (Vec::new(), Vec::new());
     while near.len() < 200 || refused.len() < 20 {
         let regex = expressions.next_expression();

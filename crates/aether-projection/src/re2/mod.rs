@@ -25,8 +25,9 @@
 //! `\b{..}`, `\u`/`\U` escapes, flags other than `i m s U`, `(?<name>..)`
 //! (`(?P<name>..)` is accepted), repetitions of repetitions (`a**`),
 //! counted repetitions RE2 would read as text (`a{ 2}`, `a{,2}`) or above
-//! RE2's 1000, classes that match no byte, and `(?i)` together with
-//! non-ASCII characters.
+//! RE2's 1000, classes that match no byte, a `-` after a character in a
+//! class where RE2 would read a range (`[--\W]`), and `(?i)` together
+//! with non-ASCII characters.
 //!
 //! Then it bounds the size of RE2's program from above, without RE2. RE2
 //! compiles, then flattens its program: every `Alt` goes, each
@@ -420,14 +421,30 @@ impl<'a> Walker<'a> {
         let ClassSet::Item(item) = &class.kind else {
             return Err(unsupported("a class set operation (&&, --, ~~)", &class.span));
         };
-        let mut set = RuneSet::default();
-        match item {
-            ClassSetItem::Union(union) => {
-                for item in &union.items {
-                    set.add_set(&self.class_item(item)?);
-                }
+        let items = match item {
+            ClassSetItem::Union(union) => union.items.as_slice(),
+            item => std::slice::from_ref(item),
+        };
+        // An unescaped `-` right after a character, not last: RE2 reads a
+        // range there (and refuses `[a-\W]`, `[--\W]`), where Rust, seeing
+        // no character after it, reads a `-`. After a range or a class
+        // (`[a-z-_]`, `[\d-z]`) both read a `-`.
+        let last = class.span.end.offset.saturating_sub(1);
+        for pair in items.windows(2) {
+            if let [ClassSetItem::Literal(_), ClassSetItem::Literal(literal)] = pair
+                && literal.c == '-'
+                && literal.kind == LiteralKind::Verbatim
+                && literal.span.end.offset != last
+            {
+                return Err(unsupported(
+                    "a - after a character that RE2 reads as a range (write \\-)",
+                    &literal.span,
+                ));
             }
-            item => set = self.class_item(item)?,
+        }
+        let mut set = RuneSet::default();
+        for item in items {
+            set.add_set(&self.class_item(item)?);
         }
         Ok(if class.negated { set.negated() } else { set })
     }
