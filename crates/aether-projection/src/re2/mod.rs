@@ -42,7 +42,7 @@
 //! range and an `Alt` of two edges) and the `AltMatch` it may become.
 //! Every construct counts what RE2 may compile for it at most (counted
 //! repetitions as the copies RE2 makes of them, a class one byte range per
-//! range, [`class::RuneSet::cost`]); RE2's own simplifications
+//! range, `class::RuneSet::cost`); RE2's own simplifications
 //! only shrink the program. A test compares the bound with RE2's
 //! `ProgramSize()` (Python's `google-re2`, in Latin-1) on tens of
 //! thousands of generated expressions: never below it.
