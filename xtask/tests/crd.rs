@@ -177,9 +177,46 @@ fn maps_the_rules_of_the_api() {
     assert_eq!(
         route_match["x-kubernetes-validations"],
         serde_json::json!([{
-            "rule": "has(self.prefix) != has(self.exact)",
-            "message": "exactly one of `prefix`, `exact` must be set (oneof path) [required]"
+            "rule": "[has(self.prefix), has(self.exact), has(self.regex)].filter(x, x).size() == 1",
+            "message": "exactly one of `prefix`, `exact`, `regex` must be set (oneof path) [required]"
         }])
+    );
+    let regex = &route_match["properties"]["regex"];
+    assert_eq!(
+        (
+            regex["minLength"].as_i64(),
+            regex["maxLength"].as_i64(),
+            regex["pattern"].as_str()
+        ),
+        (Some(1), Some(1024), Some("^[ -~]*$"))
+    );
+    let methods = &route_match["properties"]["methods"];
+    assert_eq!(
+        (methods["maxItems"].as_i64(), methods["x-kubernetes-list-type"].as_str()),
+        (Some(9), Some("set"))
+    );
+    assert_eq!(
+        methods["items"]["enum"],
+        serde_json::json!([
+            "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"
+        ])
+    );
+    let header = &route_match["properties"]["headers"]["items"];
+    assert_eq!(route_match["properties"]["headers"]["maxItems"], 16);
+    assert_eq!(header["required"], serde_json::json!(["name"]));
+    assert_eq!(
+        header["x-kubernetes-validations"][0]["rule"],
+        "[has(self.exact), has(self.prefix), has(self.regex), has(self.present)].filter(x, x).size() == 1"
+    );
+    // `bool.const = true` on a oneof member: only `true` may be written.
+    assert_eq!(header["properties"]["present"]["enum"], serde_json::json!([true]));
+    assert_eq!(header["properties"]["exact"]["maxLength"], 4096);
+    let query = &route_match["properties"]["queryParams"];
+    assert_eq!(query["maxItems"], 16);
+    assert_eq!(query["items"]["properties"]["exact"]["maxLength"], 1024);
+    assert_eq!(
+        spec["properties"]["routeOrder"]["enum"],
+        serde_json::json!(["UNSPECIFIED", "LISTED", "SPECIFICITY"])
     );
     let prefix = &route_match["properties"]["prefix"];
     assert_eq!(

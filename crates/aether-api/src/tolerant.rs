@@ -258,18 +258,18 @@ mod tests {
     #[test]
     fn unknown_fields_are_set_aside_and_named_the_rest_decodes() {
         let mut newer = proposal();
-        newer["routeOrder"] = json!("SPECIFICITY");
+        newer["mirror"] = json!("svc-shadow");
         newer["routes"][0]["timeout"] = json!("15s");
-        newer["routes"][1]["match"]["methods"] = json!(["GET"]);
+        newer["routes"][1]["match"]["cookies"] = json!([{"name": "session"}]);
         newer["tls"]["minVersion"] = json!("1.3");
         let tolerant = spec(&newer).unwrap();
         let paths: Vec<&str> = tolerant.unknown.iter().map(Unknown::path).collect();
         assert_eq!(
             paths,
             [
-                "spec.routeOrder",
+                "spec.mirror",
                 "spec.routes[0].timeout",
-                "spec.routes[1].match.methods",
+                "spec.routes[1].match.cookies",
                 "spec.tls.minVersion"
             ]
         );
@@ -304,13 +304,13 @@ mod tests {
     #[test]
     fn a_new_member_of_a_oneof_is_an_unknown_field() {
         let mut newer = proposal();
-        newer["routes"][0]["match"] = json!({"regex": "^/users/[0-9]+$"});
+        newer["routes"][0]["match"] = json!({"template": "/users/{id}"});
         let tolerant = spec(&newer).unwrap();
         assert_eq!(
             tolerant.unknown,
             [Unknown::Field {
-                path: "spec.routes[0].match.regex".into(),
-                name: "regex".into()
+                path: "spec.routes[0].match.template".into(),
+                name: "template".into()
             }]
         );
         assert_eq!(tolerant.value.routes[0].r#match.as_ref().unwrap().path, None);

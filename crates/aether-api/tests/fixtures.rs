@@ -146,8 +146,9 @@ fn every_rule_has_an_invalid_fixture() {
     covered.sort();
     covered.dedup();
     // Every (field, rule) the proto declares, as the Kubernetes form can express it.
-    // `enum.defined_only` cannot be: a manifest names enum values, and an
-    // unknown name fails to decode (see tests/kubernetes_json.rs).
+    // `enum.defined_only` (`tls.provider`, `routeOrder`) cannot be: a manifest
+    // names enum values, and an unknown name fails to decode (see
+    // tests/kubernetes_json.rs).
     for (field, rule) in [
         ("spec.hosts", "repeated.min_items"),
         ("spec.hosts", "repeated.max_items"),
@@ -173,6 +174,39 @@ fn every_rule_has_an_invalid_fixture() {
         ("spec.tls.secretName", "string.max_len"),
         ("spec.tls.secretName", "string.pattern"),
         ("spec.tls.provider", "required"),
+        ("spec.routes[0].match.regex", "string.min_len"),
+        ("spec.routes[0].match.regex", "string.max_len"),
+        ("spec.routes[0].match.regex", "string.pattern"),
+        ("spec.routes[0].match.methods", "repeated.max_items"),
+        ("spec.routes[0].match.methods", "repeated.unique"),
+        ("spec.routes[0].match.methods[0]", "string.in"),
+        ("spec.routes[0].match.headers", "repeated.max_items"),
+        ("spec.routes[0].match.headers[0].name", "required"),
+        ("spec.routes[0].match.headers[0].name", "string.max_len"),
+        ("spec.routes[0].match.headers[0].name", "string.pattern"),
+        ("spec.routes[0].match.headers[0].value", "required"),
+        ("spec.routes[0].match.headers[0].exact", "string.min_len"),
+        ("spec.routes[0].match.headers[0].exact", "string.max_len"),
+        ("spec.routes[0].match.headers[0].exact", "string.pattern"),
+        ("spec.routes[0].match.headers[0].prefix", "string.min_len"),
+        ("spec.routes[0].match.headers[0].prefix", "string.max_len"),
+        ("spec.routes[0].match.headers[0].prefix", "string.pattern"),
+        ("spec.routes[0].match.headers[0].regex", "string.min_len"),
+        ("spec.routes[0].match.headers[0].regex", "string.max_len"),
+        ("spec.routes[0].match.headers[0].regex", "string.pattern"),
+        ("spec.routes[0].match.headers[0].present", "bool.const"),
+        ("spec.routes[0].match.queryParams", "repeated.max_items"),
+        ("spec.routes[0].match.queryParams[0].name", "required"),
+        ("spec.routes[0].match.queryParams[0].name", "string.max_len"),
+        ("spec.routes[0].match.queryParams[0].name", "string.pattern"),
+        ("spec.routes[0].match.queryParams[0].value", "required"),
+        ("spec.routes[0].match.queryParams[0].exact", "string.min_len"),
+        ("spec.routes[0].match.queryParams[0].exact", "string.max_len"),
+        ("spec.routes[0].match.queryParams[0].exact", "string.pattern"),
+        ("spec.routes[0].match.queryParams[0].regex", "string.min_len"),
+        ("spec.routes[0].match.queryParams[0].regex", "string.max_len"),
+        ("spec.routes[0].match.queryParams[0].regex", "string.pattern"),
+        ("spec.routes[0].match.queryParams[0].present", "bool.const"),
         ("status.conditions", "repeated.max_items"),
         ("status.conditions", "conditions.unique_type"),
         ("status.routeCount", "uint32.lte"),

@@ -2,7 +2,10 @@
 
 mod common;
 
-use aether_api::config::v1::{Condition, SecretProvider, VirtualHostSpec, VirtualHostStatus, VirtualHostTls};
+use aether_api::config::v1::{
+    Condition, HeaderMatch, QueryParamMatch, RouteMatch, RouteOrder, SecretProvider, VirtualHostSpec,
+    VirtualHostStatus, VirtualHostTls, header_match, query_param_match, route_match::Path,
+};
 use serde_json::json;
 
 #[test]
@@ -43,8 +46,10 @@ fn an_unknown_enum_name_or_a_number_is_rejected_naming_the_choices() {
 fn unknown_fields_are_rejected_by_name() {
     let err = serde_json::from_value::<VirtualHostSpec>(json!({"hosts": ["a"], "retries": 3})).unwrap_err();
     assert!(err.to_string().contains("retries"), "{err}");
-    let err = serde_json::from_value::<VirtualHostSpec>(json!({"routes": [{"match": {"regex": "/a"}}]})).unwrap_err();
-    assert!(err.to_string().contains("regex"), "{err}");
+    let err = serde_json::from_value::<VirtualHostSpec>(json!({"routes": [{"match": {"suffix": "/a"}}]})).unwrap_err();
+    assert!(err.to_string().contains("suffix"), "{err}");
+    let err = serde_json::from_value::<RouteMatch>(json!({"headers": [{"name": "a", "suffix": "b"}]})).unwrap_err();
+    assert!(err.to_string().contains("suffix"), "{err}");
     let err = serde_json::from_value::<VirtualHostStatus>(json!({"conditions": [{"type": "A", "severity": "x"}]}))
         .unwrap_err();
     assert!(err.to_string().contains("severity"), "{err}");
@@ -57,15 +62,116 @@ fn both_oneof_members_at_once_are_rejected() {
     for route_match in [
         r#"{"prefix": "/a", "exact": "/b"}"#,
         r#"{"exact": "/b", "prefix": "/a"}"#,
+        r#"{"regex": "/b", "prefix": "/a"}"#,
     ] {
         let json = format!(r#"{{"routes": [{{"match": {route_match}}}]}}"#);
         let err = serde_json::from_str::<VirtualHostSpec>(&json).unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("only one of `prefix`, `exact` may be set (oneof `path`) at line 1"),
+                .starts_with("only one of `prefix`, `exact`, `regex` may be set (oneof `path`) at line 1"),
             "{err}"
         );
     }
+    let err = serde_json::from_str::<HeaderMatch>(r#"{"name": "a", "present": true, "exact": "b"}"#).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("only one of `exact`, `prefix`, `regex`, `present` may be set (oneof `value`)"),
+        "{err}"
+    );
+    let err = serde_json::from_str::<QueryParamMatch>(r#"{"name": "a", "regex": "b", "exact": "b"}"#).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("only one of `exact`, `regex`, `present` may be set (oneof `value`)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_match_fields_read_and_write_in_the_kubernetes_form() {
+    // The example of the Kubernetes form the matches were designed from.
+    let manifest = json!({
+        "hosts": ["api.example.com"],
+        "routeOrder": "SPECIFICITY",
+        "routes": [{
+            "match": {
+                "regex": "^/users/[0-9]+$",
+                "methods": ["GET", "HEAD"],
+                "headers": [
+                    {"name": "x-env", "exact": "canary"},
+                    {"name": "x-debug", "present": true, "invert": true},
+                ],
+                "queryParams": [{"name": "version", "exact": "2"}],
+            },
+            "backend": {"service": "svc-users", "port": 8080},
+        }],
+    });
+    let spec: VirtualHostSpec = serde_json::from_value(manifest.clone()).unwrap();
+    assert_eq!(spec.route_order(), RouteOrder::Specificity);
+    let route_match = spec.routes[0].r#match.as_ref().unwrap();
+    assert_eq!(route_match.path, Some(Path::Regex("^/users/[0-9]+$".into())));
+    assert_eq!(route_match.methods, ["GET", "HEAD"]);
+    assert_eq!(
+        route_match.headers,
+        [
+            HeaderMatch {
+                name: "x-env".into(),
+                value: Some(header_match::Value::Exact("canary".into())),
+                invert: false,
+            },
+            HeaderMatch {
+                name: "x-debug".into(),
+                value: Some(header_match::Value::Present(true)),
+                invert: true,
+            },
+        ]
+    );
+    assert_eq!(
+        route_match.query_params,
+        [QueryParamMatch {
+            name: "version".into(),
+            value: Some(query_param_match::Value::Exact("2".into())),
+        }]
+    );
+    // Written back, it is the manifest exactly: `invert: false` and an
+    // unset route order are omitted, as every zero value is.
+    assert_eq!(serde_json::to_value(&spec).unwrap(), manifest);
+    // A set member is written even when it holds its zero value, or the
+    // oneof would read back unset.
+    let present_false = HeaderMatch {
+        name: "a".into(),
+        value: Some(header_match::Value::Present(false)),
+        invert: false,
+    };
+    assert_eq!(
+        serde_json::to_value(&present_false).unwrap(),
+        json!({"name": "a", "present": false})
+    );
+}
+
+#[test]
+fn the_route_order_is_written_short_and_read_short_or_full() {
+    for (name, order) in [
+        ("LISTED", RouteOrder::Listed),
+        ("ROUTE_ORDER_LISTED", RouteOrder::Listed),
+        ("SPECIFICITY", RouteOrder::Specificity),
+        ("ROUTE_ORDER_SPECIFICITY", RouteOrder::Specificity),
+    ] {
+        let spec: VirtualHostSpec = serde_json::from_value(json!({"routeOrder": name})).unwrap();
+        assert_eq!(spec.route_order(), order, "{name}");
+    }
+    let spec = VirtualHostSpec {
+        route_order: RouteOrder::Specificity.into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        serde_json::to_value(&spec).unwrap(),
+        json!({"routeOrder": "SPECIFICITY"})
+    );
+    let err = serde_json::from_value::<VirtualHostSpec>(json!({"routeOrder": "RANDOM"})).unwrap_err();
+    assert!(
+        err.to_string().contains("RANDOM") && err.to_string().contains("SPECIFICITY"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -12,6 +12,8 @@
 //! Needs the pinned venv of `cargo xtask pyenv` (`AETHER_PYTHON` overrides).
 
 mod common;
+#[path = "protovalidate_reference/matching.rs"]
+mod matching;
 
 use std::collections::BTreeSet;
 
@@ -295,7 +297,12 @@ fn cases() -> Vec<Case> {
             let expected: Vec<_> = expected.iter().map(|(p, r)| (p.as_str(), *r)).collect();
             spec(
                 &format!("{member} {path:?}"),
-                &|s| s.routes[0].r#match = Some(RouteMatch { path: Some(set(path)) }),
+                &|s| {
+                    s.routes[0].r#match = Some(RouteMatch {
+                        path: Some(set(path)),
+                        ..Default::default()
+                    })
+                },
                 &expected,
             );
         }
@@ -388,12 +395,15 @@ fn cases() -> Vec<Case> {
         &[("tls.provider", "enum.defined_only")],
     );
 
+    matching::cases(&mut spec);
+
     spec(
         "everything wrong at once",
         &|s| {
             s.hosts = vec!["x".into(), "x".into(), "A".into()];
             s.routes[0].r#match = Some(RouteMatch {
                 path: Some(Path::Exact("/a/../%2f".into())),
+                ..Default::default()
             });
             s.routes[1].backend = Some(RouteBackend {
                 service: String::new(),
@@ -635,6 +645,11 @@ fn agrees_with_protovalidate_on_every_rule() {
         rules_seen.extend(answer.into_iter().map(|(_, rule, _)| rule));
         valid_cases += usize::from(expected.is_empty());
     }
+    println!(
+        "{} cases, {valid_cases} of them valid, {} disagreements",
+        cases.len(),
+        failures.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {} cases disagree:\n{}",
@@ -645,6 +660,7 @@ fn agrees_with_protovalidate_on_every_rule() {
 
     // Every rule of the proto was broken by some case, and some cases are valid.
     let every_rule = [
+        "bool.const",
         "conditions.unique_type",
         "enum.defined_only",
         "int64.gte",

@@ -58,6 +58,8 @@ fn the_embedded_descriptor_set_decodes_and_names_every_message() {
         "VirtualHostSpec",
         "HTTPRoute",
         "RouteMatch",
+        "HeaderMatch",
+        "QueryParamMatch",
         "RouteBackend",
         "VirtualHostTLS",
         "VirtualHostStatus",

@@ -6,14 +6,17 @@
 //! | case | `status` | `reason` | `message` |
 //! |---|---|---|---|
 //! | every host served | `True` | `Accepted` | the hosts served |
-//! | some hosts lost to older objects, some kept | `True` | `HostConflict` | each lost host and its winner, then the hosts kept |
+//! | some hosts lost to older objects, some kept | `True` | `HostConflict` | each lost host and its winner, then the hosts kept (and the routes left out, if any) |
+//! | every host served, some routes left out (a regular expression Envoy would refuse) | `True` | `PartiallyInvalid` | each route's regular expression left out, with its field path and why, then the hosts served |
 //! | every host lost | `False` | `HostConflict` | each lost host and its winner |
 //! | breaks the API's rules | `False` | `Invalid` | every violation |
 //! | asks for what this build cannot do (a value or a field from a newer API version) | `False` | `Unsupported` | every problem, the unsupported parts named with their values |
 //!
 //! A partly conflicting object stays `Accepted=True` because the edge does
 //! serve it (`kubectl wait --for=condition=Accepted` should not hang on an
-//! object that works); the reason says it is not served as written.
+//! object that works); the reason says it is not served as written. So does
+//! an object some of whose routes are left out (Gateway API's
+//! `PartiallyInvalid`); `routeCount` counts the routes the edge serves.
 //! `lastTransitionTime` changes only when `status` flips (as
 //! `meta.SetStatusCondition` does); conditions of other types are kept as
 //! they are.
@@ -38,6 +41,10 @@ pub const ACCEPTED: &str = "Accepted";
 pub const REASON_ACCEPTED: &str = "Accepted";
 /// Reason: an older object holds one or more of the hosts.
 pub const REASON_HOST_CONFLICT: &str = "HostConflict";
+/// Reason: served, but some routes are left out: their regular
+/// expressions are ones Envoy would refuse (as Gateway API says of a route
+/// partly invalid).
+pub const REASON_PARTIALLY_INVALID: &str = "PartiallyInvalid";
 /// Reason: the object breaks the API's rules.
 pub const REASON_INVALID: &str = "Invalid";
 /// Reason: the object uses a value (or a field it cannot do without) from a
@@ -151,6 +158,8 @@ pub(crate) struct Index<'a> {
     invalid: HashMap<&'a ObjectKey, (&'static str, &'a [Problem])>,
     /// Loser → (host, winner), in the report's order (by host).
     lost: HashMap<&'a ObjectKey, Vec<(&'a str, &'a ObjectKey)>>,
+    /// Served object → the problems of its routes left out.
+    routes_left_out: HashMap<&'a ObjectKey, &'a [Problem]>,
     /// `namespace/name` → (domains, route count) of the served objects.
     served: HashMap<String, (Vec<String>, u32)>,
     /// Served object → the secret its hosts are served with.
@@ -188,6 +197,12 @@ impl<'a> Index<'a> {
                 )
             })
             .collect();
+        let routes_left_out = snapshot
+            .report
+            .routes_left_out
+            .iter()
+            .map(|routes| (&routes.object, routes.problems.as_slice()))
+            .collect();
         let secret_of = snapshot
             .tls_chains
             .iter()
@@ -196,6 +211,7 @@ impl<'a> Index<'a> {
         Ok(Self {
             invalid,
             lost,
+            routes_left_out,
             served,
             secret_of,
         })
@@ -236,17 +252,29 @@ impl<'a> Index<'a> {
                 let _ = write!(message, "{sep}host {host} is served by the older VirtualHost {winner}");
             }
         }
+        let mut routes_left_out = String::new();
+        for problem in self.routes_left_out.get(key).copied().unwrap_or_default() {
+            let _ = write!(
+                routes_left_out,
+                "route left out: {}: {} ({}); ",
+                problem.field_path, problem.message, problem.rule_id
+            );
+        }
         match (served, lost) {
             (Some((domains, routes)), None) => Verdict {
                 accepted: true,
-                reason: REASON_ACCEPTED,
-                message: format!("serving {}", domains.join(", ")),
+                reason: if routes_left_out.is_empty() {
+                    REASON_ACCEPTED
+                } else {
+                    REASON_PARTIALLY_INVALID
+                },
+                message: format!("{routes_left_out}serving {}", domains.join(", ")),
                 route_count: *routes,
             },
             (Some((domains, routes)), Some(_)) => Verdict {
                 accepted: true,
                 reason: REASON_HOST_CONFLICT,
-                message: format!("{message}; still serving {}", domains.join(", ")),
+                message: format!("{message}; {routes_left_out}still serving {}", domains.join(", ")),
                 route_count: *routes,
             },
             (None, _) => Verdict {
@@ -420,5 +448,84 @@ mod tests {
             "{full:?}"
         );
         assert_eq!(outline, full);
+    }
+
+    /// Routes with a regular expression Envoy would refuse are left out:
+    /// still `Accepted`, reason `PartiallyInvalid` naming each, and
+    /// `routeCount` counting what the edge serves; with a lost host too,
+    /// the conflict's reason, the routes still named.
+    #[test]
+    fn routes_left_out_make_an_object_partially_invalid_and_are_not_counted() {
+        let manifests = "
+apiVersion: config.aether.io/v1
+kind: VirtualHost
+metadata: {name: old, namespace: default, creationTimestamp: '2026-01-01T00:00:00Z'}
+spec: {hosts: [taken.test], routes: [{match: {prefix: /}, backend: {service: s}}]}
+---
+apiVersion: config.aether.io/v1
+kind: VirtualHost
+metadata: {name: partial, namespace: default, creationTimestamp: '2026-01-02T00:00:00Z'}
+spec:
+  hosts: [a.test]
+  routes:
+    - {match: {regex: '/[a-z]{200}'}, backend: {service: s}}
+    - {match: {prefix: /}, backend: {service: s}}
+---
+apiVersion: config.aether.io/v1
+kind: VirtualHost
+metadata: {name: both, namespace: default, creationTimestamp: '2026-01-03T00:00:00Z'}
+spec:
+  hosts: [taken.test, b.test]
+  routes:
+    - {match: {prefix: /, headers: [{name: x-a, regex: '\\pL'}]}, backend: {service: s}}
+    - {match: {prefix: /}, backend: {service: s}}
+";
+        let objects = aether_projection::parse_manifests(manifests).unwrap();
+        let snapshot = aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap();
+        let index = Index::new(&snapshot).unwrap();
+        let status = |name: &str| {
+            desired(
+                &index,
+                &ObjectKey::new("default", name),
+                &Observed::default(),
+                "now",
+                None,
+            )
+        };
+        let partial = status("partial");
+        assert_eq!(partial.route_count, 1);
+        let accepted = &partial.conditions[0];
+        assert_eq!(
+            (accepted.status.as_str(), accepted.reason.as_str()),
+            ("True", REASON_PARTIALLY_INVALID)
+        );
+        assert!(
+            accepted
+                .message
+                .starts_with("route left out: spec.routes[0].match.regex: RE2 may compile this")
+                && accepted.message.ends_with("(re2); serving a.test"),
+            "{}",
+            accepted.message
+        );
+        let both = status("both");
+        assert_eq!(both.route_count, 1);
+        let accepted = &both.conditions[0];
+        assert_eq!(
+            (accepted.status.as_str(), accepted.reason.as_str()),
+            ("True", REASON_HOST_CONFLICT)
+        );
+        assert!(
+            accepted
+                .message
+                .contains("; route left out: spec.routes[0].match.headers[0].regex: a Unicode class")
+                && accepted.message.ends_with("still serving b.test"),
+            "{}",
+            accepted.message
+        );
+        let old = status("old");
+        assert_eq!(
+            (old.conditions[0].reason.as_str(), old.route_count),
+            (REASON_ACCEPTED, 1)
+        );
     }
 }

@@ -21,7 +21,7 @@ fn newer_objects_are_served_or_left_out_unsupported_and_the_rest_is_served() {
     assert_eq!(code, 0, "{log}");
     assert!(
         log.contains(
-            r#"ignoring fields from a newer API version object=skew/newer-fields fields=["spec.routeOrder", "spec.routes[0].timeout"]"#
+            r#"ignoring fields from a newer API version object=skew/newer-fields fields=["spec.mirror", "spec.routes[0].timeout"]"#
         ),
         "{log}"
     );
@@ -33,7 +33,7 @@ fn newer_objects_are_served_or_left_out_unsupported_and_the_rest_is_served() {
     let routes = std::fs::read_to_string(out.path().join(ROUTES_FILE)).unwrap();
     assert!(routes.contains("\"/api\"") && routes.contains("svc-api"), "{routes}");
     assert!(
-        !routes.contains("svc-vault") && !routes.contains("svc-regex"),
+        !routes.contains("svc-vault") && !routes.contains("svc-template"),
         "{routes}"
     );
 
@@ -52,11 +52,11 @@ fn newer_objects_are_served_or_left_out_unsupported_and_the_rest_is_served() {
         message.starts_with("left out: spec.tls.provider: unknown value \"VAULT\""),
         "{message}"
     );
-    let regex = accepted("skew/new-oneof-member");
-    assert_eq!(regex["reason"], "Unsupported", "{status}");
-    let message = regex["message"].as_str().unwrap();
+    let template = accepted("skew/new-oneof-member");
+    assert_eq!(template["reason"], "Unsupported", "{status}");
+    let message = template["message"].as_str().unwrap();
     assert!(
-        message.starts_with("left out: spec.routes[0].match.regex: unknown field"),
+        message.starts_with("left out: spec.routes[0].match.template: unknown field"),
         "{message}"
     );
 }

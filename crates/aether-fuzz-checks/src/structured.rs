@@ -7,11 +7,15 @@
 //! repeated to the length limits, or arbitrary; so valid specs, and specs one
 //! rule away from valid, are common.
 
-use aether_api::config::v1::{HttpRoute, RouteBackend, RouteMatch, VirtualHostSpec, VirtualHostTls, route_match::Path};
+use aether_api::config::v1::{
+    HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, VirtualHostSpec, VirtualHostTls, header_match,
+    query_param_match, route_match::Path,
+};
 use arbitrary::Arbitrary;
 
 /// Strings at the edges of the rules: valid and invalid hosts, paths,
-/// service and secret names. Append only: corpus files index into this.
+/// service and secret names, regular expressions, methods, header and query
+/// parameter names and values. Append only: corpus files index into this.
 pub const PIECES: &[&str] = &[
     "",
     "api.example.com",
@@ -50,6 +54,34 @@ pub const PIECES: &[&str] = &[
     "example-tls",
     "é",
     "\u{0}",
+    "^/users/[0-9]+$",
+    "[",
+    "(a|b)*",
+    "a{1000}",
+    "(?i)",
+    "\\",
+    "GET",
+    "HEAD",
+    "POST",
+    "PUT",
+    "DELETE",
+    "CONNECT",
+    "OPTIONS",
+    "TRACE",
+    "PATCH",
+    "get",
+    "x-env",
+    "X-Env",
+    ":method",
+    "!#$%&'*+-.^_`|~",
+    "canary",
+    "Bearer ",
+    "\t",
+    "\r\n",
+    "\u{7f}",
+    "version",
+    "&",
+    "=",
 ];
 
 /// A string: a piece, two strings joined, a piece repeated, or anything.
@@ -57,15 +89,15 @@ pub const PIECES: &[&str] = &[
 pub enum Text {
     Piece(u8),
     Join(Box<Text>, Box<Text>),
-    /// Up to 1100 copies: past the 1024-character path limit.
+    /// Up to 4200 copies: past the 4096-character header value limit.
     Repeat(u8, u16),
     Raw(String),
 }
 
-/// Past every length limit of a spec (1024 for a path), so a string this
-/// long is as good as a longer one: building stops here, which keeps deep
-/// `Join`s of `Repeat`s from making megabytes and the target fast.
-const MAX_TEXT: usize = 1100;
+/// Past every length limit of a spec (4096 for a header value), so a string
+/// this long is as good as a longer one: building stops here, which keeps
+/// deep `Join`s of `Repeat`s from making megabytes and the target fast.
+const MAX_TEXT: usize = 4200;
 
 impl Text {
     fn build(&self) -> String {
@@ -86,7 +118,7 @@ impl Text {
             }
             Text::Repeat(i, times) => {
                 let piece = piece(*i);
-                for _ in 0..*times % 1101 {
+                for _ in 0..usize::from(*times) % (MAX_TEXT + 1) {
                     if out.len() > MAX_TEXT {
                         break;
                     }
@@ -113,6 +145,36 @@ pub enum Provider {
 pub enum ArbitraryPath {
     Prefix(Text),
     Exact(Text),
+    Regex(Text),
+}
+
+#[derive(Debug, Arbitrary)]
+pub enum HeaderValue {
+    Exact(Text),
+    Prefix(Text),
+    Regex(Text),
+    Present(bool),
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct ArbitraryHeader {
+    pub name: Text,
+    /// `None`: the required value missing.
+    pub value: Option<HeaderValue>,
+    pub invert: bool,
+}
+
+#[derive(Debug, Arbitrary)]
+pub enum QueryValue {
+    Exact(Text),
+    Regex(Text),
+    Present(bool),
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct ArbitraryQueryParam {
+    pub name: Text,
+    pub value: Option<QueryValue>,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -120,6 +182,10 @@ pub struct ArbitraryRoute {
     /// `None` and `Some(None)`: a missing match, and a match without a path.
     pub path: Option<Option<ArbitraryPath>>,
     pub backend: Option<(Text, u32)>,
+    /// The rest of the match (dropped with a missing match).
+    pub methods: Vec<Text>,
+    pub headers: Vec<ArbitraryHeader>,
+    pub query_params: Vec<ArbitraryQueryParam>,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -130,6 +196,8 @@ pub struct ArbitrarySpec {
     /// 128-route limit without 128 routes' worth of input.
     pub repeat_last_route: u8,
     pub tls: Option<(Text, Provider)>,
+    /// The route order: a named one (0 to 2) or any number.
+    pub route_order: Provider,
 }
 
 impl ArbitrarySpec {
@@ -149,6 +217,10 @@ impl ArbitrarySpec {
                     Provider::Number(n) => *n,
                 },
             }),
+            route_order: match self.route_order {
+                Provider::Named(n) => i32::from(n % 3),
+                Provider::Number(n) => n,
+            },
         }
     }
 }
@@ -159,12 +231,42 @@ fn build_route(route: &ArbitraryRoute) -> HttpRoute {
             path: path.as_ref().map(|path| match path {
                 ArbitraryPath::Prefix(text) => Path::Prefix(text.build()),
                 ArbitraryPath::Exact(text) => Path::Exact(text.build()),
+                ArbitraryPath::Regex(text) => Path::Regex(text.build()),
             }),
+            methods: route.methods.iter().map(Text::build).collect(),
+            headers: route.headers.iter().map(build_header).collect(),
+            query_params: route.query_params.iter().map(build_query_param).collect(),
         }),
         backend: route.backend.as_ref().map(|(service, port)| RouteBackend {
             service: service.build(),
             // Mostly in range, where the rule's edges are.
             port: if port & 0x8000_0000 == 0 { port % 65_540 } else { *port },
+        }),
+    }
+}
+
+fn build_header(header: &ArbitraryHeader) -> HeaderMatch {
+    use header_match::Value;
+    HeaderMatch {
+        name: header.name.build(),
+        value: header.value.as_ref().map(|value| match value {
+            HeaderValue::Exact(text) => Value::Exact(text.build()),
+            HeaderValue::Prefix(text) => Value::Prefix(text.build()),
+            HeaderValue::Regex(text) => Value::Regex(text.build()),
+            HeaderValue::Present(present) => Value::Present(*present),
+        }),
+        invert: header.invert,
+    }
+}
+
+fn build_query_param(param: &ArbitraryQueryParam) -> QueryParamMatch {
+    use query_param_match::Value;
+    QueryParamMatch {
+        name: param.name.build(),
+        value: param.value.as_ref().map(|value| match value {
+            QueryValue::Exact(text) => Value::Exact(text.build()),
+            QueryValue::Regex(text) => Value::Regex(text.build()),
+            QueryValue::Present(present) => Value::Present(*present),
         }),
     }
 }

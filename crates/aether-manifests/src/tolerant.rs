@@ -15,7 +15,7 @@
 //! Why that rule: a newer API server admitted the object under the newer
 //! schema, so whatever this build requires there and does not find was
 //! given in a form this build does not know: a new member of a oneof
-//! (`match: {regex: ...}`), or a newer alternative to a field the newer
+//! (`match: {template: ...}`), or a newer alternative to a field the newer
 //! proto no longer requires. Reading on without the unknown field would
 //! report the object as breaking a rule its writer never broke. A
 //! hand-written manifest that both misses a required field and holds an
@@ -126,7 +126,7 @@ mod tests {
     use crate::{Limits, load_bytes};
 
     const NEWER: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
-                         spec:\n  hosts: [a.example.com]\n  routeOrder: SPECIFICITY\n  routes:\n\
+                         spec:\n  hosts: [a.example.com]\n  mirror: svc-shadow\n  routes:\n\
                          \x20 - match: {prefix: /}\n    backend: {service: web, port: 8080}\n    timeout: 15s\n";
 
     fn one(text: &str, reading: Reading) -> VirtualHostObject {
@@ -149,7 +149,7 @@ mod tests {
         assert_eq!(
             rules(&object),
             [
-                ("spec.routeOrder", RULE_UNKNOWN_FIELD),
+                ("spec.mirror", RULE_UNKNOWN_FIELD),
                 ("spec.routes[0].timeout", RULE_UNKNOWN_FIELD)
             ]
         );
@@ -160,7 +160,7 @@ mod tests {
     fn tolerant_reading_sets_unknown_fields_aside_and_keeps_the_known_ones() {
         let object = one(NEWER, Reading::Tolerant);
         assert_eq!(object.violations(), []);
-        assert_eq!(object.set_aside, ["spec.routeOrder", "spec.routes[0].timeout"]);
+        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].timeout"]);
         let backend = object.spec.routes[0].backend.as_ref().unwrap();
         assert_eq!((backend.service.as_str(), backend.port), ("web", 8080));
         assert_eq!(object.spec.hosts, ["a.example.com"]);
@@ -168,10 +168,7 @@ mod tests {
 
     #[test]
     fn an_unknown_enum_value_is_unsupported_naming_field_and_value() {
-        let text = NEWER.replace(
-            "  routeOrder: SPECIFICITY\n",
-            "  tls: {secretName: t, provider: VAULT}\n",
-        );
+        let text = NEWER.replace("  mirror: svc-shadow\n", "  tls: {secretName: t, provider: VAULT}\n");
         let object = one(&text, Reading::Tolerant);
         assert_eq!(rules(&object), [("spec.tls.provider", RULE_UNSUPPORTED)]);
         assert_eq!(
@@ -186,19 +183,19 @@ mod tests {
 
     #[test]
     fn a_new_oneof_member_alone_is_unsupported_not_a_missing_known_one() {
-        let text = NEWER.replace("match: {prefix: /}", "match: {regex: \"^/v[0-9]+/\"}");
+        let text = NEWER.replace("match: {prefix: /}", "match: {template: \"/users/{id}\"}");
         let object = one(&text, Reading::Tolerant);
-        assert_eq!(rules(&object), [("spec.routes[0].match.regex", RULE_UNSUPPORTED)]);
+        assert_eq!(rules(&object), [("spec.routes[0].match.template", RULE_UNSUPPORTED)]);
         // The known members' absence is still said, after the reason for it.
         let violations: Vec<(String, &str)> = object.violations().into_iter().map(|p| (p.path, p.rule)).collect();
         assert_eq!(
             violations,
             [
-                ("spec.routes[0].match.regex".to_owned(), RULE_UNSUPPORTED),
+                ("spec.routes[0].match.template".to_owned(), RULE_UNSUPPORTED),
                 ("spec.routes[0].match.path".to_owned(), "required")
             ]
         );
-        assert_eq!(object.set_aside, ["spec.routeOrder", "spec.routes[0].timeout"]);
+        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].timeout"]);
     }
 
     #[test]
@@ -235,9 +232,9 @@ mod tests {
         let cases = [
             Case {
                 what: "a new oneof member alone: the required oneof is unset",
-                route: "{match: {regex: x}, backend: {service: web}}",
+                route: "{match: {template: x}, backend: {service: web}}",
                 tls: no_tls,
-                unsupported: &["spec.routes[0].match.regex"],
+                unsupported: &["spec.routes[0].match.template"],
                 set_aside: &[],
                 other: &[("spec.routes[0].match.path", "required")],
             },

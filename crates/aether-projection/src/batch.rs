@@ -11,7 +11,7 @@ use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::VirtualHostObject;
 use crate::projector::ProjectError;
-use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
+use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret};
 use crate::tls;
 use crate::validation;
 
@@ -104,6 +104,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     let mut dependencies: HashSet<(&str, u32)> = HashSet::new();
     let mut tls_secrets = HashSet::new();
     let mut left_out = Vec::new();
+    let mut routes_left_out = Vec::new();
     let mut served = Vec::new();
     for ((object, problems), won) in objects.iter().zip(problems).zip(won) {
         if !problems.is_empty() {
@@ -128,7 +129,13 @@ pub fn project<O: Borrow<VirtualHostObject>>(
             .filter(|(position, _)| won & (1 << position) != 0)
             .map(|(_, host)| host.to_ascii_lowercase())
             .collect();
-        let routes = envoy::encoded_routes(&object.spec, retry.as_ref());
+        let (routes, problems) = envoy::encoded_routes(&object.spec, retry.as_ref());
+        if !problems.is_empty() {
+            routes_left_out.push(RoutesLeftOut {
+                object: object.key(),
+                problems,
+            });
+        }
         envoy::encode_virtual_host(&object.key().to_string(), &domains, &routes, &mut route_configuration);
         dependencies.extend(
             object
@@ -161,7 +168,11 @@ pub fn project<O: Borrow<VirtualHostObject>>(
         tls_secrets,
         tls_chains,
         plain_hosts_under_tls_wildcards,
-        report: Report { conflicts, left_out },
+        report: Report {
+            conflicts,
+            left_out,
+            routes_left_out,
+        },
     })
 }
 

@@ -1,13 +1,14 @@
 //! One object's part of the Envoy configuration: its virtual host, its
 //! routes, and the cluster each route sends to.
 
-use aether_api::config::v1::{HttpRoute, VirtualHostSpec, route_match::Path};
+use aether_api::config::v1::{HttpRoute, VirtualHostSpec};
 use envoy_types::pb::envoy::config::route::v3 as route;
 use envoy_types::pb::google::protobuf::{Duration, UInt32Value};
 use prost::Message;
 
 use crate::config::RetryConfig;
-use crate::path::{MatchKind, edge_normal_form};
+use crate::matching;
+use crate::validation::Problem;
 
 /// The Envoy cluster for a backend: the service's name for its default port
 /// (`port` 0), `service:port` for a given port.
@@ -56,20 +57,36 @@ pub(crate) fn retry_policy(config: &RetryConfig) -> Option<route::RetryPolicy> {
 const VIRTUAL_HOSTS_FIELD: u32 = 2;
 const ROUTES_FIELD: u32 = 3;
 
-/// A valid object's routes, in the spec's order, as the encoded `routes`
-/// fields of an Envoy `VirtualHost`.
+/// A valid object's routes, in the order the edge tries them
+/// ([`matching::route_order`]: as listed, or by specificity), as the
+/// encoded `routes` fields of an Envoy `VirtualHost`; and the problems of
+/// the routes left out, those holding a regular expression Envoy would
+/// refuse (Envoy refuses a whole route configuration for one such).
 ///
 /// Why bytes rather than the prost structs: an envoy-types `Route` is over
 /// 2 KiB in memory (every optional message of Envoy's route is inline),
 /// about twenty times its encoding, and an xDS server sends the encoding
 /// anyway. Each route is still built as Envoy's own `Route` and encoded by
 /// prost; only the result is kept.
-pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> Vec<u8> {
+pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> (Vec<u8>, Vec<Problem>) {
     let mut out = Vec::new();
-    for route in spec.routes.iter().filter_map(|r| self::route(r, retry)) {
-        prost::encoding::message::encode(ROUTES_FIELD, &route, &mut out);
+    let mut left_out = Vec::new();
+    for index in matching::route_order(spec) {
+        let http_route = &spec.routes[index];
+        if let Some(route_match) = &http_route.r#match {
+            let problems = matching::route_regex_problems(index, route_match);
+            if !problems.is_empty() {
+                left_out.push((index, problems));
+                continue;
+            }
+        }
+        if let Some(route) = self::route(http_route, retry) {
+            prost::encoding::message::encode(ROUTES_FIELD, &route, &mut out);
+        }
     }
-    out
+    // In listed order, whatever the order of the routes.
+    left_out.sort_by_key(|(index, _)| *index);
+    (out, left_out.into_iter().flat_map(|(_, problems)| problems).collect())
 }
 
 /// Appends one entry of `RouteConfiguration.virtual_hosts`: the virtual host
@@ -124,19 +141,10 @@ pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
 /// `None` only for a route without match or backend, which validation has
 /// already refused.
 fn route(http_route: &HttpRoute, retry: Option<&route::RetryPolicy>) -> Option<route::Route> {
-    let path = http_route.r#match.as_ref()?.path.as_ref()?;
+    let route_match = matching::envoy_match(http_route.r#match.as_ref()?)?;
     let backend = http_route.backend.as_ref()?;
-    // In the form Envoy compares normalized request paths with, or a path
-    // written otherwise (`/%7Euser`) could never match.
-    let path_specifier = match path {
-        Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(edge_normal_form(prefix, MatchKind::Prefix)),
-        Path::Exact(exact) => route::route_match::PathSpecifier::Path(edge_normal_form(exact, MatchKind::Exact)),
-    };
     Some(route::Route {
-        r#match: Some(route::RouteMatch {
-            path_specifier: Some(path_specifier),
-            ..Default::default()
-        }),
+        r#match: Some(route_match),
         action: Some(route::route::Action::Route(route::RouteAction {
             cluster_specifier: Some(route::route_action::ClusterSpecifier::Cluster(cluster_name(
                 &backend.service,

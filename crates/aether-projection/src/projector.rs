@@ -18,7 +18,7 @@ use envoy_types::pb::envoy::config::route::v3 as route;
 use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
-use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Snapshot, TlsSecret};
+use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret};
 use crate::tls;
 use crate::validation::{self, Problem};
 use aether_api::ObjectKey;
@@ -101,6 +101,8 @@ struct Valid {
     domains: Vec<String>,
     /// The Envoy routes, built and encoded once.
     routes: Vec<u8>,
+    /// The problems of the routes left out of them.
+    routes_left_out: Vec<Problem>,
     /// Distinct `(service, port)` pairs of the routes.
     backends: Vec<(String, u32)>,
     secret: Option<TlsSecret>,
@@ -264,9 +266,16 @@ impl Projector {
     pub fn snapshot(&self) -> Snapshot {
         let mut route_configuration = Vec::new();
         envoy::encode_route_configuration_head(&self.config.route_configuration_name, &mut route_configuration);
+        let mut routes_left_out = Vec::new();
         for key in &self.included {
             if let Some(Entry::Valid(valid)) = self.objects.get(key) {
                 envoy::encode_virtual_host(&valid.name, &valid.domains, &valid.routes, &mut route_configuration);
+                if !valid.routes_left_out.is_empty() {
+                    routes_left_out.push(RoutesLeftOut {
+                        object: key.clone(),
+                        problems: valid.routes_left_out.clone(),
+                    });
+                }
             }
         }
         envoy::encode_route_configuration_tail(&mut route_configuration);
@@ -311,7 +320,11 @@ impl Projector {
             tls_secrets: self.secrets.keys().cloned().collect(),
             tls_chains,
             plain_hosts_under_tls_wildcards,
-            report: Report { conflicts, left_out },
+            report: Report {
+                conflicts,
+                left_out,
+                routes_left_out,
+            },
         }
     }
 
@@ -330,8 +343,10 @@ impl Projector {
             .map(|backend| (backend.service.clone(), backend.port))
             .collect();
         let secret = TlsSecret::of(object);
+        let (routes, routes_left_out) = envoy::encoded_routes(&object.spec, self.retry.as_ref());
         Entry::Valid(Valid {
-            routes: envoy::encoded_routes(&object.spec, self.retry.as_ref()),
+            routes,
+            routes_left_out,
             domains: Vec::new(),
             name: rank.key.to_string(),
             hosts: object.spec.hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),

@@ -122,6 +122,24 @@ pub struct Report {
     pub conflicts: Vec<HostConflict>,
     /// Objects with no virtual host in the output, sorted by `namespace/name`.
     pub left_out: Vec<LeftOut>,
+    /// Served objects some of whose routes are not in the output, sorted by
+    /// `namespace/name`: routes with a regular expression Envoy would refuse
+    /// (it refuses a whole route configuration for one; see
+    /// [`re2`](crate::re2)). The rest of the object is served.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routes_left_out: Vec<RoutesLeftOut>,
+}
+
+/// The routes of a served object left out of the output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoutesLeftOut {
+    /// Which object.
+    pub object: ObjectKey,
+    /// Why, per regular expression: its field path
+    /// (`spec.routes[2].match.regex`), rule `re2`, and what Envoy would
+    /// refuse in it.
+    pub problems: Vec<Problem>,
 }
 
 /// A host claimed by several valid objects: `winner` keeps it, `loser` is

@@ -302,7 +302,17 @@ fn checked_in_examples_project_with_conflicts_and_an_invalid_object() {
     names.sort();
     assert_eq!(
         names,
-        ["invalid.yaml", "proposal.yaml", "storefront.yaml", "tenants.yaml"]
+        [
+            "invalid.yaml",
+            "match-headers.yaml",
+            "match-methods.yaml",
+            "match-query.yaml",
+            "match-regex.yaml",
+            "proposal.yaml",
+            "route-order.yaml",
+            "storefront.yaml",
+            "tenants.yaml"
+        ]
     );
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let snapshot = snapshot(read_examples(&names));
@@ -310,6 +320,11 @@ fn checked_in_examples_project_with_conflicts_and_an_invalid_object() {
         domains(&snapshot),
         [
             ("default/api".to_owned(), vec!["api.example.com".to_owned()]),
+            ("default/canary".to_owned(), vec!["canary.example.org".to_owned()]),
+            ("default/docs".to_owned(), vec!["docs.example.org".to_owned()]),
+            ("default/orders".to_owned(), vec!["orders.example.org".to_owned()]),
+            ("default/search".to_owned(), vec!["search.example.org".to_owned()]),
+            ("default/users".to_owned(), vec!["users.example.org".to_owned()]),
             ("legacy/legacy-api".to_owned(), vec!["legacy.example.com".to_owned()]),
             ("platform/tenants".to_owned(), vec!["*.example.com".to_owned()]),
             (

@@ -3,7 +3,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use aether_api::config::v1::{HttpRoute, RouteBackend, RouteMatch, VirtualHostSpec, VirtualHostTls, route_match::Path};
+use aether_api::config::v1::{
+    HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, VirtualHostSpec, VirtualHostTls, header_match,
+    query_param_match, route_match::Path,
+};
 use aether_api::validate::Validate;
 use aether_projection::envoy_route::{route, route_action, route_match};
 use aether_projection::{
@@ -23,27 +26,74 @@ const HOSTS: &[&str] = &[
 /// One path breaks the path rules; two are valid but not in Envoy's normal
 /// form, which the projection writes them in.
 const PATHS: &[&str] = &["/", "/a", "/a/b", "/x//y", "/%7Ea", "/a/%2E"];
+/// Regular expressions: the last two are refused by the RE2 guard (too
+/// large; a Unicode class), so their routes are left out.
+const REGEXES: &[&str] = &["/a.*", "/u/[0-9]+", "v[12]", "[a-z]{200}", "\\pL"];
+
+fn header_strategy() -> impl Strategy<Value = HeaderMatch> {
+    (
+        prop::sample::select(&["x-a", "x-b"][..]),
+        0..4u8,
+        prop::sample::select(REGEXES),
+        any::<bool>(),
+    )
+        .prop_map(|(name, kind, regex, invert)| HeaderMatch {
+            name: name.into(),
+            value: Some(match kind {
+                0 => header_match::Value::Exact("v1".into()),
+                1 => header_match::Value::Prefix("v".into()),
+                2 => header_match::Value::Regex(regex.into()),
+                _ => header_match::Value::Present(true),
+            }),
+            invert,
+        })
+}
+
+fn query_param_strategy() -> impl Strategy<Value = QueryParamMatch> {
+    (
+        prop::sample::select(&["q", "v"][..]),
+        0..3u8,
+        prop::sample::select(REGEXES),
+    )
+        .prop_map(|(name, kind, regex)| QueryParamMatch {
+            name: name.into(),
+            value: Some(match kind {
+                0 => query_param_match::Value::Exact("1".into()),
+                1 => query_param_match::Value::Regex(regex.into()),
+                _ => query_param_match::Value::Present(true),
+            }),
+        })
+}
 
 fn route_strategy() -> impl Strategy<Value = HttpRoute> {
     (
-        any::<bool>(),
+        0..3u8,
         prop::sample::select(PATHS),
+        prop::sample::select(REGEXES),
+        prop::sample::subsequence(&["GET", "HEAD", "POST"][..], 0..=2),
+        prop::collection::vec(header_strategy(), 0..3),
+        prop::collection::vec(query_param_strategy(), 0..2),
         prop::sample::select(&["s1", "s2", "s3"][..]),
         prop::sample::select(&[0u32, 80, 8080][..]),
     )
-        .prop_map(|(exact, path, service, port)| HttpRoute {
-            r#match: Some(RouteMatch {
-                path: Some(if exact {
-                    Path::Exact(path.into())
-                } else {
-                    Path::Prefix(path.into())
+        .prop_map(
+            |(kind, path, regex, methods, headers, query_params, service, port)| HttpRoute {
+                r#match: Some(RouteMatch {
+                    path: Some(match kind {
+                        0 => Path::Exact(path.into()),
+                        1 => Path::Prefix(path.into()),
+                        _ => Path::Regex(regex.into()),
+                    }),
+                    methods: methods.into_iter().map(str::to_owned).collect(),
+                    headers,
+                    query_params,
                 }),
-            }),
-            backend: Some(RouteBackend {
-                service: service.into(),
-                port,
-            }),
-        })
+                backend: Some(RouteBackend {
+                    service: service.into(),
+                    port,
+                }),
+            },
+        )
 }
 
 fn spec_strategy() -> impl Strategy<Value = VirtualHostSpec> {
@@ -51,14 +101,16 @@ fn spec_strategy() -> impl Strategy<Value = VirtualHostSpec> {
         prop::sample::subsequence(HOSTS, 0..=3).prop_shuffle(),
         prop::collection::vec(route_strategy(), 0..4),
         prop::option::of((prop::sample::select(&["t1", "t2"][..]), 1..=2i32)),
+        0..=2i32,
     )
-        .prop_map(|(hosts, routes, tls)| VirtualHostSpec {
+        .prop_map(|(hosts, routes, tls, route_order)| VirtualHostSpec {
             hosts: hosts.into_iter().map(str::to_owned).collect(),
             routes,
             tls: tls.map(|(secret, provider)| VirtualHostTls {
                 secret_name: secret.into(),
                 provider,
             }),
+            route_order,
         })
 }
 
@@ -102,14 +154,65 @@ fn full(objects: &[VirtualHostObject]) -> Snapshot {
 /// A route as `(match, cluster)`.
 type RouteSummary = (route_match::PathSpecifier, String);
 
-/// `(match, cluster)` of spec routes, as the projection should write them.
+/// Whether the RE2 guard lets every regular expression of `m` through.
+fn servable(m: &RouteMatch) -> bool {
+    let path = match &m.path {
+        Some(Path::Regex(regex)) => Some(regex.as_str()),
+        _ => None,
+    };
+    let headers = m.headers.iter().filter_map(|h| match &h.value {
+        Some(header_match::Value::Regex(regex)) => Some(regex.as_str()),
+        _ => None,
+    });
+    let params = m.query_params.iter().filter_map(|q| match &q.value {
+        Some(query_param_match::Value::Regex(regex)) => Some(regex.as_str()),
+        _ => None,
+    });
+    path.into_iter()
+        .chain(headers)
+        .chain(params)
+        .all(|regex| aether_projection::re2::check(regex).is_ok())
+}
+
+/// `(match, cluster)` of spec routes, as the projection should write them:
+/// those the edge can serve, in listed order or, for `routeOrder:
+/// SPECIFICITY` (2), stably sorted by exact, regex, then prefix (longest
+/// first), methods, more headers, more query parameters.
 fn expected_routes(spec: &VirtualHostSpec) -> Vec<RouteSummary> {
-    spec.routes
+    let mut routes: Vec<&HttpRoute> = spec
+        .routes
         .iter()
+        .filter(|r| servable(r.r#match.as_ref().unwrap()))
+        .collect();
+    if spec.route_order == 2 {
+        routes.sort_by_key(|r| {
+            let m = r.r#match.as_ref().unwrap();
+            let (kind, length) = match m.path.as_ref().unwrap() {
+                Path::Exact(_) => (0, 0),
+                Path::Regex(_) => (1, 0),
+                Path::Prefix(p) => (2, edge_normal_form(p, MatchKind::Prefix).len()),
+            };
+            (
+                kind,
+                std::cmp::Reverse(length),
+                m.methods.is_empty(),
+                std::cmp::Reverse(m.headers.len()),
+                std::cmp::Reverse(m.query_params.len()),
+            )
+        });
+    }
+    routes
+        .into_iter()
         .map(|r| {
             let path = match r.r#match.as_ref().unwrap().path.as_ref().unwrap() {
                 Path::Prefix(p) => route_match::PathSpecifier::Prefix(edge_normal_form(p, MatchKind::Prefix)),
                 Path::Exact(p) => route_match::PathSpecifier::Path(edge_normal_form(p, MatchKind::Exact)),
+                Path::Regex(regex) => {
+                    route_match::PathSpecifier::SafeRegex(envoy_types::pb::envoy::r#type::matcher::v3::RegexMatcher {
+                        regex: regex.clone(),
+                        engine_type: None,
+                    })
+                }
             };
             let backend = r.backend.as_ref().unwrap();
             (path, aether_projection::cluster_name(&backend.service, backend.port))
@@ -130,6 +233,10 @@ fn actual_routes(routes: &[aether_projection::envoy_route::Route]) -> Vec<RouteS
             (r.r#match.clone().unwrap().path_specifier.unwrap(), cluster.clone())
         })
         .collect()
+}
+
+fn by_name<'a>(objects: &'a [VirtualHostObject], name: &str) -> &'a VirtualHostObject {
+    objects.iter().find(|o| o.key().to_string() == name).unwrap()
 }
 
 #[derive(Debug, Clone)]
@@ -162,7 +269,8 @@ proptest! {
 
     /// Against a naive oracle: each host goes to its best-ranked valid
     /// claimant; each valid object with a host left is present with all its
-    /// routes in order; nothing else is present.
+    /// routes the edge can serve, in the order of its `routeOrder`; nothing
+    /// else is present; every route left out is reported.
     #[test]
     fn valid_objects_keep_every_route_and_the_hosts_they_win(objects in objects_strategy()) {
         let snapshot = full(&objects);
@@ -184,6 +292,15 @@ proptest! {
             .map(|vh| (vh.name.clone(), (vh.domains.clone(), actual_routes(&vh.routes))))
             .collect();
         prop_assert_eq!(actual, expected);
+        // Every route left out is reported, with its object.
+        let left_out: usize = snapshot.report.routes_left_out.iter().map(|r| {
+            let routes = &by_name(&objects, &r.object.to_string()).spec.routes;
+            routes.iter().filter(|route| !servable(route.r#match.as_ref().unwrap())).count()
+        }).sum();
+        let expected_left_out: usize = snapshot.route_configuration().unwrap().virtual_hosts.iter().map(|vh| {
+            by_name(&objects, &vh.name).spec.routes.iter().filter(|route| !servable(route.r#match.as_ref().unwrap())).count()
+        }).sum();
+        prop_assert_eq!(left_out, expected_left_out);
         // Every invalid object is reported as such.
         let invalid = objects.len() - valid.len();
         let reported = snapshot.report.left_out.iter().filter(|l| matches!(l.reason, aether_projection::LeftOutReason::Invalid { .. })).count();

@@ -169,6 +169,20 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
     if !problems.is_empty() {
         return (response.deny(invalid_message(&problems)), Decision::DeniedInvalid);
     }
+    // Regular expressions the edge's Envoy would refuse (RE2 syntax it
+    // reads otherwise, or a program above its limit): no CRD rule can say
+    // it, and admitted, the edge would leave their routes out.
+    let regexes: Vec<Problem> = aether_projection::regex_problems(&spec)
+        .into_iter()
+        .map(|problem| Problem {
+            path: problem.field_path,
+            rule: problem.rule_id,
+            message: problem.message.into_owned(),
+        })
+        .collect();
+    if !regexes.is_empty() {
+        return (response.deny(invalid_message(&regexes)), Decision::DeniedInvalid);
+    }
     // Admitted all the same (the object means the same here without them),
     // but the person applying it should know this webhook did not judge them.
     let mut warnings: Vec<String> = set_aside
@@ -301,5 +315,41 @@ mod tests {
         index.upsert(ObjectKey::new("other", "web"), vec!["api.example.com".to_owned()]);
         assert_eq!(decide(&create, &index).1, Decision::DeniedConflict);
         assert_eq!(decide(&create, &HostIndex::new()).1, Decision::Allowed);
+    }
+
+    #[test]
+    fn a_regex_envoy_would_refuse_is_denied_naming_its_field() {
+        let object = |regex: &str| {
+            serde_json::json!({
+                "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
+                "metadata": {"name": "api", "namespace": "shop"},
+                "spec": {"hosts": ["api.example.com"], "routes": [
+                    {"match": {"prefix": "/"}, "backend": {"service": "web"}},
+                    {"match": {"prefix": "/", "queryParams": [{"name": "q", "regex": regex}]}, "backend": {"service": "web"}}
+                ]}
+            })
+        };
+        let index = HostIndex::new();
+        let judge = |regex: &str| {
+            let request = parse(&serde_json::to_vec(&review_for("u", &object(regex), None)).unwrap()).unwrap();
+            let (response, decision) = decide(&request, &index);
+            (decision, response.result.message)
+        };
+        assert_eq!(judge("[0-9]{1,8}").0, Decision::Allowed);
+        let (decision, message) = judge("[a-z]{200}");
+        assert_eq!(decision, Decision::DeniedInvalid);
+        assert!(
+            message.starts_with("VirtualHost is invalid: 1 validation error:")
+                && message.contains("- spec.routes[1].match.queryParams[0].regex: RE2 may compile")
+                && message.contains("Envoy refuses programs above 100 (simplify it")
+                && message.ends_with("[re2]"),
+            "{message}"
+        );
+        let (decision, message) = judge("[[:alpha:]&&[a-f]]");
+        assert_eq!(decision, Decision::DeniedInvalid);
+        assert!(message.contains("a class set operation"), "{message}");
+        // The hosts are judged as before: a conflict is still a conflict.
+        index.upsert(ObjectKey::new("other", "web"), vec!["api.example.com".to_owned()]);
+        assert_eq!(judge("[0-9]+").0, Decision::DeniedConflict);
     }
 }

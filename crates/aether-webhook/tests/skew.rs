@@ -44,7 +44,7 @@ fn new_fields_are_admitted_with_a_warning_naming_each() {
         .map(|w| w.as_str().unwrap())
         .collect();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[0].contains("spec.routeOrder"), "{warnings:?}");
+    assert!(warnings[0].contains("spec.mirror"), "{warnings:?}");
     assert!(warnings[1].contains("spec.routes[0].timeout"), "{warnings:?}");
 }
 
@@ -69,7 +69,7 @@ fn a_new_oneof_member_is_denied_unsupported_naming_it() {
     let message = message(&response);
     assert!(message.starts_with("Unsupported:"), "{message}");
     assert!(
-        message.contains("spec.routes[0].match.regex: unknown field"),
+        message.contains("spec.routes[0].match.template: unknown field"),
         "{message}"
     );
 }

@@ -282,7 +282,7 @@ fn a_match_with_both_prefix_and_exact_names_the_oneof() {
     let file = write(dir.path(), "both.yaml", both);
     assert_violation(
         &file,
-        "spec.routes[1].match: only one of `prefix`, `exact` may be set (oneof `path`) [decode]",
+        "spec.routes[1].match: only one of `prefix`, `exact`, `regex` may be set (oneof `path`) [decode]",
     );
 }
 
@@ -536,6 +536,20 @@ fn project_prints_the_snapshot_of_the_examples_with_their_conflicts() {
     );
     let left_out = snapshot["report"]["leftOut"].as_array().unwrap();
     assert!(left_out.iter().any(|o| o["reason"] == "invalid"), "{left_out:?}");
+    // `routeOrder: SPECIFICITY`: the routes in the order the edge tries them.
+    let docs = snapshot["routeConfiguration"]["virtualHosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|vh| vh["name"] == "default/docs")
+        .expect("examples/route-order.yaml is projected");
+    let order: Vec<&str> = docs["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|route| route["route"]["cluster"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["svc-docs-index", "svc-docs-versioned", "svc-docs", "svc-web"]);
 
     // YAML carries the same snapshot.
     let yaml = aetherctl(&["project".into(), examples.as_os_str().to_owned()]);
@@ -631,11 +645,14 @@ fn admit_on_the_examples_admits_denies_and_warns_as_the_webhook_would() {
         ),
         "  - spec.routes[0].match.prefix: must not contain an empty path segment (//) [path.no_empty_segment]\n"
             .to_owned(),
+        // The matching examples, each admitted.
+        format!("{}: CREATE admitted\n", at("match-headers.yaml", 0, "default/canary")),
+        format!("{}: CREATE admitted\n", at("route-order.yaml", 0, "default/docs")),
     ] {
         assert!(run.stdout.contains(&expected), "no {expected:?} in:\n{}", run.stdout);
     }
     assert!(
-        run.stdout.ends_with("6 object(s): 3 admitted, 3 denied\n"),
+        run.stdout.ends_with("11 object(s): 8 admitted, 3 denied\n"),
         "{}",
         run.stdout
     );
@@ -779,7 +796,7 @@ fn status_on_the_examples_says_what_the_controller_would_write() {
         assert!(run.stdout.contains(&expected), "no {expected:?} in:\n{}", run.stdout);
     }
     assert!(
-        run.stdout.ends_with("6 object(s): 3 fully served, 3 not\n"),
+        run.stdout.ends_with("11 object(s): 8 fully served, 3 not\n"),
         "{}",
         run.stdout
     );

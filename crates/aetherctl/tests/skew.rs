@@ -24,7 +24,7 @@ const PLAIN: &str = "d-plain.yaml";
 fn validate_is_strict_by_default_and_names_each_unknown_field() {
     let run = aetherctl(&["validate", &fixture(NEW_FIELDS)]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.contains("spec.routeOrder: unknown field"), "{}", run.stdout);
+    assert!(run.stdout.contains("spec.mirror: unknown field"), "{}", run.stdout);
     assert!(
         run.stdout.contains("spec.routes[0].timeout: unknown field"),
         "{}",
@@ -48,7 +48,7 @@ fn validate_tolerant_passes_new_fields_and_fails_new_values_as_unsupported() {
     let run = aetherctl(&["validate", "--tolerant", &fixture(NEW_ONEOF_MEMBER)]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stdout.contains("spec.routes[0].match.regex") && run.stdout.contains("unsupported"),
+        run.stdout.contains("spec.routes[0].match.template") && run.stdout.contains("unsupported"),
         "{}",
         run.stdout
     );

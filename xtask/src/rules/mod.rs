@@ -193,6 +193,11 @@ mod tests {
         let tls = api.message("aether.config.v1.VirtualHostTLS").unwrap();
         assert!(tls.fields[1].required);
         assert_eq!(tls.fields[1].rules[0].kind, RuleKind::DefinedOnly);
-        assert_eq!(api.enums[0].values[1].0, "SECRET_PROVIDER_KUBERNETES");
+        let provider = api
+            .enums
+            .iter()
+            .find(|e| e.full_name == "aether.config.v1.SecretProvider")
+            .unwrap();
+        assert_eq!(provider.values[1].0, "SECRET_PROVIDER_KUBERNETES");
     }
 }

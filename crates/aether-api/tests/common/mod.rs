@@ -2,15 +2,18 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use aether_api::config::v1::{
-    Condition, HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostStatus, VirtualHostTls,
-    route_match::Path,
+    Condition, HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec,
+    VirtualHostStatus, VirtualHostTls, header_match, query_param_match, route_match::Path,
 };
 use proptest::prelude::*;
 
 /// A route matching `path` to `service:port` (0: the service's default port).
 pub fn route_to(path: Path, service: &str, port: u32) -> HttpRoute {
     HttpRoute {
-        r#match: Some(RouteMatch { path: Some(path) }),
+        r#match: Some(RouteMatch {
+            path: Some(path),
+            ..Default::default()
+        }),
         backend: Some(RouteBackend {
             service: service.into(),
             port,
@@ -31,6 +34,7 @@ pub fn proposal_spec() -> VirtualHostSpec {
             secret_name: "example-tls".into(),
             provider: SecretProvider::Kubernetes.into(),
         }),
+        ..Default::default()
     }
 }
 
@@ -50,9 +54,49 @@ fn provider() -> impl Strategy<Value = i32> {
     prop_oneof![Just(0), Just(1), Just(2)]
 }
 
+fn header() -> impl Strategy<Value = HeaderMatch> {
+    use header_match::Value;
+    let value = prop_oneof![
+        text().prop_map(Value::Exact),
+        text().prop_map(Value::Prefix),
+        text().prop_map(Value::Regex),
+        any::<bool>().prop_map(Value::Present),
+    ];
+    (text(), proptest::option::of(value), any::<bool>()).prop_map(|(name, value, invert)| HeaderMatch {
+        name,
+        value,
+        invert,
+    })
+}
+
+fn query_param() -> impl Strategy<Value = QueryParamMatch> {
+    use query_param_match::Value;
+    let value = prop_oneof![
+        text().prop_map(Value::Exact),
+        text().prop_map(Value::Regex),
+        any::<bool>().prop_map(Value::Present),
+    ];
+    (text(), proptest::option::of(value)).prop_map(|(name, value)| QueryParamMatch { name, value })
+}
+
 fn route() -> impl Strategy<Value = HttpRoute> {
-    let path = prop_oneof![text().prop_map(Path::Prefix), text().prop_map(Path::Exact)];
-    let route_match = proptest::option::of(path).prop_map(|path| RouteMatch { path });
+    let path = prop_oneof![
+        text().prop_map(Path::Prefix),
+        text().prop_map(Path::Exact),
+        text().prop_map(Path::Regex)
+    ];
+    let route_match = (
+        proptest::option::of(path),
+        proptest::collection::vec(text(), 0..3),
+        proptest::collection::vec(header(), 0..3),
+        proptest::collection::vec(query_param(), 0..3),
+    )
+        .prop_map(|(path, methods, headers, query_params)| RouteMatch {
+            path,
+            methods,
+            headers,
+            query_params,
+        });
     let backend = (text(), any::<u32>()).prop_map(|(service, port)| RouteBackend { service, port });
     (proptest::option::of(route_match), proptest::option::of(backend))
         .prop_map(|(r#match, backend)| HttpRoute { r#match, backend })
@@ -60,22 +104,28 @@ fn route() -> impl Strategy<Value = HttpRoute> {
 
 /// Any spec whose enum values are named (what both JSON forms can carry).
 pub fn spec() -> impl Strategy<Value = VirtualHostSpec> {
-    spec_with(provider().boxed())
+    spec_with(provider().boxed(), prop_oneof![Just(0), Just(1), Just(2)].boxed())
 }
 
 /// Any spec at all, unknown enum numbers included (what binary can carry).
 pub fn any_spec() -> impl Strategy<Value = VirtualHostSpec> {
-    spec_with(any::<i32>().boxed())
+    spec_with(any::<i32>().boxed(), any::<i32>().boxed())
 }
 
-fn spec_with(provider: BoxedStrategy<i32>) -> impl Strategy<Value = VirtualHostSpec> {
+fn spec_with(provider: BoxedStrategy<i32>, route_order: BoxedStrategy<i32>) -> impl Strategy<Value = VirtualHostSpec> {
     let tls = (text(), provider).prop_map(|(secret_name, provider)| VirtualHostTls { secret_name, provider });
     (
         proptest::collection::vec(text(), 0..20),
         proptest::collection::vec(route(), 0..8),
         proptest::option::of(tls),
+        route_order,
     )
-        .prop_map(|(hosts, routes, tls)| VirtualHostSpec { hosts, routes, tls })
+        .prop_map(|(hosts, routes, tls, route_order)| VirtualHostSpec {
+            hosts,
+            routes,
+            tls,
+            route_order,
+        })
 }
 
 pub fn status() -> impl Strategy<Value = VirtualHostStatus> {

@@ -94,10 +94,11 @@ fn check(mode: Mode) {
     assert_eq!(edge.rejected(), 0, "{}", edge.logs());
 }
 
-/// Each route of each accepted object, asked for on each of its object's
-/// domains (a wildcard as `x.` + its suffix), reaches the backend of the
-/// first route of that object that matches the path, as Envoy's
-/// first-match order says.
+/// Each route of each accepted object matching on the path alone, asked
+/// for on each of its object's domains (a wildcard as `x.` + its suffix),
+/// reaches the backend of the first route of that object that matches the
+/// path, as Envoy's first-match order says. (Objects matching on more, the
+/// matching examples, are checked request by request in `matching.rs`.)
 fn every_route_reaches_its_backend(edge: &Edge) {
     let files = manifests();
     let texts: Vec<&str> = files.iter().map(|(_, text)| text.as_str()).collect();
@@ -105,7 +106,17 @@ fn every_route_reaches_its_backend(edge: &Edge) {
         .route_configuration()
         .expect("the projection decodes");
     let mut checked = 0;
-    for virtual_host in &config.virtual_hosts {
+    let path_only = |route: &aether_projection::envoy_route::Route| {
+        route.r#match.as_ref().is_some_and(|m| {
+            m.headers.is_empty()
+                && m.query_parameters.is_empty()
+                && matches!(
+                    m.path_specifier,
+                    Some(PathSpecifier::Prefix(_) | PathSpecifier::Path(_))
+                )
+        })
+    };
+    for virtual_host in config.virtual_hosts.iter().filter(|vh| vh.routes.iter().all(path_only)) {
         let paths: Vec<(PathSpecifier, String)> = virtual_host
             .routes
             .iter()

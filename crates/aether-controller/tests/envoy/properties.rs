@@ -1,6 +1,8 @@
 //! Random sets of valid objects, at and near the API's bounds: Envoy
 //! accepts every configuration the controller gives it, and runs exactly
-//! the projection.
+//! the projection. Routes match on paths, regexes near Envoy's program
+//! limit (and some above it, whose routes are left out), methods, headers
+//! and query parameters, in either route order.
 
 use aether_projection::envoy_route::RouteConfiguration;
 use aether_projection::{LeftOutReason, descriptors};
@@ -78,13 +80,91 @@ fn service() -> impl Strategy<Value = String> {
     ]
 }
 
-fn route() -> impl Strategy<Value = Value> {
-    (any::<bool>(), path(), service(), prop_oneof![Just(0u32), 1..=65535u32]).prop_map(
-        |(exact, path, service, port)| {
-            let kind = if exact { "exact" } else { "prefix" };
-            json!({"match": {kind: path}, "backend": {"service": service, "port": port}})
-        },
+/// Regular expressions from the RE2 guard's generator: most accepted and
+/// near Envoy's limit, some refused (their routes are left out). Drawn
+/// once.
+fn regexes() -> Vec<String> {
+    static REGEXES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(draw_regexes);
+    REGEXES.clone()
+}
+
+fn draw_regexes() -> Vec<String> {
+    let mut expressions = aether_projection::re2::testing::Expressions::new(0x9E2E);
+    let (mut near, mut refused) = (Vec::new(), Vec::new());
+    while near.len() < 200 || refused.len() < 20 {
+        let regex = expressions.next_expression();
+        if regex.len() > 1024 || !regex.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            continue;
+        }
+        match aether_projection::re2::check(&regex) {
+            Ok(bound) if bound >= 60 && near.len() < 200 => near.push(regex),
+            Err(aether_projection::re2::Re2Refusal::TooLarge { .. }) if refused.len() < 20 => refused.push(regex),
+            _ => {}
+        }
+    }
+    near.extend(refused);
+    near
+}
+
+fn header() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(vec!["x-a", "x-env", "authorization", "x-b"]),
+        0..4u8,
+        prop::sample::select(regexes()),
+        any::<bool>(),
     )
+        .prop_map(|(name, kind, regex, invert)| {
+            let mut header = match kind {
+                0 => json!({"exact": "a b"}),
+                1 => json!({"prefix": "Bearer "}),
+                2 => json!({"regex": regex}),
+                _ => json!({"present": true}),
+            };
+            header["name"] = json!(name);
+            header["invert"] = json!(invert);
+            header
+        })
+}
+
+fn query_param() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(vec!["q", "id", "v"]),
+        0..3u8,
+        prop::sample::select(regexes()),
+    )
+        .prop_map(|(name, kind, regex)| {
+            let mut param = match kind {
+                0 => json!({"exact": "%41b"}),
+                1 => json!({"regex": regex}),
+                _ => json!({"present": true}),
+            };
+            param["name"] = json!(name);
+            param
+        })
+}
+
+fn route() -> impl Strategy<Value = Value> {
+    (
+        0..3u8,
+        path(),
+        prop::sample::select(regexes()),
+        prop::sample::subsequence(vec!["GET", "POST", "PUT", "DELETE"], 0..=3),
+        prop::collection::vec(header(), 0..3),
+        prop::collection::vec(query_param(), 0..3),
+        service(),
+        prop_oneof![Just(0u32), 1..=65535u32],
+    )
+        .prop_map(|(kind, path, regex, methods, headers, query_params, service, port)| {
+            let mut route_match = match kind {
+                0 => json!({"exact": path}),
+                1 => json!({"prefix": path}),
+                _ => json!({"regex": regex}),
+            };
+            route_match["methods"] = json!(methods);
+            route_match["headers"] = json!(headers);
+            route_match["queryParams"] = json!(query_params);
+            json!({"match": route_match, "backend": {"service": service, "port": port}})
+        })
 }
 
 fn object(index: usize) -> impl Strategy<Value = Value> {
@@ -102,7 +182,8 @@ fn object(index: usize) -> impl Strategy<Value = Value> {
         "2026-01-01T00:00:00Z",
         "2026-02-01T00:00:00Z",
     ]));
-    (hosts, routes, namespace, created).prop_map(move |(hosts, routes, namespace, created)| {
+    let order = prop::sample::select(vec!["LISTED", "SPECIFICITY"]);
+    (hosts, routes, namespace, created, order).prop_map(move |(hosts, routes, namespace, created, order)| {
         let mut metadata = json!({"name": format!("vh-{index}"), "namespace": namespace});
         if let Some(created) = created {
             metadata["creationTimestamp"] = json!(created);
@@ -111,7 +192,7 @@ fn object(index: usize) -> impl Strategy<Value = Value> {
             "apiVersion": "config.aether.io/v1",
             "kind": "VirtualHost",
             "metadata": metadata,
-            "spec": {"hosts": hosts, "routes": routes}
+            "spec": {"hosts": hosts, "routes": routes, "routeOrder": order}
         })
     })
 }

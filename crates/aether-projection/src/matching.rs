@@ -1,0 +1,205 @@
+//! A route's match as Envoy's `RouteMatch`, the routes' order, and which
+//! regular expressions the edge cannot serve.
+
+use std::borrow::Cow;
+use std::cmp::Reverse;
+
+use aether_api::config::v1::{
+    HeaderMatch, QueryParamMatch, RouteMatch, RouteOrder, VirtualHostSpec, header_match, query_param_match,
+    route_match::Path,
+};
+use envoy_types::pb::envoy::config::route::v3 as route;
+use envoy_types::pb::envoy::r#type::matcher::v3::{RegexMatcher, StringMatcher, string_matcher::MatchPattern};
+
+use crate::path::{MatchKind, edge_normal_form};
+use crate::re2;
+use crate::validation::Problem;
+
+/// The rule id of a regular expression the edge's RE2 cannot compile
+/// (see [`re2`]).
+pub const RULE_RE2: &str = "re2";
+
+/// Every regular expression of `spec` Envoy would refuse, with its field
+/// path and why: the routes holding one are left out of the edge, and the
+/// webhook denies the object.
+pub fn regex_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
+    spec.routes
+        .iter()
+        .enumerate()
+        .filter_map(|(index, route)| route.r#match.as_ref().map(|m| (index, m)))
+        .flat_map(|(index, route_match)| route_regex_problems(index, route_match))
+        .collect()
+}
+
+/// The regular expressions of route `index`'s match that Envoy would refuse.
+pub(crate) fn route_regex_problems(index: usize, route_match: &RouteMatch) -> Vec<Problem> {
+    let at = format!("spec.routes[{index}].match");
+    let mut regexes: Vec<(String, &str)> = Vec::new();
+    if let Some(Path::Regex(regex)) = &route_match.path {
+        regexes.push((format!("{at}.regex"), regex));
+    }
+    for (i, header) in route_match.headers.iter().enumerate() {
+        if let Some(header_match::Value::Regex(regex)) = &header.value {
+            regexes.push((format!("{at}.headers[{i}].regex"), regex));
+        }
+    }
+    for (i, param) in route_match.query_params.iter().enumerate() {
+        if let Some(query_param_match::Value::Regex(regex)) = &param.value {
+            regexes.push((format!("{at}.queryParams[{i}].regex"), regex));
+        }
+    }
+    regexes
+        .into_iter()
+        .filter_map(|(field_path, regex)| {
+            re2::check(regex).err().map(|refusal| Problem {
+                field_path,
+                rule_id: RULE_RE2,
+                message: Cow::Owned(refusal.to_string()),
+            })
+        })
+        .collect()
+}
+
+/// Envoy's match for a (valid) route match whose regular expressions all
+/// pass [`re2::check`]: the path in the form Envoy compares (see
+/// [`edge_normal_form`]), the methods as a `:method` header match, then
+/// the headers and the query parameters.
+pub(crate) fn envoy_match(route_match: &RouteMatch) -> Option<route::RouteMatch> {
+    // In the form Envoy compares normalized request paths with, or a path
+    // written otherwise (`/%7Euser`) could never match.
+    let path_specifier = match route_match.path.as_ref()? {
+        Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(edge_normal_form(prefix, MatchKind::Prefix)),
+        Path::Exact(exact) => route::route_match::PathSpecifier::Path(edge_normal_form(exact, MatchKind::Exact)),
+        Path::Regex(regex) => route::route_match::PathSpecifier::SafeRegex(regex_matcher(regex)),
+    };
+    let mut headers = Vec::with_capacity(route_match.headers.len() + 1);
+    if let Some(methods) = methods_matcher(&route_match.methods) {
+        headers.push(methods);
+    }
+    headers.extend(route_match.headers.iter().map(header_matcher));
+    Some(route::RouteMatch {
+        path_specifier: Some(path_specifier),
+        headers,
+        query_parameters: route_match.query_params.iter().map(query_parameter_matcher).collect(),
+        ..Default::default()
+    })
+}
+
+fn regex_matcher(regex: &str) -> RegexMatcher {
+    // No engine named: Envoy's default, RE2, the one the guard models.
+    RegexMatcher {
+        regex: regex.to_owned(),
+        engine_type: None,
+    }
+}
+
+fn string_matcher(pattern: MatchPattern) -> StringMatcher {
+    StringMatcher {
+        ignore_case: false,
+        match_pattern: Some(pattern),
+    }
+}
+
+/// `methods` as Envoy matches a method: the `:method` pseudo-header, equal
+/// to the one method, or to one of several (`GET|HEAD`: the methods are
+/// upper-case letters, so the alternation needs no escaping, and nine of
+/// them stay far below RE2's program limit, which a test checks).
+fn methods_matcher(methods: &[String]) -> Option<route::HeaderMatcher> {
+    let pattern = match methods {
+        [] => return None,
+        [method] => MatchPattern::Exact(method.clone()),
+        methods => MatchPattern::SafeRegex(regex_matcher(&methods.join("|"))),
+    };
+    Some(route::HeaderMatcher {
+        name: ":method".to_owned(),
+        header_match_specifier: Some(route::header_matcher::HeaderMatchSpecifier::StringMatch(
+            string_matcher(pattern),
+        )),
+        ..Default::default()
+    })
+}
+
+fn header_matcher(header: &HeaderMatch) -> route::HeaderMatcher {
+    use route::header_matcher::HeaderMatchSpecifier;
+    let specifier = header.value.as_ref().map(|value| match value {
+        header_match::Value::Exact(exact) => {
+            HeaderMatchSpecifier::StringMatch(string_matcher(MatchPattern::Exact(exact.clone())))
+        }
+        header_match::Value::Prefix(prefix) => {
+            HeaderMatchSpecifier::StringMatch(string_matcher(MatchPattern::Prefix(prefix.clone())))
+        }
+        header_match::Value::Regex(regex) => {
+            HeaderMatchSpecifier::StringMatch(string_matcher(MatchPattern::SafeRegex(regex_matcher(regex))))
+        }
+        header_match::Value::Present(_) => HeaderMatchSpecifier::PresentMatch(true),
+    });
+    route::HeaderMatcher {
+        name: header.name.clone(),
+        invert_match: header.invert,
+        header_match_specifier: specifier,
+        ..Default::default()
+    }
+}
+
+fn query_parameter_matcher(param: &QueryParamMatch) -> route::QueryParameterMatcher {
+    use route::query_parameter_matcher::QueryParameterMatchSpecifier;
+    let specifier = param.value.as_ref().map(|value| match value {
+        query_param_match::Value::Exact(exact) => {
+            QueryParameterMatchSpecifier::StringMatch(string_matcher(MatchPattern::Exact(exact.clone())))
+        }
+        query_param_match::Value::Regex(regex) => {
+            QueryParameterMatchSpecifier::StringMatch(string_matcher(MatchPattern::SafeRegex(regex_matcher(regex))))
+        }
+        query_param_match::Value::Present(_) => QueryParameterMatchSpecifier::PresentMatch(true),
+    });
+    route::QueryParameterMatcher {
+        name: param.name.clone(),
+        query_parameter_match_specifier: specifier,
+    }
+}
+
+/// The indices of `spec.routes` in the order the edge tries them: as
+/// listed, or, with `routeOrder: SPECIFICITY`, by Gateway API's HTTPRoute
+/// precedence ([`Specificity`]), ties in listed order (a stable sort).
+pub(crate) fn route_order(spec: &VirtualHostSpec) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..spec.routes.len()).collect();
+    if spec.route_order == RouteOrder::Specificity as i32 {
+        order.sort_by_cached_key(|&index| specificity(spec.routes[index].r#match.as_ref()));
+    }
+    order
+}
+
+/// A route's rank for `routeOrder: SPECIFICITY`, lower first (the field
+/// order is the precedence): Gateway API's HTTPRoute precedence, with
+/// `regex` where Envoy Gateway puts it.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Specificity {
+    /// An `exact` path (0), then a `regex` path (1), then a `prefix` (2).
+    path_kind: u8,
+    /// The longest prefix first, in the form Envoy compares
+    /// ([`edge_normal_form`]).
+    longer_prefix: Reverse<usize>,
+    /// Routes with `methods` before those without.
+    no_methods: bool,
+    /// More header matches first.
+    more_headers: Reverse<usize>,
+    /// More query parameter matches first.
+    more_query_params: Reverse<usize>,
+}
+
+fn specificity(route_match: Option<&RouteMatch>) -> Specificity {
+    let (path_kind, length) = match route_match.and_then(|m| m.path.as_ref()) {
+        Some(Path::Exact(_)) => (0, 0),
+        Some(Path::Regex(_)) => (1, 0),
+        Some(Path::Prefix(prefix)) => (2, edge_normal_form(prefix, MatchKind::Prefix).len()),
+        // Not in a valid object.
+        None => (u8::MAX, 0),
+    };
+    Specificity {
+        path_kind,
+        longer_prefix: Reverse(length),
+        no_methods: route_match.is_none_or(|m| m.methods.is_empty()),
+        more_headers: Reverse(route_match.map_or(0, |m| m.headers.len())),
+        more_query_params: Reverse(route_match.map_or(0, |m| m.query_params.len())),
+    }
+}

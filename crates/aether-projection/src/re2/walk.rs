@@ -1,0 +1,491 @@
+//! The walk over a parsed expression: the allow-list, construct by
+//! construct, and what each costs in RE2's flattened program (see the
+//! parent module's comment for the bound).
+
+use regex_syntax::ast::{
+    self, AssertionKind, Ast, ClassSet, ClassSetItem, Flag, FlagsItemKind, GroupKind, HexLiteralKind, LiteralKind,
+    RepetitionKind, RepetitionRange, SpecialLiteralKind,
+};
+
+use super::class::{self, RuneSet};
+use super::{RE2_MAX_REPEAT, Re2Refusal};
+
+/// What a sub-expression adds to RE2's flattened program, at most:
+/// `instructions` that consume or mark input (they stay), and `nop_edges`,
+/// the edges of its `Alt`s (and empty matches) that may lead to an
+/// instruction flattening makes a list of its own, and so become a `Nop`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Cost {
+    pub(super) instructions: u64,
+    pub(super) nop_edges: u64,
+}
+
+impl Cost {
+    const fn new(instructions: u64, nop_edges: u64) -> Self {
+        Self {
+            instructions,
+            nop_edges,
+        }
+    }
+
+    fn plus(self, other: Self) -> Self {
+        Self::new(
+            self.instructions.saturating_add(other.instructions),
+            self.nop_edges.saturating_add(other.nop_edges),
+        )
+    }
+
+    fn times(self, count: u32) -> Self {
+        Self::new(
+            self.instructions.saturating_mul(count.into()),
+            self.nop_edges.saturating_mul(count.into()),
+        )
+    }
+
+    /// The bound of the flattened program (see the module's comment).
+    pub(super) fn total(self) -> u64 {
+        self.instructions.saturating_add(self.nop_edges).saturating_add(6)
+    }
+}
+
+/// The `Alt` of a `*`, `+` or `?`: both its edges (into the loop or the
+/// optional part, and out of it) may lead to a list of its own.
+const ALT: Cost = Cost::new(0, 2);
+
+/// What a sub-expression costs and whether it can match the empty string
+/// (RE2 compiles `x*` of such an `x` as `(x+)?`: two `Alt`s).
+#[derive(Clone, Copy)]
+pub(super) struct Node {
+    pub(super) cost: Cost,
+    nullable: bool,
+}
+
+/// The flags that change what RE2 compiles (`m` and `U` change only which
+/// instruction or which order, not how many).
+#[derive(Debug, Clone, Copy, Default)]
+struct Flags {
+    case_insensitive: bool,
+    dot_matches_new_line: bool,
+}
+
+pub(super) struct Walker<'a> {
+    source: &'a str,
+    flags: Flags,
+    /// Count classes that fold ASCII as RE2 compiles them alone (see
+    /// [`RuneSet::cost`]).
+    fold_ascii: bool,
+    /// Whether a literal or class holds ASCII letters with their other case.
+    pub(super) letters_folded: bool,
+    /// Whether one holds an ASCII letter without its other case.
+    pub(super) letters_unfolded: bool,
+}
+
+fn unsupported(construct: impl Into<String>, span: &ast::Span) -> Re2Refusal {
+    Re2Refusal::Unsupported {
+        construct: construct.into(),
+        offset: span.start.offset,
+    }
+}
+
+impl<'a> Walker<'a> {
+    pub(super) fn new(source: &'a str, fold_ascii: bool) -> Self {
+        Self {
+            source,
+            flags: Flags::default(),
+            fold_ascii,
+            letters_folded: false,
+            letters_unfolded: false,
+        }
+    }
+
+    /// What a set of characters costs, noting its letters.
+    fn set_cost(&mut self, set: &RuneSet) -> Cost {
+        if set.has_ascii_letters() {
+            if set.folds_ascii() {
+                self.letters_folded = true;
+            } else {
+                self.letters_unfolded = true;
+            }
+        }
+        set.cost(self.fold_ascii)
+    }
+
+    pub(super) fn node(&mut self, ast: &Ast) -> Result<Node, Re2Refusal> {
+        Ok(match ast {
+            // An empty match: one `Nop`.
+            Ast::Empty(_) => Node {
+                cost: Cost::new(1, 0),
+                nullable: true,
+            },
+            Ast::Flags(set) => {
+                self.set_flags(&set.flags)?;
+                // Where the flags are all an alternative holds, RE2
+                // compiles an empty match.
+                Node {
+                    cost: Cost::new(1, 0),
+                    nullable: true,
+                }
+            }
+            Ast::Literal(literal) => self.literal(literal)?,
+            Ast::Dot(_) => Node {
+                cost: self.set_cost(&class::dot(self.flags.dot_matches_new_line)),
+                nullable: false,
+            },
+            Ast::Assertion(assertion) => match assertion.kind {
+                AssertionKind::StartLine
+                | AssertionKind::EndLine
+                | AssertionKind::StartText
+                | AssertionKind::EndText
+                | AssertionKind::WordBoundary
+                | AssertionKind::NotWordBoundary => Node {
+                    cost: Cost::new(1, 0),
+                    nullable: true,
+                },
+                _ => {
+                    return Err(unsupported(
+                        "a word-boundary assertion other than \\b and \\B",
+                        &assertion.span,
+                    ));
+                }
+            },
+            Ast::ClassUnicode(class) => return Err(unsupported("a Unicode class (\\p, \\P)", &class.span)),
+            Ast::ClassPerl(class) => {
+                let mut set = class::perl(&class.kind);
+                if self.flags.case_insensitive {
+                    set = set.case_folded();
+                }
+                if class.negated {
+                    set = set.negated();
+                }
+                self.class(&set, &class.span)?
+            }
+            Ast::ClassBracketed(class) => {
+                let set = self.bracketed(class)?;
+                self.class(&set, &class.span)?
+            }
+            Ast::Repetition(repetition) => self.repetition(repetition)?,
+            Ast::Group(group) => self.group(group)?,
+            Ast::Alternation(alternation) => {
+                let mut cost = Cost::default();
+                let mut nullable = false;
+                for ast in &alternation.asts {
+                    let node = self.node(ast)?;
+                    cost = cost.plus(node.cost);
+                    nullable |= node.nullable;
+                }
+                // k alternatives are k-1 `Alt`s: one edge into each
+                // alternative may become a `Nop` (an alternative that is a
+                // loop begins with a list of its own); the edges between
+                // the `Alt`s lead to fresh `Alt`s, never.
+                let branches = u64::try_from(alternation.asts.len()).unwrap_or(u64::MAX);
+                Node {
+                    cost: cost.plus(Cost::new(0, branches)),
+                    nullable,
+                }
+            }
+            Ast::Concat(concat) => {
+                let mut cost = Cost::default();
+                let mut nullable = true;
+                for ast in &concat.asts {
+                    let node = self.node(ast)?;
+                    cost = cost.plus(node.cost);
+                    nullable &= node.nullable;
+                }
+                Node { cost, nullable }
+            }
+        })
+    }
+
+    fn set_flags(&mut self, flags: &ast::Flags) -> Result<(), Re2Refusal> {
+        let mut on = true;
+        for item in &flags.items {
+            match &item.kind {
+                FlagsItemKind::Negation => on = false,
+                FlagsItemKind::Flag(Flag::CaseInsensitive) => self.flags.case_insensitive = on,
+                FlagsItemKind::Flag(Flag::DotMatchesNewLine) => self.flags.dot_matches_new_line = on,
+                FlagsItemKind::Flag(Flag::MultiLine | Flag::SwapGreed) => {}
+                FlagsItemKind::Flag(Flag::Unicode | Flag::CRLF | Flag::IgnoreWhitespace) => {
+                    return Err(unsupported("a flag other than i, m, s and U", &item.span));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The code point of a literal, refusing the escapes RE2 lacks.
+    fn literal_char(literal: &ast::Literal) -> Result<u32, Re2Refusal> {
+        let c = u32::from(literal.c);
+        match &literal.kind {
+            LiteralKind::Verbatim
+            | LiteralKind::Meta
+            | LiteralKind::Superfluous
+            | LiteralKind::HexFixed(HexLiteralKind::X)
+            | LiteralKind::HexBrace(HexLiteralKind::X)
+            | LiteralKind::Special(
+                SpecialLiteralKind::Bell
+                | SpecialLiteralKind::FormFeed
+                | SpecialLiteralKind::Tab
+                | SpecialLiteralKind::LineFeed
+                | SpecialLiteralKind::CarriageReturn
+                | SpecialLiteralKind::VerticalTab,
+            ) => {
+                if literal.kind == LiteralKind::Verbatim && !literal.c.is_ascii() {
+                    return Err(unsupported(
+                        "a non-ASCII character (Envoy's RE2 reads the pattern as bytes: write \\xHH)",
+                        &literal.span,
+                    ));
+                }
+                if c > 0xFF {
+                    return Err(unsupported(
+                        "a character above \\xFF (Envoy's RE2 matches bytes, in Latin-1)",
+                        &literal.span,
+                    ));
+                }
+                Ok(c)
+            }
+            LiteralKind::HexFixed(_) | LiteralKind::HexBrace(_) => {
+                Err(unsupported("a \\u or \\U escape (write \\x{...})", &literal.span))
+            }
+            LiteralKind::Octal | LiteralKind::Special(SpecialLiteralKind::Space) => {
+                Err(unsupported("this escape", &literal.span))
+            }
+        }
+    }
+
+    fn literal(&mut self, literal: &ast::Literal) -> Result<Node, Re2Refusal> {
+        let c = Self::literal_char(literal)?;
+        let cost = if self.flags.case_insensitive {
+            self.fold_ascii_only(c, &literal.span)?;
+            // RE2 compiles a folded letter as a class (one byte range
+            // matching both cases, when counted as it compiles alone).
+            self.set_cost(&RuneSet::single(c).case_folded())
+        } else {
+            if is_ascii_letter(c) {
+                self.letters_unfolded = true;
+            }
+            // One byte range, in Latin-1.
+            Cost::new(1, 0)
+        };
+        Ok(Node { cost, nullable: false })
+    }
+
+    fn fold_ascii_only(&self, c: u32, span: &ast::Span) -> Result<(), Re2Refusal> {
+        if self.flags.case_insensitive && c > 0x7F {
+            return Err(unsupported("a non-ASCII character under (?i)", span));
+        }
+        Ok(())
+    }
+
+    fn class(&mut self, set: &RuneSet, span: &ast::Span) -> Result<Node, Re2Refusal> {
+        if set.is_empty_in_latin1() {
+            return Err(unsupported("a class that matches no byte", span));
+        }
+        Ok(Node {
+            cost: self.set_cost(set),
+            nullable: false,
+        })
+    }
+
+    fn bracketed(&self, class: &ast::ClassBracketed) -> Result<RuneSet, Re2Refusal> {
+        let ClassSet::Item(item) = &class.kind else {
+            return Err(unsupported("a class set operation (&&, --, ~~)", &class.span));
+        };
+        let items = match item {
+            ClassSetItem::Union(union) => union.items.as_slice(),
+            item => std::slice::from_ref(item),
+        };
+        // An unescaped `-` right after a character, not last: RE2 reads a
+        // range there (and refuses `[a-\W]`, `[--\W]`), where Rust, seeing
+        // no character after it, reads a `-`. After a range or a class
+        // (`[a-z-_]`, `[\d-z]`) both read a `-`.
+        let last = class.span.end.offset.saturating_sub(1);
+        for pair in items.windows(2) {
+            if let [ClassSetItem::Literal(_), ClassSetItem::Literal(literal)] = pair
+                && literal.c == '-'
+                && literal.kind == LiteralKind::Verbatim
+                && literal.span.end.offset != last
+            {
+                return Err(unsupported(
+                    "a - after a character that RE2 reads as a range (write \\-)",
+                    &literal.span,
+                ));
+            }
+        }
+        let mut set = RuneSet::default();
+        for item in items {
+            set.add_set(&self.class_item(item)?);
+        }
+        Ok(if class.negated { set.negated() } else { set })
+    }
+
+    /// One item of a bracketed class, case folded as RE2 folds it: a
+    /// negated group is folded before it is negated.
+    fn class_item(&self, item: &ClassSetItem) -> Result<RuneSet, Re2Refusal> {
+        let fold = |set: RuneSet| {
+            if self.flags.case_insensitive {
+                set.case_folded()
+            } else {
+                set
+            }
+        };
+        Ok(match item {
+            ClassSetItem::Empty(_) => RuneSet::default(),
+            ClassSetItem::Literal(literal) => {
+                let c = Self::literal_char(literal)?;
+                self.fold_ascii_only(c, &literal.span)?;
+                fold(RuneSet::single(c))
+            }
+            ClassSetItem::Range(range) => {
+                let (lo, hi) = (Self::literal_char(&range.start)?, Self::literal_char(&range.end)?);
+                self.fold_ascii_only(hi.max(lo), &range.span)?;
+                let mut set = RuneSet::default();
+                set.add_range(lo, hi);
+                fold(set)
+            }
+            ClassSetItem::Ascii(ascii) => {
+                let set = fold(class::posix(&ascii.kind));
+                if ascii.negated { set.negated() } else { set }
+            }
+            ClassSetItem::Perl(perl) => {
+                let set = fold(class::perl(&perl.kind));
+                if perl.negated { set.negated() } else { set }
+            }
+            ClassSetItem::Unicode(unicode) => return Err(unsupported("a Unicode class (\\p, \\P)", &unicode.span)),
+            ClassSetItem::Bracketed(nested) => {
+                return Err(unsupported(
+                    "a class nested in a class (RE2 reads [ there as a character)",
+                    &nested.span,
+                ));
+            }
+            ClassSetItem::Union(union) => {
+                let mut set = RuneSet::default();
+                for item in &union.items {
+                    set.add_set(&self.class_item(item)?);
+                }
+                set
+            }
+        })
+    }
+
+    fn repetition(&mut self, repetition: &ast::Repetition) -> Result<Node, Re2Refusal> {
+        if matches!(*repetition.ast, Ast::Repetition(_)) {
+            return Err(unsupported(
+                "a repetition of a repetition (RE2 refuses a** and a{2}{3}: group the inner one)",
+                &repetition.op.span,
+            ));
+        }
+        let (min, max) = match &repetition.op.kind {
+            RepetitionKind::ZeroOrOne => (0, Some(1)),
+            RepetitionKind::ZeroOrMore => (0, None),
+            RepetitionKind::OneOrMore => (1, None),
+            RepetitionKind::Range(range) => {
+                // RE2 reads `{` as a character unless `{n}`, `{n,}` or
+                // `{n,m}` follows exactly; Rust also takes spaces and `{,m}`.
+                let text = &self.source[repetition.op.span.start.offset..repetition.op.span.end.offset];
+                if !is_strict_count(text.strip_suffix('?').unwrap_or(text)) {
+                    return Err(unsupported(
+                        "a counted repetition not written {n}, {n,} or {n,m}",
+                        &repetition.op.span,
+                    ));
+                }
+                let (min, max) = match *range {
+                    RepetitionRange::Exactly(n) => (n, Some(n)),
+                    RepetitionRange::AtLeast(n) => (n, None),
+                    RepetitionRange::Bounded(n, m) => (n, Some(m)),
+                };
+                if min.max(max.unwrap_or(0)) > RE2_MAX_REPEAT {
+                    return Err(unsupported(
+                        format!("a repetition count above RE2's {RE2_MAX_REPEAT}"),
+                        &repetition.op.span,
+                    ));
+                }
+                (min, max)
+            }
+        };
+        let sub = self.node(&repetition.ast)?;
+        // As RE2 simplifies them: x{n,} is n copies then x+ (x* when n is
+        // 0); x{n,m} is m copies, the last m-n each under a `?`; x{0} is
+        // an empty match; a star of a nullable x is (x+)?.
+        // A loop over one byte range may end as an `AltMatch` (a `.*` in
+        // front of the match, with `(?s)`), one more instruction.
+        let loop_alt = if sub.cost == Cost::new(1, 0) {
+            ALT.plus(Cost::new(1, 0))
+        } else {
+            ALT
+        };
+        let star = sub
+            .cost
+            .plus(loop_alt)
+            .plus(if sub.nullable { ALT } else { Cost::default() });
+        let cost = match (min, max) {
+            (0, Some(0)) => Cost::new(1, 0),
+            (0, None) => star,
+            (n, None) => sub.cost.times(n).plus(loop_alt),
+            (n, Some(m)) => sub.cost.times(m).plus(ALT.times(m - n)),
+        };
+        Ok(Node {
+            cost,
+            nullable: min == 0 || sub.nullable,
+        })
+    }
+
+    fn group(&mut self, group: &ast::Group) -> Result<Node, Re2Refusal> {
+        let saved = self.flags;
+        let capture = match &group.kind {
+            GroupKind::CaptureIndex(_) => true,
+            GroupKind::CaptureName { starts_with_p, name } => {
+                if !starts_with_p {
+                    return Err(unsupported("a (?<name>...) group (write (?P<name>...))", &group.span));
+                }
+                if !is_re2_capture_name(&name.name) {
+                    return Err(unsupported(
+                        "a group name other than ASCII letters, digits and _",
+                        &name.span,
+                    ));
+                }
+                true
+            }
+            GroupKind::NonCapturing(flags) => {
+                self.set_flags(flags)?;
+                false
+            }
+        };
+        let sub = self.node(&group.ast);
+        self.flags = saved;
+        let sub = sub?;
+        Ok(Node {
+            // A capture is two instructions, around its expression.
+            cost: if capture {
+                sub.cost.plus(Cost::new(2, 0))
+            } else {
+                sub.cost
+            },
+            nullable: sub.nullable,
+        })
+    }
+}
+
+fn is_ascii_letter(c: u32) -> bool {
+    u8::try_from(c).is_ok_and(|b| b.is_ascii_alphabetic())
+}
+
+/// `{n}`, `{n,}` or `{n,m}`, digits only.
+fn is_strict_count(text: &str) -> bool {
+    let Some(inner) = text.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match inner.split_once(',') {
+        None => digits(inner),
+        Some((min, max)) => digits(min) && (max.is_empty() || digits(max)),
+    }
+}
+
+/// A name both RE2 and Rust accept: ASCII letters, digits and `_`, not
+/// starting with a digit.
+fn is_re2_capture_name(name: &str) -> bool {
+    name.bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
