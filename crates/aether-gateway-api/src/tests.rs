@@ -6,10 +6,7 @@ use super::*;
 
 fn route(path: Path, service: &str, port: u32) -> HttpRoute {
     HttpRoute {
-        r#match: Some(RouteMatch {
-            path: Some(path),
-            ..RouteMatch::default()
-        }),
+        r#match: Some(RouteMatch { path: Some(path) }),
         backend: Some(RouteBackend {
             service: service.to_owned(),
             port,
