@@ -71,8 +71,10 @@ pub struct VirtualHostSpec {
     /// form). A numeric IPv4 address passes the pattern, as in Gateway API.
     #[prost(string, repeated, tag = "1")]
     pub hosts: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
-    /// The routes, in order. The first route whose match fits the request path
-    /// wins, so order is meaning: it is kept in every output.
+    /// The routes. In the listed route order (the default), the first route
+    /// whose match fits the request wins, so order is meaning: it is kept in
+    /// every output. In the `ROUTE_ORDER_SPECIFICITY` route order the edge
+    /// first sorts them by how specific their matches are.
     ///
     /// Rules: 1 to 128 routes. Two routes with the same match are allowed (the
     /// second is unreachable), as in Envoy.
@@ -81,8 +83,14 @@ pub struct VirtualHostSpec {
     /// TLS termination for the hosts above. Absent means plain HTTP only.
     #[prost(message, optional, tag = "3")]
     pub tls: ::core::option::Option<VirtualHostTls>,
+    /// The order in which the edge tries the routes. Absent (or
+    /// `ROUTE_ORDER_UNSPECIFIED`) means `ROUTE_ORDER_LISTED`, the v1 behaviour.
+    ///
+    /// Rules: a value defined below (unknown numbers are rejected).
+    #[prost(enumeration = "RouteOrder", tag = "4")]
+    pub route_order: i32,
 }
-/// One routing rule: requests whose path fits `match` go to `backend`.
+/// One routing rule: requests that fit `match` go to `backend`.
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
 #[cfg_attr(
     feature = "reflect",
@@ -91,18 +99,20 @@ pub struct VirtualHostSpec {
         message_name = "aether.config.v1.HTTPRoute"
     )
 )]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct HttpRoute {
-    /// Which request paths this route takes. Required.
+    /// Which requests this route takes. Required.
     #[prost(message, optional, tag = "1")]
     pub r#match: ::core::option::Option<RouteMatch>,
     /// Where matching requests are sent. Required.
     #[prost(message, optional, tag = "2")]
     pub backend: ::core::option::Option<RouteBackend>,
 }
-/// A request-path match: exactly one of `prefix` or `exact`.
+/// A request match: a path (exactly one of `prefix`, `exact` or `regex`),
+/// and optionally methods, headers and query parameters. A request matches
+/// when every part that is set matches.
 ///
-/// Both take an absolute, normalized URI path: it starts with `/`, has at most
+/// `prefix` and `exact` take an absolute, normalized URI path: it starts with `/`, has at most
 /// 1024 characters, and is made only of RFC 3986 path characters
 /// (`A-Z a-z 0-9 - . _ ~ ! $ & ' ( ) * + , ; = : @ /`) and `%XX` escapes.
 /// It holds no empty segment (`//`), no dot segment (`/./`, `/../`, or a
@@ -118,7 +128,8 @@ pub struct HttpRoute {
 /// or `..;` are dot segments and resolved (`/a/%2E%2E/b` is `/b`). A
 /// `prefix`'s last segment may go on in the request (`/a/%2E` matches
 /// `/a/.b`). Envoy refuses every request path holding `%00`, so a match
-/// with one is never reached.
+/// with one is never reached. A `regex` is matched against the same normal
+/// form, without the query.
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
 #[cfg_attr(
     feature = "reflect",
@@ -127,10 +138,29 @@ pub struct HttpRoute {
         message_name = "aether.config.v1.RouteMatch"
     )
 )]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct RouteMatch {
+    /// The request methods this route takes: the request's method must be one
+    /// of these. Empty means any method.
+    ///
+    /// Rules: at most 9 entries, no duplicates, each one of `GET`, `HEAD`,
+    /// `POST`, `PUT`, `DELETE`, `CONNECT`, `OPTIONS`, `TRACE`, `PATCH`
+    /// (upper case, as HTTP methods are case-sensitive).
+    #[prost(string, repeated, tag = "4")]
+    pub methods: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Request headers this route requires: every entry must match. Two
+    /// entries may name the same header; both must then match.
+    ///
+    /// Rules: at most 16 entries, as in Gateway API.
+    #[prost(message, repeated, tag = "5")]
+    pub headers: ::prost::alloc::vec::Vec<HeaderMatch>,
+    /// Query parameters this route requires: every entry must match.
+    ///
+    /// Rules: at most 16 entries, as in Gateway API.
+    #[prost(message, repeated, tag = "6")]
+    pub query_params: ::prost::alloc::vec::Vec<QueryParamMatch>,
     /// The kind of match. One must be set.
-    #[prost(oneof = "route_match::Path", tags = "1, 2")]
+    #[prost(oneof = "route_match::Path", tags = "1, 2, 3")]
     pub path: ::core::option::Option<route_match::Path>,
 }
 /// Nested message and enum types in `RouteMatch`.
@@ -146,6 +176,151 @@ pub mod route_match {
         /// Matches the request path only if it equals this value exactly.
         #[prost(string, tag = "2")]
         Exact(::prost::alloc::string::String),
+        /// Matches the request path if the whole path fits this regular
+        /// expression, in RE2 syntax (`^/users/\[0-9\]+$`; the anchors are
+        /// implied).
+        ///
+        /// Rules: 1 to 1024 characters of printable ASCII (space to `~`). The
+        /// expression must also be one Envoy compiles: RE2 syntax that Rust's
+        /// `regex` crate reads the same way, and an RE2 program of at most 100
+        /// instructions (Envoy's default `re2.max_program_size.error_level`;
+        /// Envoy refuses a whole route table holding one larger). That is no
+        /// rule the CRD or protovalidate can state: the admission webhook
+        /// denies an object breaking it, naming the field and why, and the
+        /// edge leaves such a route out, reporting it in the object's status.
+        #[prost(string, tag = "3")]
+        Regex(::prost::alloc::string::String),
+    }
+}
+/// A match on one request header: its name, and exactly one of `exact`,
+/// `prefix`, `regex` or `present`.
+///
+/// A header sent several times is matched on its values joined by `,`, as
+/// Envoy does.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.HeaderMatch"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct HeaderMatch {
+    /// The header's name. Header names are compared case-insensitively, so
+    /// they are written in lower case only. Required.
+    ///
+    /// Rules: 1 to 256 characters, an RFC 9110 token in lower case (`a-z`,
+    /// `0-9` and ``!#$%&'*+-.^_`|~``). Pseudo-headers such as `:method` are
+    /// thereby refused: use `methods` for the method and the path fields for
+    /// the path.
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    /// Inverts the match, as Envoy's `invert_match` does. `present: true`
+    /// inverted matches a request without the header. `exact`, `prefix` or
+    /// `regex` inverted match a request that sends the header with a value that
+    /// does not fit; a request without the header matches such an entry
+    /// neither inverted nor not.
+    #[prost(bool, tag = "6")]
+    pub invert: bool,
+    /// How the header's value is matched. One must be set.
+    #[prost(oneof = "header_match::Value", tags = "2, 3, 4, 5")]
+    pub value: ::core::option::Option<header_match::Value>,
+}
+/// Nested message and enum types in `HeaderMatch`.
+pub mod header_match {
+    /// How the header's value is matched. One must be set.
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum Value {
+        /// Matches if the value equals this one, compared case-sensitively.
+        ///
+        /// Rules: 1 to 4096 characters (Gateway API's bound), an RFC 9110 field
+        /// value: visible ASCII, with spaces and tabs inside but not at either
+        /// end (the edge strips those from every request).
+        #[prost(string, tag = "2")]
+        Exact(::prost::alloc::string::String),
+        /// Matches if the value starts with this one, compared case-sensitively.
+        ///
+        /// Rules: 1 to 4096 characters of visible ASCII, spaces and tabs, not
+        /// starting with a space or tab (`Bearer ` is a prefix).
+        #[prost(string, tag = "3")]
+        Prefix(::prost::alloc::string::String),
+        /// Matches if the whole value fits this regular expression, in RE2
+        /// syntax (the anchors are implied).
+        ///
+        /// Rules: 1 to 1024 characters of printable ASCII (space to `~`). The
+        /// expression must also be one Envoy compiles: RE2 syntax that Rust's
+        /// `regex` crate reads the same way, and an RE2 program of at most 100
+        /// instructions (Envoy's default `re2.max_program_size.error_level`;
+        /// Envoy refuses a whole route table holding one larger). That is no
+        /// rule the CRD or protovalidate can state: the admission webhook
+        /// denies an object breaking it, naming the field and why, and the
+        /// edge leaves such a route out, reporting it in the object's status.
+        #[prost(string, tag = "4")]
+        Regex(::prost::alloc::string::String),
+        /// Matches if the header is sent at all, with any value.
+        ///
+        /// Rules: must be `true` when set (`invert` says absent).
+        #[prost(bool, tag = "5")]
+        Present(bool),
+    }
+}
+/// A match on one query parameter: its name, and exactly one of `exact`,
+/// `regex` or `present`.
+///
+/// The edge compares the query as sent, without decoding escapes: `%41` is
+/// not `A`, and `+` is not a space. A parameter sent several times is
+/// matched on its first value.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.QueryParamMatch"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct QueryParamMatch {
+    /// The parameter's name, compared case-sensitively. Required.
+    ///
+    /// Rules: 1 to 256 characters that a query holds unescaped before `=`
+    /// (RFC 3986 query characters other than `&` and `=`: `A-Z a-z 0-9
+    /// - . _ ~ ! $ ' ( ) * + , ; : @ / ?`) and `%XX` escapes.
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    /// How the parameter's value is matched. One must be set.
+    #[prost(oneof = "query_param_match::Value", tags = "2, 3, 4")]
+    pub value: ::core::option::Option<query_param_match::Value>,
+}
+/// Nested message and enum types in `QueryParamMatch`.
+pub mod query_param_match {
+    /// How the parameter's value is matched. One must be set.
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum Value {
+        /// Matches if the value equals this one, compared as sent.
+        ///
+        /// Rules: 1 to 1024 characters (Gateway API's bound) that a query holds
+        /// unescaped after `=` (those of `name`, and `=`) and `%XX` escapes.
+        #[prost(string, tag = "2")]
+        Exact(::prost::alloc::string::String),
+        /// Matches if the whole value, as sent, fits this regular expression, in
+        /// RE2 syntax (the anchors are implied).
+        ///
+        /// Rules: 1 to 1024 characters of printable ASCII (space to `~`). The
+        /// expression must also be one Envoy compiles: RE2 syntax that Rust's
+        /// `regex` crate reads the same way, and an RE2 program of at most 100
+        /// instructions (Envoy's default `re2.max_program_size.error_level`;
+        /// Envoy refuses a whole route table holding one larger). That is no
+        /// rule the CRD or protovalidate can state: the admission webhook
+        /// denies an object breaking it, naming the field and why, and the
+        /// edge leaves such a route out, reporting it in the object's status.
+        #[prost(string, tag = "3")]
+        Regex(::prost::alloc::string::String),
+        /// Matches if the parameter is sent at all, with any value or none.
+        ///
+        /// Rules: must be `true` when set.
+        #[prost(bool, tag = "4")]
+        Present(bool),
     }
 }
 /// A mesh service that receives the matched requests.
@@ -292,6 +467,50 @@ pub struct Condition {
         serde(skip_serializing_if = "crate::kubernetes_json::is_default")
     )]
     pub message: ::prost::alloc::string::String,
+}
+/// How the edge orders a VirtualHost's routes before it picks the first that
+/// matches a request. In manifests the values are written without the
+/// `ROUTE_ORDER_` prefix (`routeOrder: SPECIFICITY`); the full name is
+/// accepted on input too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum RouteOrder {
+    /// Not set: the same as `ROUTE_ORDER_LISTED`.
+    Unspecified = 0,
+    /// The routes in the order they are listed: the first listed route that
+    /// matches wins.
+    Listed = 1,
+    /// The routes ordered by specificity, as Gateway API's HTTPRoute ranks
+    /// matches, with regular expressions placed as Envoy Gateway places them:
+    /// `exact` paths first, then `regex` paths, then `prefix` paths, the
+    /// longest prefix first. Routes equal so far are ordered by the rest of
+    /// their match: routes with `methods` before routes without, then more
+    /// header matches first, then more query parameter matches first. Ties
+    /// keep the listed order. `aetherctl project` prints the routes in the
+    /// order the edge uses.
+    Specificity = 2,
+}
+impl RouteOrder {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "ROUTE_ORDER_UNSPECIFIED",
+            Self::Listed => "ROUTE_ORDER_LISTED",
+            Self::Specificity => "ROUTE_ORDER_SPECIFICITY",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "ROUTE_ORDER_UNSPECIFIED" => Some(Self::Unspecified),
+            "ROUTE_ORDER_LISTED" => Some(Self::Listed),
+            "ROUTE_ORDER_SPECIFICITY" => Some(Self::Specificity),
+            _ => None,
+        }
+    }
 }
 /// The store a TLS secret is read from. In manifests the values are written
 /// without the `SECRET_PROVIDER_` prefix (`provider: KUBERNETES`); the full

@@ -114,6 +114,368 @@ impl<'de> serde::Deserialize<'de> for HttpRoute {
             .deserialize_struct("aether.config.v1.HTTPRoute", FIELDS, GeneratedVisitor)
     }
 }
+impl serde::Serialize for HeaderMatch {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.name.is_empty() {
+            len += 1;
+        }
+        if self.invert {
+            len += 1;
+        }
+        if self.value.is_some() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.HeaderMatch", len)?;
+        if !self.name.is_empty() {
+            struct_ser.serialize_field("name", &self.name)?;
+        }
+        if self.invert {
+            struct_ser.serialize_field("invert", &self.invert)?;
+        }
+        if let Some(v) = self.value.as_ref() {
+            match v {
+                header_match::Value::Exact(v) => {
+                    struct_ser.serialize_field("exact", v)?;
+                }
+                header_match::Value::Prefix(v) => {
+                    struct_ser.serialize_field("prefix", v)?;
+                }
+                header_match::Value::Regex(v) => {
+                    struct_ser.serialize_field("regex", v)?;
+                }
+                header_match::Value::Present(v) => {
+                    struct_ser.serialize_field("present", v)?;
+                }
+            }
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for HeaderMatch {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "name",
+            "invert",
+            "exact",
+            "prefix",
+            "regex",
+            "present",
+        ];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Name,
+            Invert,
+            Exact,
+            Prefix,
+            Regex,
+            Present,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "name" => Ok(GeneratedField::Name),
+                            "invert" => Ok(GeneratedField::Invert),
+                            "exact" => Ok(GeneratedField::Exact),
+                            "prefix" => Ok(GeneratedField::Prefix),
+                            "regex" => Ok(GeneratedField::Regex),
+                            "present" => Ok(GeneratedField::Present),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = HeaderMatch;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.HeaderMatch")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<HeaderMatch, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut name__ = None;
+                let mut invert__ = None;
+                let mut value__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Name => {
+                            if name__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("name"));
+                            }
+                            name__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Invert => {
+                            if invert__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("invert"));
+                            }
+                            invert__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Exact => {
+                            if value__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `exact`, `prefix`, `regex`, `present` may be set (oneof `value`)",
+                                    ),
+                                );
+                            }
+                            value__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(header_match::Value::Exact);
+                        }
+                        GeneratedField::Prefix => {
+                            if value__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `exact`, `prefix`, `regex`, `present` may be set (oneof `value`)",
+                                    ),
+                                );
+                            }
+                            value__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(header_match::Value::Prefix);
+                        }
+                        GeneratedField::Regex => {
+                            if value__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `exact`, `prefix`, `regex`, `present` may be set (oneof `value`)",
+                                    ),
+                                );
+                            }
+                            value__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(header_match::Value::Regex);
+                        }
+                        GeneratedField::Present => {
+                            if value__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `exact`, `prefix`, `regex`, `present` may be set (oneof `value`)",
+                                    ),
+                                );
+                            }
+                            value__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(header_match::Value::Present);
+                        }
+                    }
+                }
+                Ok(HeaderMatch {
+                    name: name__.unwrap_or_default(),
+                    invert: invert__.unwrap_or_default(),
+                    value: value__,
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct("aether.config.v1.HeaderMatch", FIELDS, GeneratedVisitor)
+    }
+}
+impl serde::Serialize for QueryParamMatch {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.name.is_empty() {
+            len += 1;
+        }
+        if self.value.is_some() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.QueryParamMatch", len)?;
+        if !self.name.is_empty() {
+            struct_ser.serialize_field("name", &self.name)?;
+        }
+        if let Some(v) = self.value.as_ref() {
+            match v {
+                query_param_match::Value::Exact(v) => {
+                    struct_ser.serialize_field("exact", v)?;
+                }
+                query_param_match::Value::Regex(v) => {
+                    struct_ser.serialize_field("regex", v)?;
+                }
+                query_param_match::Value::Present(v) => {
+                    struct_ser.serialize_field("present", v)?;
+                }
+            }
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for QueryParamMatch {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &["name", "exact", "regex", "present"];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Name,
+            Exact,
+            Regex,
+            Present,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "name" => Ok(GeneratedField::Name),
+                            "exact" => Ok(GeneratedField::Exact),
+                            "regex" => Ok(GeneratedField::Regex),
+                            "present" => Ok(GeneratedField::Present),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = QueryParamMatch;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.QueryParamMatch")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<QueryParamMatch, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut name__ = None;
+                let mut value__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Name => {
+                            if name__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("name"));
+                            }
+                            name__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Exact => {
+                            if value__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `exact`, `regex`, `present` may be set (oneof `value`)",
+                                    ),
+                                );
+                            }
+                            value__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(query_param_match::Value::Exact);
+                        }
+                        GeneratedField::Regex => {
+                            if value__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `exact`, `regex`, `present` may be set (oneof `value`)",
+                                    ),
+                                );
+                            }
+                            value__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(query_param_match::Value::Regex);
+                        }
+                        GeneratedField::Present => {
+                            if value__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `exact`, `regex`, `present` may be set (oneof `value`)",
+                                    ),
+                                );
+                            }
+                            value__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(query_param_match::Value::Present);
+                        }
+                    }
+                }
+                Ok(QueryParamMatch {
+                    name: name__.unwrap_or_default(),
+                    value: value__,
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct(
+                "aether.config.v1.QueryParamMatch",
+                FIELDS,
+                GeneratedVisitor,
+            )
+    }
+}
 impl serde::Serialize for RouteBackend {
     #[allow(deprecated)]
     fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
@@ -245,11 +607,29 @@ impl serde::Serialize for RouteMatch {
     {
         use serde::ser::SerializeStruct;
         let mut len = 0;
+        if !self.methods.is_empty() {
+            len += 1;
+        }
+        if !self.headers.is_empty() {
+            len += 1;
+        }
+        if !self.query_params.is_empty() {
+            len += 1;
+        }
         if self.path.is_some() {
             len += 1;
         }
         let mut struct_ser = serializer
             .serialize_struct("aether.config.v1.RouteMatch", len)?;
+        if !self.methods.is_empty() {
+            struct_ser.serialize_field("methods", &self.methods)?;
+        }
+        if !self.headers.is_empty() {
+            struct_ser.serialize_field("headers", &self.headers)?;
+        }
+        if !self.query_params.is_empty() {
+            struct_ser.serialize_field("queryParams", &self.query_params)?;
+        }
         if let Some(v) = self.path.as_ref() {
             match v {
                 route_match::Path::Prefix(v) => {
@@ -257,6 +637,9 @@ impl serde::Serialize for RouteMatch {
                 }
                 route_match::Path::Exact(v) => {
                     struct_ser.serialize_field("exact", v)?;
+                }
+                route_match::Path::Regex(v) => {
+                    struct_ser.serialize_field("regex", v)?;
                 }
             }
         }
@@ -269,11 +652,23 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
     where
         D: serde::Deserializer<'de>,
     {
-        const FIELDS: &[&str] = &["prefix", "exact"];
+        const FIELDS: &[&str] = &[
+            "methods",
+            "headers",
+            "query_params",
+            "queryParams",
+            "prefix",
+            "exact",
+            "regex",
+        ];
         #[allow(clippy::enum_variant_names)]
         enum GeneratedField {
+            Methods,
+            Headers,
+            QueryParams,
             Prefix,
             Exact,
+            Regex,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
             fn deserialize<D>(
@@ -300,8 +695,14 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
                         E: serde::de::Error,
                     {
                         match value {
+                            "methods" => Ok(GeneratedField::Methods),
+                            "headers" => Ok(GeneratedField::Headers),
+                            "queryParams" | "query_params" => {
+                                Ok(GeneratedField::QueryParams)
+                            }
                             "prefix" => Ok(GeneratedField::Prefix),
                             "exact" => Ok(GeneratedField::Exact),
+                            "regex" => Ok(GeneratedField::Regex),
                             _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
                         }
                     }
@@ -325,14 +726,37 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
             where
                 V: serde::de::MapAccess<'de>,
             {
+                let mut methods__ = None;
+                let mut headers__ = None;
+                let mut query_params__ = None;
                 let mut path__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
+                        GeneratedField::Methods => {
+                            if methods__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("methods"));
+                            }
+                            methods__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Headers => {
+                            if headers__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("headers"));
+                            }
+                            headers__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::QueryParams => {
+                            if query_params__.is_some() {
+                                return Err(
+                                    serde::de::Error::duplicate_field("queryParams"),
+                                );
+                            }
+                            query_params__ = Some(map_.next_value()?);
+                        }
                         GeneratedField::Prefix => {
                             if path__.is_some() {
                                 return Err(
                                     serde::de::Error::custom(
-                                        "only one of `prefix`, `exact` may be set (oneof `path`)",
+                                        "only one of `prefix`, `exact`, `regex` may be set (oneof `path`)",
                                     ),
                                 );
                             }
@@ -344,7 +768,7 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
                             if path__.is_some() {
                                 return Err(
                                     serde::de::Error::custom(
-                                        "only one of `prefix`, `exact` may be set (oneof `path`)",
+                                        "only one of `prefix`, `exact`, `regex` may be set (oneof `path`)",
                                     ),
                                 );
                             }
@@ -352,9 +776,26 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
                                 .next_value::<::std::option::Option<_>>()?
                                 .map(route_match::Path::Exact);
                         }
+                        GeneratedField::Regex => {
+                            if path__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `prefix`, `exact`, `regex` may be set (oneof `path`)",
+                                    ),
+                                );
+                            }
+                            path__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(route_match::Path::Regex);
+                        }
                     }
                 }
-                Ok(RouteMatch { path: path__ })
+                Ok(RouteMatch {
+                    methods: methods__.unwrap_or_default(),
+                    headers: headers__.unwrap_or_default(),
+                    query_params: query_params__.unwrap_or_default(),
+                    path: path__,
+                })
             }
         }
         deserializer
@@ -378,6 +819,9 @@ impl serde::Serialize for VirtualHostSpec {
         if self.tls.is_some() {
             len += 1;
         }
+        if self.route_order != 0 {
+            len += 1;
+        }
         let mut struct_ser = serializer
             .serialize_struct("aether.config.v1.VirtualHostSpec", len)?;
         if !self.hosts.is_empty() {
@@ -389,6 +833,13 @@ impl serde::Serialize for VirtualHostSpec {
         if let Some(v) = self.tls.as_ref() {
             struct_ser.serialize_field("tls", v)?;
         }
+        if self.route_order != 0 {
+            let v = RouteOrder::try_from(self.route_order)
+                .map_err(|_| serde::ser::Error::custom(
+                    format!("Invalid variant {}", self.route_order),
+                ))?;
+            struct_ser.serialize_field("routeOrder", &v)?;
+        }
         struct_ser.end()
     }
 }
@@ -398,12 +849,13 @@ impl<'de> serde::Deserialize<'de> for VirtualHostSpec {
     where
         D: serde::Deserializer<'de>,
     {
-        const FIELDS: &[&str] = &["hosts", "routes", "tls"];
+        const FIELDS: &[&str] = &["hosts", "routes", "tls", "route_order", "routeOrder"];
         #[allow(clippy::enum_variant_names)]
         enum GeneratedField {
             Hosts,
             Routes,
             Tls,
+            RouteOrder,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
             fn deserialize<D>(
@@ -433,6 +885,9 @@ impl<'de> serde::Deserialize<'de> for VirtualHostSpec {
                             "hosts" => Ok(GeneratedField::Hosts),
                             "routes" => Ok(GeneratedField::Routes),
                             "tls" => Ok(GeneratedField::Tls),
+                            "routeOrder" | "route_order" => {
+                                Ok(GeneratedField::RouteOrder)
+                            }
                             _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
                         }
                     }
@@ -459,6 +914,7 @@ impl<'de> serde::Deserialize<'de> for VirtualHostSpec {
                 let mut hosts__ = None;
                 let mut routes__ = None;
                 let mut tls__ = None;
+                let mut route_order__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::Hosts => {
@@ -479,12 +935,21 @@ impl<'de> serde::Deserialize<'de> for VirtualHostSpec {
                             }
                             tls__ = map_.next_value()?;
                         }
+                        GeneratedField::RouteOrder => {
+                            if route_order__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("routeOrder"));
+                            }
+                            route_order__ = Some(
+                                map_.next_value::<RouteOrder>()? as i32,
+                            );
+                        }
                     }
                 }
                 Ok(VirtualHostSpec {
                     hosts: hosts__.unwrap_or_default(),
                     routes: routes__.unwrap_or_default(),
                     tls: tls__,
+                    route_order: route_order__.unwrap_or_default(),
                 })
             }
         }
@@ -746,6 +1211,27 @@ impl<'de> serde::Deserialize<'de> for VirtualHostTls {
                 FIELDS,
                 GeneratedVisitor,
             )
+    }
+}
+impl serde::Serialize for RouteOrder {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        crate::kubernetes_json::serialize_enum(
+            self.as_str_name(),
+            "ROUTE_ORDER_",
+            serializer,
+        )
+    }
+}
+impl<'de> serde::Deserialize<'de> for RouteOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::kubernetes_json::deserialize_enum(
+            deserializer,
+            "ROUTE_ORDER_",
+            &["UNSPECIFIED", "LISTED", "SPECIFICITY"],
+            Self::from_str_name,
+        )
     }
 }
 impl serde::Serialize for SecretProvider {

@@ -7,23 +7,41 @@ crate::validate::compile(
 /// `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`
 static PATTERN_1: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$"));
-/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+/// `^[ -~]*$`
 static PATTERN_2: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[ -~]*$"));
+/// `^[a-z0-9!#$%&'*+.^_\`|~-]+$`
+static PATTERN_3: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[a-z0-9!#$%&'*+.^_`|~-]+$"));
+/// `^[!-~]([	 -~]*[!-~])?$`
+static PATTERN_4: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[!-~]([\t -~]*[!-~])?$"));
+/// `^[!-~][	 -~]*$`
+static PATTERN_5: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[!-~][\t -~]*$"));
+/// `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`
+static PATTERN_6: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$"));
+/// `^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$`
+static PATTERN_7: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$"));
+/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+static PATTERN_8: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
 ));
 /// `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
-static PATTERN_3: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_9: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
 ));
 /// `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$`
-static PATTERN_4: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_10: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$",
 ));
 /// `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`
-static PATTERN_5: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_11: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"));
 #[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
 impl crate::validate::Validate for VirtualHostSpec {
@@ -108,6 +126,18 @@ impl crate::validate::Validate for VirtualHostSpec {
                 crate::validate::Validate::collect_violations(value, &path, violations);
             }
         }
+        {
+            let path = path.field("routeOrder");
+            let value = self.route_order;
+            if !matches!(value, 0 | 1 | 2) {
+                violations
+                    .push(
+                        &path,
+                        "enum.defined_only",
+                        "value must be one of the defined enum values",
+                    );
+            }
+        }
     }
 }
 #[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
@@ -146,6 +176,73 @@ impl crate::validate::Validate for RouteMatch {
         path: &crate::validate::FieldPath<'_>,
         violations: &mut crate::validate::Violations,
     ) {
+        {
+            let path = path.field("methods");
+            let value = &self.methods;
+            if value.len() > 9 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 9 item(s)",
+                    );
+            }
+            if crate::validate::has_duplicates(value) {
+                violations
+                    .push(
+                        &path,
+                        "repeated.unique",
+                        "repeated value must contain unique items",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                let value = item.as_str();
+                if !matches!(
+                    value, "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" |
+                    "OPTIONS" | "TRACE" | "PATCH"
+                ) {
+                    violations
+                        .push(
+                            &path,
+                            "string.in",
+                            "must be in list [GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH]",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("headers");
+            let value = &self.headers;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                crate::validate::Validate::collect_violations(item, &path, violations);
+            }
+        }
+        {
+            let path = path.field("queryParams");
+            let value = &self.query_params;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                crate::validate::Validate::collect_violations(item, &path, violations);
+            }
+        }
         #[allow(unreachable_patterns)]
         match &self.path {
             Some(route_match::Path::Prefix(value)) => {
@@ -248,8 +345,248 @@ impl crate::validate::Validate for RouteMatch {
                         );
                 }
             }
+            Some(route_match::Path::Regex(value)) => {
+                let path = path.field("regex");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[ -~]*$`",
+                        );
+                }
+            }
             None => {
                 let path = path.field("path");
+                violations
+                    .push(&path, "required", "exactly one field is required in oneof");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for HeaderMatch {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("name");
+            let value = self.name.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 256 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 256 characters");
+                }
+                if !PATTERN_3.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9!#$%&'*+.^_`|~-]+$`",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("invert");
+            let value = self.invert;
+        }
+        #[allow(unreachable_patterns)]
+        match &self.value {
+            Some(header_match::Value::Exact(value)) => {
+                let path = path.field("exact");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 4096 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 4096 characters",
+                        );
+                }
+                if !PATTERN_4.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[!-~]([\t -~]*[!-~])?$`",
+                        );
+                }
+            }
+            Some(header_match::Value::Prefix(value)) => {
+                let path = path.field("prefix");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 4096 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 4096 characters",
+                        );
+                }
+                if !PATTERN_5.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[!-~][\t -~]*$`",
+                        );
+                }
+            }
+            Some(header_match::Value::Regex(value)) => {
+                let path = path.field("regex");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[ -~]*$`",
+                        );
+                }
+            }
+            Some(header_match::Value::Present(value)) => {
+                let path = path.field("present");
+                let value = *value;
+                if !value {
+                    violations.push(&path, "bool.const", "must equal true");
+                }
+            }
+            None => {
+                let path = path.field("value");
+                violations
+                    .push(&path, "required", "exactly one field is required in oneof");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for QueryParamMatch {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("name");
+            let value = self.name.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 256 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 256 characters");
+                }
+                if !PATTERN_6.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`",
+                        );
+                }
+            }
+        }
+        #[allow(unreachable_patterns)]
+        match &self.value {
+            Some(query_param_match::Value::Exact(value)) => {
+                let path = path.field("exact");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_7.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+            }
+            Some(query_param_match::Value::Regex(value)) => {
+                let path = path.field("regex");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[ -~]*$`",
+                        );
+                }
+            }
+            Some(query_param_match::Value::Present(value)) => {
+                let path = path.field("present");
+                let value = *value;
+                if !value {
+                    violations.push(&path, "bool.const", "must equal true");
+                }
+            }
+            None => {
+                let path = path.field("value");
                 violations
                     .push(&path, "required", "exactly one field is required in oneof");
             }
@@ -275,7 +612,7 @@ impl crate::validate::Validate for RouteBackend {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_2.is_match(value) {
+                if !PATTERN_8.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -314,7 +651,7 @@ impl crate::validate::Validate for VirtualHostTls {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_2.is_match(value) {
+                if !PATTERN_8.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -396,7 +733,7 @@ impl crate::validate::Validate for Condition {
                     violations
                         .push(&path, "string.max_len", "must be at most 316 characters");
                 }
-                if !PATTERN_3.is_match(value) {
+                if !PATTERN_9.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -440,7 +777,7 @@ impl crate::validate::Validate for Condition {
                     violations
                         .push(&path, "string.max_len", "must be at most 64 characters");
                 }
-                if !PATTERN_4.is_match(value) {
+                if !PATTERN_10.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -464,7 +801,7 @@ impl crate::validate::Validate for Condition {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_5.is_match(value) {
+                if !PATTERN_11.is_match(value) {
                     violations
                         .push(
                             &path,

@@ -18,6 +18,7 @@ fn main() {
         routes: vec![HttpRoute {
             r#match: Some(RouteMatch {
                 path: Some(route_match::Path::Prefix("/users".to_owned())),
+                ..Default::default()
             }),
             backend: Some(RouteBackend {
                 service: "svc-users".to_owned(),
@@ -28,6 +29,7 @@ fn main() {
             secret_name: "example-tls".to_owned(),
             provider: SecretProvider::Kubernetes.into(),
         }),
+        ..Default::default()
     };
 
     let binary = spec.encode_to_vec();

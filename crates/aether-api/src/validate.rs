@@ -15,6 +15,7 @@
 //!     hosts: vec!["API.example.com".into()],
 //!     routes: vec![],
 //!     tls: Some(VirtualHostTls { secret_name: "example-tls".into(), provider: 7 }),
+//!     ..Default::default()
 //! };
 //! let err = spec.validate().unwrap_err();
 //! let found: Vec<_> = err.iter().map(|v| (v.field_path.as_str(), v.rule_id)).collect();

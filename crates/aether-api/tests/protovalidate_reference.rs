@@ -295,7 +295,12 @@ fn cases() -> Vec<Case> {
             let expected: Vec<_> = expected.iter().map(|(p, r)| (p.as_str(), *r)).collect();
             spec(
                 &format!("{member} {path:?}"),
-                &|s| s.routes[0].r#match = Some(RouteMatch { path: Some(set(path)) }),
+                &|s| {
+                    s.routes[0].r#match = Some(RouteMatch {
+                        path: Some(set(path)),
+                        ..Default::default()
+                    })
+                },
                 &expected,
             );
         }
@@ -394,6 +399,7 @@ fn cases() -> Vec<Case> {
             s.hosts = vec!["x".into(), "x".into(), "A".into()];
             s.routes[0].r#match = Some(RouteMatch {
                 path: Some(Path::Exact("/a/../%2f".into())),
+                ..Default::default()
             });
             s.routes[1].backend = Some(RouteBackend {
                 service: String::new(),

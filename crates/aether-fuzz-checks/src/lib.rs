@@ -420,6 +420,13 @@ pub fn validate_is_consistent(spec: &VirtualHostSpec) {
         use aether_api::config::v1::route_match::Path;
         let path = match route.r#match.as_ref().and_then(|m| m.path.as_ref()) {
             Some(Path::Prefix(path) | Path::Exact(path)) => path,
+            Some(Path::Regex(regex)) => {
+                assert!(
+                    (1..=1024).contains(&regex.len()) && regex.bytes().all(|b| (b' '..=b'~').contains(&b)),
+                    "regex form, {spec:?}"
+                );
+                continue;
+            }
             None => panic!("an accepted route has a match, {spec:?}"),
         };
         assert!(path.starts_with('/') && path.len() <= 1024, "path form, {spec:?}");

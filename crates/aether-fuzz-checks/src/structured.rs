@@ -149,6 +149,7 @@ impl ArbitrarySpec {
                     Provider::Number(n) => *n,
                 },
             }),
+            ..Default::default()
         }
     }
 }
@@ -160,6 +161,7 @@ fn build_route(route: &ArbitraryRoute) -> HttpRoute {
                 ArbitraryPath::Prefix(text) => Path::Prefix(text.build()),
                 ArbitraryPath::Exact(text) => Path::Exact(text.build()),
             }),
+            ..Default::default()
         }),
         backend: route.backend.as_ref().map(|(service, port)| RouteBackend {
             service: service.build(),

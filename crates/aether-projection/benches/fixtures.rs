@@ -25,6 +25,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
                 } else {
                     Path::Prefix(format!("/api/v{version}/r{r}"))
                 }),
+                ..Default::default()
             }),
             backend: Some(RouteBackend {
                 service: format!("svc-{}", (i + r) % 500),
@@ -43,6 +44,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
                 secret_name: format!("tls-{}", i % 1000),
                 provider: SecretProvider::Kubernetes as i32,
             }),
+            ..Default::default()
         },
         read_problems: Vec::new(),
     }

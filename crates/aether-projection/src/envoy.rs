@@ -121,16 +121,23 @@ pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
     .encode_raw(out);
 }
 
-/// `None` only for a route without match or backend, which validation has
-/// already refused.
+/// `None` for a route without match or backend, which validation has
+/// already refused, and for a route matching on what this projection does
+/// not translate yet (a `regex` path, methods, headers, query parameters):
+/// served without those parts, it would take requests it must not.
 fn route(http_route: &HttpRoute, retry: Option<&route::RetryPolicy>) -> Option<route::Route> {
-    let path = http_route.r#match.as_ref()?.path.as_ref()?;
+    let route_match = http_route.r#match.as_ref()?;
+    if !(route_match.methods.is_empty() && route_match.headers.is_empty() && route_match.query_params.is_empty()) {
+        return None;
+    }
+    let path = route_match.path.as_ref()?;
     let backend = http_route.backend.as_ref()?;
     // In the form Envoy compares normalized request paths with, or a path
     // written otherwise (`/%7Euser`) could never match.
     let path_specifier = match path {
         Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(edge_normal_form(prefix, MatchKind::Prefix)),
         Path::Exact(exact) => route::route_match::PathSpecifier::Path(edge_normal_form(exact, MatchKind::Exact)),
+        Path::Regex(_) => return None,
     };
     Some(route::Route {
         r#match: Some(route::RouteMatch {

@@ -93,6 +93,7 @@ const INVALID: &[&str] = &["/a%2Fb"];
 fn valid(path: &str) -> bool {
     RouteMatch {
         path: Some(Path::Prefix(path.to_owned())),
+        ..Default::default()
     }
     .validate()
     .is_ok()

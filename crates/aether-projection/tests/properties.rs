@@ -38,6 +38,7 @@ fn route_strategy() -> impl Strategy<Value = HttpRoute> {
                 } else {
                     Path::Prefix(path.into())
                 }),
+                ..Default::default()
             }),
             backend: Some(RouteBackend {
                 service: service.into(),
@@ -59,6 +60,7 @@ fn spec_strategy() -> impl Strategy<Value = VirtualHostSpec> {
                 secret_name: secret.into(),
                 provider,
             }),
+            ..Default::default()
         })
 }
 
@@ -110,6 +112,7 @@ fn expected_routes(spec: &VirtualHostSpec) -> Vec<RouteSummary> {
             let path = match r.r#match.as_ref().unwrap().path.as_ref().unwrap() {
                 Path::Prefix(p) => route_match::PathSpecifier::Prefix(edge_normal_form(p, MatchKind::Prefix)),
                 Path::Exact(p) => route_match::PathSpecifier::Path(edge_normal_form(p, MatchKind::Exact)),
+                Path::Regex(_) => unreachable!("the strategy writes prefix and exact paths only"),
             };
             let backend = r.backend.as_ref().unwrap();
             (path, aether_projection::cluster_name(&backend.service, backend.port))

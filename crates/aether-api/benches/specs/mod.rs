@@ -27,5 +27,6 @@ pub fn worst_case() -> VirtualHostSpec {
             secret_name: "wildcard-example-com-tls".into(),
             provider: SecretProvider::AwsSecretsManager.into(),
         }),
+        ..Default::default()
     }
 }

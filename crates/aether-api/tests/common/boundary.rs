@@ -130,9 +130,15 @@ fn path() -> impl Strategy<Value = String> {
 
 fn route_match() -> impl Strategy<Value = Option<RouteMatch>> {
     prop_oneof![
-        30 => path().prop_map(|p| Some(RouteMatch { path: Some(Path::Prefix(p)) })),
-        15 => path().prop_map(|p| Some(RouteMatch { path: Some(Path::Exact(p)) })),
-        1 => Just(Some(RouteMatch { path: None })),
+        30 => path().prop_map(|p| Some(RouteMatch {
+            path: Some(Path::Prefix(p)),
+            ..Default::default()
+        })),
+        15 => path().prop_map(|p| Some(RouteMatch {
+            path: Some(Path::Exact(p)),
+            ..Default::default()
+        })),
+        1 => Just(Some(RouteMatch::default())),
         1 => Just(None),
     ]
 }
@@ -192,5 +198,10 @@ fn tls() -> impl Strategy<Value = Option<VirtualHostTls>> {
 
 /// A spec near the rules' edges; about half of them valid.
 pub fn spec() -> impl Strategy<Value = VirtualHostSpec> {
-    (hosts(), routes(), tls()).prop_map(|(hosts, routes, tls)| VirtualHostSpec { hosts, routes, tls })
+    (hosts(), routes(), tls()).prop_map(|(hosts, routes, tls)| VirtualHostSpec {
+        hosts,
+        routes,
+        tls,
+        ..Default::default()
+    })
 }

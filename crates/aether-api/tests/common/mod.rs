@@ -10,7 +10,10 @@ use proptest::prelude::*;
 /// A route matching `path` to `service:port` (0: the service's default port).
 pub fn route_to(path: Path, service: &str, port: u32) -> HttpRoute {
     HttpRoute {
-        r#match: Some(RouteMatch { path: Some(path) }),
+        r#match: Some(RouteMatch {
+            path: Some(path),
+            ..Default::default()
+        }),
         backend: Some(RouteBackend {
             service: service.into(),
             port,
@@ -31,6 +34,7 @@ pub fn proposal_spec() -> VirtualHostSpec {
             secret_name: "example-tls".into(),
             provider: SecretProvider::Kubernetes.into(),
         }),
+        ..Default::default()
     }
 }
 
@@ -52,7 +56,10 @@ fn provider() -> impl Strategy<Value = i32> {
 
 fn route() -> impl Strategy<Value = HttpRoute> {
     let path = prop_oneof![text().prop_map(Path::Prefix), text().prop_map(Path::Exact)];
-    let route_match = proptest::option::of(path).prop_map(|path| RouteMatch { path });
+    let route_match = proptest::option::of(path).prop_map(|path| RouteMatch {
+        path,
+        ..Default::default()
+    });
     let backend = (text(), any::<u32>()).prop_map(|(service, port)| RouteBackend { service, port });
     (proptest::option::of(route_match), proptest::option::of(backend))
         .prop_map(|(r#match, backend)| HttpRoute { r#match, backend })
@@ -75,7 +82,12 @@ fn spec_with(provider: BoxedStrategy<i32>) -> impl Strategy<Value = VirtualHostS
         proptest::collection::vec(route(), 0..8),
         proptest::option::of(tls),
     )
-        .prop_map(|(hosts, routes, tls)| VirtualHostSpec { hosts, routes, tls })
+        .prop_map(|(hosts, routes, tls)| VirtualHostSpec {
+            hosts,
+            routes,
+            tls,
+            ..Default::default()
+        })
 }
 
 pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
