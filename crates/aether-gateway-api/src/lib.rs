@@ -28,11 +28,19 @@ pub struct Gateway {
     pub section_name: Option<String>,
 }
 
+/// At most this many rules in one HTTPRoute (its CRD's `maxItems`).
+pub const MAX_RULES: usize = 16;
+/// At most this many matches in all the rules of one HTTPRoute (its CRD's
+/// CEL rule).
+pub const MAX_MATCHES: usize = 128;
+
 /// One VirtualHost converted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversion {
-    /// The HTTPRoute, named and namespaced as the VirtualHost.
-    pub route: HTTPRoute,
+    /// The HTTPRoutes, in the VirtualHost's namespace: one named as it, or,
+    /// for more routes than one HTTPRoute holds ([`MAX_RULES`],
+    /// [`MAX_MATCHES`]), `NAME`, `NAME-02`, `NAME-03`... in route order.
+    pub routes: Vec<HTTPRoute>,
     /// What does not carry over exactly, in spec order.
     pub notes: Vec<Note>,
 }
@@ -150,20 +158,58 @@ pub fn convert(namespace: &str, name: &str, spec: &VirtualHostSpec, gateway: Opt
             ),
         );
     }
-    let route = HTTPRoute {
-        metadata: ObjectMeta {
-            name: Some(name.to_owned()),
-            namespace: Some(namespace.to_owned()),
-            ..ObjectMeta::default()
-        },
-        spec: HttpRouteSpec {
-            hostnames: Some(spec.hosts.clone()),
-            parent_refs,
-            rules: Some(rules),
-        },
-        status: None,
-    };
-    Conversion { route, notes: notes.0 }
+    let chunks = chunks(rules);
+    if chunks.len() > 1 {
+        notes.push(
+            "spec.routes",
+            NoteKind::Differs,
+            format!(
+                "split into {} HTTPRoutes (one holds at most {MAX_RULES} rules and {MAX_MATCHES} matches); Gateway \
+                 API merges them by precedence, and gives a tie to the oldest route, then to the first name",
+                chunks.len()
+            ),
+        );
+    }
+    let routes = chunks
+        .into_iter()
+        .enumerate()
+        .map(|(index, rules)| HTTPRoute {
+            metadata: ObjectMeta {
+                name: Some(if index == 0 {
+                    name.to_owned()
+                } else {
+                    format!("{name}-{:02}", index + 1)
+                }),
+                namespace: Some(namespace.to_owned()),
+                ..ObjectMeta::default()
+            },
+            spec: HttpRouteSpec {
+                hostnames: Some(spec.hosts.clone()),
+                parent_refs: parent_refs.clone(),
+                rules: Some(rules),
+            },
+            status: None,
+        })
+        .collect();
+    Conversion { routes, notes: notes.0 }
+}
+
+/// `rules` in order, in as few HTTPRoutes as their limits allow (at least
+/// one, empty for a VirtualHost without routes).
+fn chunks(rules: Vec<HttpRouteRules>) -> Vec<Vec<HttpRouteRules>> {
+    let mut chunks: Vec<Vec<HttpRouteRules>> = vec![Vec::new()];
+    let mut matches = 0;
+    for rule in rules {
+        let count = rule.matches.as_ref().map_or(1, Vec::len);
+        let current = chunks.last_mut().expect("never empty");
+        if !current.is_empty() && (current.len() == MAX_RULES || matches + count > MAX_MATCHES) {
+            chunks.push(Vec::new());
+            matches = 0;
+        }
+        matches += count;
+        chunks.last_mut().expect("never empty").push(rule);
+    }
+    chunks
 }
 
 #[cfg(test)]
