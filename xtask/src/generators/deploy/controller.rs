@@ -28,7 +28,6 @@ use crate::generators::crd::{GROUP, PLURAL};
 pub const NAME: &str = "aether-controller";
 /// The controller's default `--lease-name`.
 pub const LEASE: &str = "aether-controller";
-pub const IMAGE: &str = "ghcr.io/aether/aether-controller:0.1.0";
 /// The xDS (gRPC) port, in the container and on the Service.
 pub const XDS_PORT: u16 = 18000;
 pub const METRICS_PORT: u16 = 9090;
@@ -56,7 +55,7 @@ fn lease_role() -> Value {
 fn deployment() -> Value {
     let container = json!({
         "name": "controller",
-        "image": IMAGE,
+        "image": super::image::image_of(NAME),
         "args": [
             format!("--out={OUT_DIR}"),
             format!("--xds-addr=0.0.0.0:{XDS_PORT}"),

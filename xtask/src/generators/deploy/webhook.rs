@@ -16,7 +16,6 @@ use super::{NAMESPACE, Object, binding, metadata, pod_disruption_budget, role, s
 use crate::generators::crd::{GROUP, PLURAL, VERSION};
 
 pub const NAME: &str = "aether-webhook";
-pub const IMAGE: &str = "ghcr.io/aether/aether-webhook:0.1.0";
 /// The webhook's path, as `aether-webhook` serves it.
 pub const PATH: &str = "/validate-virtualhost";
 pub const HEALTHZ_PATH: &str = "/healthz";
@@ -99,7 +98,7 @@ fn deployment() -> Value {
     };
     let container = json!({
         "name": "webhook",
-        "image": IMAGE,
+        "image": super::image::image_of(NAME),
         "args": [
             format!("--listen=0.0.0.0:{CONTAINER_PORT}"),
             "--tls-cert=/etc/aether-webhook/tls/tls.crt",
