@@ -204,7 +204,7 @@ impl ClusterState {
                     }
                     debug!(namespace = %key.namespace, name = %key.name, generation = known.observed.generation, "changed");
                     if !known.set_aside.is_empty() {
-                        warn!(object = %key, fields = ?known.set_aside, "ignoring fields from a newer API version");
+                        warn!(object = %key, fields = ?known.set_aside, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
                     }
                     self.projector.upsert(known.object.clone());
                 }

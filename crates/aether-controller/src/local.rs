@@ -193,8 +193,9 @@ impl Local {
         for file in &load.stale {
             warn!(file = %file.display(), "keeping the objects this file gave when last read");
         }
-        // Fields from a newer API version, ignored: named when their object
-        // changes, so that an operator sees what this build did not act on.
+        // Fields from a newer API version (a spec holding one is left out
+        // as unsupported by the projection; status ones are ignored): named
+        // when their object changes, so that an operator sees them.
         let mut set_aside: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
         let next: BTreeMap<ObjectKey, VirtualHostObject> = load
             .objects
@@ -221,7 +222,7 @@ impl Local {
         for (key, object) in next {
             if self.objects.get(&key) != Some(&object) {
                 if let Some(fields) = set_aside.get(&key) {
-                    warn!(object = %key, fields = ?fields, "ignoring fields from a newer API version");
+                    warn!(object = %key, fields = ?fields, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
                 }
                 self.projector.upsert(object.clone());
                 self.objects.insert(key, object);

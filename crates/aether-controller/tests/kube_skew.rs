@@ -212,7 +212,7 @@ async fn one_newer_object_in_the_list_is_left_out_unsupported_and_the_rest_is_se
     let (mut sent, out) = start(items);
     let sent = patches(&mut sent, 6).await;
 
-    for served in ["shop/first", "shop/second", "skew/newer-fields", "skew/plain"] {
+    for served in ["shop/first", "shop/second", "skew/plain"] {
         let condition = accepted(&sent[served]);
         assert_eq!(
             (&condition["status"], &condition["reason"]),
@@ -231,36 +231,47 @@ async fn one_newer_object_in_the_list_is_left_out_unsupported_and_the_rest_is_se
         message.starts_with("left out: spec.tls.provider: unknown value \"VAULT\""),
         "{message}"
     );
-    let regex = accepted(&sent["skew/new-oneof-member"]);
+    let template = accepted(&sent["skew/new-oneof-member"]);
     assert_eq!(
-        (&regex["status"], &regex["reason"]),
+        (&template["status"], &template["reason"]),
         (&json!("False"), &json!("Unsupported")),
-        "{regex}"
+        "{template}"
     );
-    let message = regex["message"].as_str().unwrap();
+    let message = template["message"].as_str().unwrap();
     assert!(
-        message.starts_with("left out: spec.routes[0].match.regex: unknown field"),
+        message.starts_with("left out: spec.routes[0].match.template: unknown field"),
+        "{message}"
+    );
+    // New fields in the spec may change the routing in ways this build
+    // cannot tell: the object is left out, naming them.
+    let newer = accepted(&sent["skew/newer-fields"]);
+    assert_eq!(
+        (&newer["status"], &newer["reason"]),
+        (&json!("False"), &json!("Unsupported")),
+        "{newer}"
+    );
+    let message = newer["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("left out: spec.mirror: unknown field") && message.contains("spec.routes[0].timeout"),
         "{message}"
     );
     for patch in sent.values() {
         assert_eq!(patch.content_type, "application/merge-patch+json");
     }
 
-    // The edge serves the rest, the known fields of the newer object intact.
+    // The edge serves the rest.
     let routes = std::fs::read_to_string(out.path().join(ROUTES_FILE)).unwrap();
-    for host in [
-        "first.example.com",
-        "second.example.com",
-        "newer.example.com",
-        "plain.example.com",
-    ] {
+    for host in ["first.example.com", "second.example.com", "plain.example.com"] {
         assert!(routes.contains(host), "{host} not served: {routes}");
     }
-    assert!(
-        routes.contains("\"/api\"") && routes.contains("svc-api:8080"),
-        "{routes}"
-    );
-    for left_out in ["vault.example.com", "regex.example.com", "svc-vault", "svc-regex"] {
+    for left_out in [
+        "vault.example.com",
+        "template.example.com",
+        "newer.example.com",
+        "svc-vault",
+        "svc-template",
+        "svc-api",
+    ] {
         assert!(!routes.contains(left_out), "{left_out} served: {routes}");
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use aether_manifests::Limits;
 pub use aether_manifests::objects::DEFAULT_NAMESPACE;
 
-use crate::input::VirtualHostObject;
+use crate::input::{ReadProblem, VirtualHostObject};
 
 /// A manifest document that is not a readable VirtualHost.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,11 +33,29 @@ impl std::error::Error for ManifestError {}
 /// The projection's view of a VirtualHost read by aether-manifests: its
 /// identity, age, spec and the problems of its metadata and spec (its
 /// status plays no part).
+///
+/// A spec field set aside as unknown (read tolerantly, from a newer API
+/// version) is a problem here, of rule `unsupported`: the spec says how
+/// requests are routed, and a field this build does not know can narrow a
+/// match (a header a route requires) or change which route wins (an
+/// order). Served without it, the object could take requests it was
+/// written to refuse; left out, its status names the field, and upgrading
+/// serves it. (The admission webhook, which judges hosts only, admits such
+/// an object with a warning.) Unknown status fields change nothing served.
 impl From<aether_manifests::objects::VirtualHostObject> for VirtualHostObject {
     fn from(object: aether_manifests::objects::VirtualHostObject) -> Self {
-        let read_problems = object
-            .problems
-            .into_iter()
+        let unknown_in_spec = object
+            .set_aside
+            .iter()
+            .filter(|path| path.starts_with("spec."))
+            .map(|path| ReadProblem {
+                path: path.clone(),
+                rule: aether_manifests::objects::RULE_UNSUPPORTED,
+                message: "unknown field (from a newer API version; this build cannot tell how it changes routing)"
+                    .to_owned(),
+            });
+        let read_problems = unknown_in_spec
+            .chain(object.problems)
             .filter(|problem| problem.path != "status" && !problem.path.starts_with("status."))
             .collect();
         Self {

@@ -492,6 +492,45 @@ fn a_value_of_the_wrong_type_leaves_its_object_out_as_invalid() {
     );
 }
 
+/// A spec field this build does not know (written by a newer API version)
+/// may change how the object routes (a header a route requires, an order):
+/// projected without it, the object could take requests it was written to
+/// refuse. It is left out as unsupported, naming the field; an unknown
+/// status field changes nothing the edge serves, and is set aside.
+#[test]
+fn an_unknown_spec_field_leaves_its_object_out_as_unsupported_and_a_status_field_does_not() {
+    let read = |text: &str| {
+        let limits = aether_manifests::Limits {
+            reading: aether_manifests::Reading::Tolerant,
+            ..aether_manifests::Limits::default()
+        };
+        let load = aether_manifests::load_bytes(std::path::Path::new("x.yaml"), text.as_bytes(), &limits);
+        assert_eq!(load.errors, [], "{text}");
+        load.objects
+            .into_iter()
+            .map(|loaded| VirtualHostObject::from(loaded.object))
+            .collect::<Vec<_>>()
+    };
+    let manifest = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
+                    spec:\n  hosts: [a.example.com]\n  routes:\n\
+                    \x20 - match: {prefix: /, cookies: [{name: canary}]}\n    backend: {service: web, port: 8080}\n";
+    let snapshot = project(read(manifest), &ProjectionConfig::default()).unwrap();
+    assert!(snapshot.route_configuration().unwrap().virtual_hosts.is_empty());
+    let LeftOutReason::Unsupported { problems } = &snapshot.report.left_out[0].reason else {
+        panic!("{:?}", snapshot.report.left_out);
+    };
+    assert_eq!(problems[0].field_path, "spec.routes[0].match.cookies");
+    assert_eq!(problems[0].rule_id, aether_manifests::objects::RULE_UNSUPPORTED);
+
+    let with_status = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
+                       spec:\n  hosts: [a.example.com]\n  routes:\n\
+                       \x20 - match: {prefix: /}\n    backend: {service: web, port: 8080}\n\
+                       status: {routeCount: 1, servedBy: [edge-a]}\n";
+    let snapshot = project(read(with_status), &ProjectionConfig::default()).unwrap();
+    assert_eq!(snapshot.report.left_out, []);
+    assert_eq!(snapshot.route_configuration().unwrap().virtual_hosts.len(), 1);
+}
+
 #[test]
 fn projector_follows_changes() {
     let mut projector = Projector::new(ProjectionConfig::default());

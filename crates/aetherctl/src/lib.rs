@@ -99,8 +99,8 @@ enum Command {
     /// the TLS secrets, and a report of host conflicts and left-out objects.
     ///
     /// PATHs are read as for `validate --tolerant`, as the controller reads
-    /// them (a field from a newer API version ignored, an enum value from
-    /// one leaving its object out as unsupported). Invalid objects and the losers of
+    /// them (a spec field or an enum value from a newer API version leaves
+    /// its object out as unsupported). Invalid objects and the losers of
     /// host conflicts do not fail the command: they are in the snapshot's
     /// report. Exit 0 when the snapshot is printed; 2 when any input could
     /// not be read, or holds two copies of one object (nothing is printed
