@@ -84,11 +84,12 @@ enum Command {
         /// included).
         #[arg(long, short, value_enum, default_value_t = Output::Text)]
         output: Output,
-        /// Read as the controller and webhook do: a field this build does
-        /// not know (written against a newer API version) is ignored
-        /// rather than a violation; an enum value it does not know is still
-        /// one, of rule `unsupported`. Without it, both are violations, as
-        /// `kubectl --validate=strict` reports them.
+        /// Read as the webhook does: a field this build does not know
+        /// (written against a newer API version) is ignored rather than a
+        /// violation; an enum value it does not know is still one, of rule
+        /// `unsupported`. (The edge also leaves out an object with an
+        /// unknown spec field: `project` and `status` show it.) Without it,
+        /// both are violations, as `kubectl --validate=strict` reports them.
         #[arg(long)]
         tolerant: bool,
         #[command(flatten)]
