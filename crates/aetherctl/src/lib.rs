@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 pub mod admit;
+pub mod convert;
 pub mod input;
 pub mod project;
 pub mod report;
@@ -177,6 +178,38 @@ enum Command {
         #[command(flatten)]
         inputs: Inputs,
     },
+    /// Convert VirtualHost manifests to Gateway API HTTPRoutes
+    /// (gateway.networking.k8s.io/v1), one per VirtualHost (several when it
+    /// has more routes than one HTTPRoute holds), named and namespaced as it.
+    ///
+    /// PATHs are read strictly, as for `validate` (a field this build does
+    /// not know would be lost); invalid objects are not converted. What does
+    /// not carry over exactly is noted on stderr, one line each: `differs`
+    /// (written, but Gateway API gives it another meaning: a character-wise
+    /// path prefix, list order where precedence reorders two routes a
+    /// request can both match), `dropped` (HTTPRoute cannot say it: an
+    /// inverted header match, TLS, which is the Gateway's), `needs` (the
+    /// HTTPRoute needs what the VirtualHost does not say: a parent Gateway,
+    /// a backend port).
+    ///
+    /// Exit 0 when every object was converted (with notes or not), 1 when
+    /// some object is invalid, 2 when any input cannot be read (nothing is
+    /// written then).
+    Convert {
+        /// What to convert to.
+        #[arg(long, value_enum)]
+        to: ConvertTarget,
+        /// The Gateway the HTTPRoutes attach to (parentRefs):
+        /// `[NAMESPACE/]NAME[:SECTION]`.
+        #[arg(long, value_name = "GATEWAY", value_parser = convert::parse_gateway)]
+        gateway: Option<aether_gateway_api::Gateway>,
+        /// `yaml` (or `text`, the same: a stream of HTTPRoutes) or `json`
+        /// (a `List`).
+        #[arg(long, short, value_enum, default_value_t = Output::Yaml)]
+        output: Output,
+        #[command(flatten)]
+        inputs: Inputs,
+    },
     /// Print the VirtualHost CustomResourceDefinition, for `kubectl apply -f -`.
     Crd {
         /// `yaml` (or `text`, the same) or `json`.
@@ -193,6 +226,13 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// What `convert` converts to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTarget {
+    /// Gateway API HTTPRoutes.
+    GatewayApi,
 }
 
 /// How a command writes what it found: `-o`/`--output`, as kubectl's.
@@ -307,6 +347,12 @@ where
         Command::Status { output, inputs } => {
             status::check(&inputs.all(), &tolerant, jiff::Timestamp::now()).emit(output, out, err)
         }
+        Command::Convert {
+            to: ConvertTarget::GatewayApi,
+            gateway,
+            output,
+            inputs,
+        } => convert::run(&inputs.all(), gateway.as_ref(), output, &strict, out, err),
         Command::Crd { output } => crd(output, out),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "aetherctl", out);
@@ -321,9 +367,10 @@ where
 /// more than once: it can be read only once.
 fn stdin_twice(command: &Command) -> Option<String> {
     let paths: Vec<&PathBuf> = match command {
-        Command::Validate { inputs, .. } | Command::Project { inputs, .. } | Command::Status { inputs, .. } => {
-            inputs.filenames.iter().chain(&inputs.paths).collect()
-        }
+        Command::Validate { inputs, .. }
+        | Command::Project { inputs, .. }
+        | Command::Status { inputs, .. }
+        | Command::Convert { inputs, .. } => inputs.filenames.iter().chain(&inputs.paths).collect(),
         Command::Admit { stored, inputs, .. } => stored.iter().chain(&inputs.filenames).chain(&inputs.paths).collect(),
         Command::Crd { .. } | Command::Completion { .. } => Vec::new(),
     };

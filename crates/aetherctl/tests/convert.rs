@@ -1,0 +1,180 @@
+//! `aetherctl convert --to gateway-api` on every example and valid fixture:
+//! each VirtualHost becomes HTTPRoutes that Gateway API's types read back,
+//! covering its hosts and routes; each note names a field the object has;
+//! invalid objects are not converted.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::aetherctl;
+use gateway_api::httproutes::HttpRoute;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The VirtualHosts of `file` as JSON, as `aetherctl validate` reads them.
+fn virtual_hosts(file: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(file).unwrap();
+    serde_saphyr::from_multiple::<Value>(&text)
+        .unwrap()
+        .into_iter()
+        .filter(|document| document["kind"] == "VirtualHost")
+        .collect()
+}
+
+/// Whether `path` (`spec.routes[0].match.prefix`) names something `object` has.
+fn has_path(object: &Value, path: &str) -> bool {
+    let mut at = object;
+    for part in path.split('.') {
+        let (name, index) = match part.split_once('[') {
+            Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()),
+            None => (part, None),
+        };
+        at = &at[name];
+        if let Some(index) = index {
+            at = &at[index];
+        }
+        if at.is_null() {
+            return false;
+        }
+    }
+    true
+}
+
+#[test]
+fn every_valid_example_and_fixture_converts_to_httproutes_that_cover_it() {
+    let mut files = yaml_files(&root().join("crates/aether-api/tests/fixtures/valid"));
+    files.extend(
+        yaml_files(&root().join("examples"))
+            .into_iter()
+            .filter(|file| !file.ends_with("invalid.yaml")),
+    );
+    let mut converted = 0;
+    for file in files {
+        let run = aetherctl(
+            &[
+                "convert",
+                "--to",
+                "gateway-api",
+                "--gateway",
+                "edge/public",
+                "-o",
+                "json",
+            ]
+            .map(String::from)
+            .into_iter()
+            .chain([file.display().to_string()])
+            .collect::<Vec<_>>(),
+        );
+        assert_eq!(run.code, 0, "{}: {run:?}", file.display());
+        let list: Value = serde_json::from_str(&run.stdout).unwrap();
+        let routes: Vec<HttpRoute> = serde_json::from_value(list["items"].clone()).unwrap();
+        for object in virtual_hosts(&file) {
+            let name = object["metadata"]["name"].as_str().unwrap();
+            let mine: Vec<&HttpRoute> = routes
+                .iter()
+                .filter(|route| {
+                    // `NAME`, then `NAME-02`, `NAME-03`... for more routes than one holds.
+                    route.metadata.name.as_deref().is_some_and(|n| {
+                        n == name
+                            || n.strip_prefix(name)
+                                .and_then(|rest| rest.strip_prefix('-'))
+                                .is_some_and(|rest| rest.len() == 2 && rest.bytes().all(|b| b.is_ascii_digit()))
+                    })
+                })
+                .collect();
+            assert!(!mine.is_empty(), "{}: no HTTPRoute for {name}", file.display());
+            let hosts: Vec<String> = serde_json::from_value(object["spec"]["hosts"].clone()).unwrap();
+            let rules: usize = mine.iter().map(|route| route.spec.rules.as_ref().unwrap().len()).sum();
+            assert_eq!(
+                rules,
+                object["spec"]["routes"].as_array().unwrap().len(),
+                "{}",
+                file.display()
+            );
+            for route in &mine {
+                assert_eq!(route.spec.hostnames.as_ref(), Some(&hosts), "{}", file.display());
+                let parent = &route.spec.parent_refs.as_ref().unwrap()[0];
+                assert_eq!(
+                    (parent.namespace.as_deref(), parent.name.as_str()),
+                    (Some("edge"), "public")
+                );
+                assert!(route.spec.rules.as_ref().unwrap().len() <= aether_gateway_api::MAX_RULES);
+            }
+            converted += 1;
+        }
+        // Each note names the object and a field it has (a `needs` note:
+        // the object holding the field it lacks).
+        for line in run.stderr.lines() {
+            let (_, rest) = line.split_once(": document ").unwrap_or_else(|| panic!("{line}"));
+            let mut parts = rest.splitn(4, ": ");
+            let (_document, key, path) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+            let kind = parts.next().unwrap().split(':').next().unwrap();
+            assert!(["differs", "dropped", "needs"].contains(&kind), "{line}");
+            let path = if kind == "needs" {
+                path.rsplit_once('.').map_or(path, |(holder, _)| holder)
+            } else {
+                path
+            };
+            let name = key.split_once('/').unwrap().1;
+            let object = virtual_hosts(&file)
+                .into_iter()
+                .find(|object| object["metadata"]["name"] == name)
+                .unwrap_or_else(|| panic!("{line}"));
+            assert!(has_path(&object, path), "{}: {line}", file.display());
+        }
+    }
+    assert!(converted >= 35, "{converted}");
+}
+
+#[test]
+fn invalid_objects_are_not_converted_and_the_rest_are() {
+    let run = aetherctl(
+        &[
+            "convert",
+            "--to",
+            "gateway-api",
+            "examples/invalid.yaml",
+            "examples/proposal.yaml",
+        ]
+        .map(|arg| {
+            if arg.starts_with("examples/") {
+                root().join(arg).display().to_string()
+            } else {
+                arg.to_owned()
+            }
+        }),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.lines().any(|line| line.starts_with("invalid: ")),
+        "{}",
+        run.stderr
+    );
+    let routes: Vec<HttpRoute> = serde_saphyr::from_multiple(&run.stdout).unwrap();
+    let names: Vec<_> = routes
+        .iter()
+        .map(|route| route.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["api"]);
+}
+
+#[test]
+fn a_gateway_reference_is_namespace_name_and_section() {
+    let run = aetherctl(&["convert", "--to", "gateway-api", "--gateway", "edge/", "x.yaml"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("expected NAME, NAMESPACE/NAME"), "{}", run.stderr);
+}
