@@ -281,7 +281,7 @@ fn a_match_with_both_prefix_and_exact_names_the_oneof() {
     let file = write(dir.path(), "both.yaml", both);
     assert_violation(
         &file,
-        "spec.routes[1].match: only one of `prefix`, `exact` may be set (oneof `path`) [decode]",
+        "spec.routes[1].match: only one of `prefix`, `exact`, `regex` may be set (oneof `path`) [decode]",
     );
 }
 
