@@ -11,7 +11,7 @@
 //! reach past decoding (a corpus that only exercised error paths would check
 //! almost nothing).
 
-use aether_api::config::v1::{SecretProvider, VirtualHostSpec, VirtualHostStatus};
+use aether_api::config::v1::{RouteOrder, SecretProvider, VirtualHostSpec, VirtualHostStatus};
 use aether_api::reflect::{from_proto_json, to_proto_json};
 use aether_api::validate::Validate;
 use prost::Message;
@@ -341,9 +341,11 @@ pub fn admission_review(data: &[u8]) -> Outcome {
 
 /// Whether `spec` holds an enum number that has no name.
 pub fn has_unknown_enum(spec: &VirtualHostSpec) -> bool {
-    spec.tls
-        .as_ref()
-        .is_some_and(|tls| SecretProvider::try_from(tls.provider).is_err())
+    RouteOrder::try_from(spec.route_order).is_err()
+        || spec
+            .tls
+            .as_ref()
+            .is_some_and(|tls| SecretProvider::try_from(tls.provider).is_err())
 }
 
 /// A spec survives every form: binary and proto3 JSON exactly (both carry
@@ -361,15 +363,20 @@ pub fn spec_round_trips(spec: &VirtualHostSpec) {
     assert_eq!(&back, spec, "proto3 JSON round trip of {json}");
 
     // The Kubernetes form cannot carry an unknown enum number: compare what
-    // it can, the spec with the provider cleared.
+    // it can, the spec with the unknown numbers cleared.
     let carried = if has_unknown_enum(spec) {
         assert!(
             serde_json::to_string(spec).is_err(),
             "the Kubernetes form wrote an unknown enum number: {spec:?}"
         );
         let mut carried = spec.clone();
-        if let Some(tls) = carried.tls.as_mut() {
+        if let Some(tls) = carried.tls.as_mut()
+            && SecretProvider::try_from(tls.provider).is_err()
+        {
             tls.provider = SecretProvider::Unspecified.into();
+        }
+        if RouteOrder::try_from(carried.route_order).is_err() {
+            carried.route_order = RouteOrder::Unspecified.into();
         }
         carried
     } else {

@@ -122,7 +122,7 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
 
 /// Rewords pbjson's error for a second member of a oneof, in the
 /// Deserialize impls of `package`'s messages: `duplicate field `exact``
-/// becomes "only one of `prefix`, `exact` may be set (oneof `path`)".
+/// becomes "only one of `prefix`, `exact`, `regex` may be set (oneof `path`)".
 /// The rewrite works on pbjson's syntax tree, so it fails codegen, naming
 /// the member, if pbjson ever stops writing the call it replaces.
 fn reword_oneof_duplicates(code: &mut syn::File, api: &ApiFiles, package: &str) -> Result<()> {
