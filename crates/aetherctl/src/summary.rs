@@ -68,15 +68,30 @@ pub fn write(snapshot: &Snapshot, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// `prefix /users -> CLUSTER`, `exact /healthz -> CLUSTER`; a match or
-/// action of another shape is named as such rather than left out.
+/// `prefix /users -> CLUSTER`, `exact /healthz -> CLUSTER`, `regex
+/// /users/[0-9]+ if :method, x-env; ?version -> CLUSTER` (the headers and
+/// query parameters a route also requires, by name); a match or action of
+/// another shape is named as such rather than left out.
 fn describe(route: &Route) -> String {
-    let path = match route.r#match.as_ref().and_then(|m| m.path_specifier.as_ref()) {
+    let mut path = match route.r#match.as_ref().and_then(|m| m.path_specifier.as_ref()) {
         Some(PathSpecifier::Prefix(prefix)) => format!("prefix {prefix}"),
         Some(PathSpecifier::Path(path)) => format!("exact {path}"),
+        Some(PathSpecifier::SafeRegex(regex)) => format!("regex {}", regex.regex),
         Some(other) => format!("{other:?}"),
         None => "any path".to_owned(),
     };
+    if let Some(matched) = &route.r#match {
+        let headers: Vec<&str> = matched.headers.iter().map(|header| header.name.as_str()).collect();
+        let query: Vec<String> = matched
+            .query_parameters
+            .iter()
+            .map(|parameter| format!("?{}", parameter.name))
+            .collect();
+        let required: Vec<String> = headers.into_iter().map(str::to_owned).chain(query).collect();
+        if !required.is_empty() {
+            path = format!("{path} if {}", required.join(", "));
+        }
+    }
     let to = match &route.action {
         Some(Action::Route(action)) => match &action.cluster_specifier {
             Some(ClusterSpecifier::Cluster(cluster)) => cluster.clone(),

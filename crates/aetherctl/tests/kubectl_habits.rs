@@ -103,7 +103,8 @@ fn project_takes_dash_o_and_its_old_format_flag_still_works() {
         "  exact /healthz -> svc-health",
         "conflict: host shop.example.com: served by shop/storefront, not shop/storefront-canary",
         "left out: shop/storefront-canary: every host went to an older object",
-        "4 virtual host(s), 11 route(s), 9 backend service(s), 3 TLS secret(s); 2 host conflict(s), 2 left out",
+        "  regex /users/[0-9]+(/.*)? -> svc-users:8080",
+        "9 virtual host(s), 28 route(s), 21 backend service(s), 3 TLS secret(s); 2 host conflict(s), 2 left out",
     ] {
         assert!(
             text.stdout.lines().any(|l| l == line),
