@@ -179,9 +179,12 @@ pub fn listener_config(max_connections: usize) -> aether_listener::Config {
 
 /// Serves `metrics` on `listener` (HTTP/1.1, the shared listener's bounds
 /// from [`listener_config`]) until `shutdown`: `GET /metrics` in the
-/// Prometheus text format; `/readyz`, 200 once [`Metrics::ready`] is set and
-/// 503 before (a replica that has not listed every scope serves nothing
-/// useful, to Envoy or to anyone); 404 for any other path.
+/// OpenMetrics text format prometheus-client writes (and says so in its
+/// content type); `/readyz`, 200 once [`Metrics::ready`] is set and 503
+/// before (a replica that has not listed every scope serves nothing useful,
+/// to Envoy or to anyone); `/healthz`, 200 while the process answers at all
+/// (the liveness probe: a replica still listing is alive, not ready); 404
+/// for any other path.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: aether_listener::Config,
@@ -203,9 +206,10 @@ fn respond(path: &str, metrics: &Metrics) -> Response<Full<Bytes>> {
     let (status, content_type, body) = match path {
         "/metrics" => (
             StatusCode::OK,
-            "text/plain; version=0.0.4; charset=utf-8",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
             Bytes::from(metrics.encode()),
         ),
+        "/healthz" => (StatusCode::OK, "text/plain", Bytes::from_static(b"ok\n")),
         "/readyz" if metrics.ready.get() == 1 => (StatusCode::OK, "text/plain", Bytes::from_static(b"ready\n")),
         "/readyz" => (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -237,8 +241,13 @@ mod tests {
         let mut response = String::new();
         stream.read_to_string(&mut response).await.unwrap();
         let status = response.lines().next().unwrap().to_owned();
-        let body = response.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-        (status, body)
+        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+        // The content type travels with the body, for the one test that asks.
+        let content_type = head
+            .lines()
+            .find_map(|line| line.strip_prefix("content-type: "))
+            .unwrap_or_default();
+        (status, format!("{content_type}\n{body}"))
     }
 
     #[tokio::test]
@@ -254,11 +263,20 @@ mod tests {
         ));
 
         assert_eq!(get(addr, "/readyz").await.0, "HTTP/1.1 503 Service Unavailable");
+        // Alive while not ready: the liveness probe must not restart a
+        // replica that is still listing.
+        assert_eq!(get(addr, "/healthz").await.0, "HTTP/1.1 200 OK");
         metrics.ready.set(1);
         assert_eq!(get(addr, "/readyz").await.0, "HTTP/1.1 200 OK");
         metrics.reconciles.inc();
         let (status, body) = get(addr, "/metrics").await;
         assert_eq!(status, "HTTP/1.1 200 OK");
+        // prometheus-client writes OpenMetrics, and the type says so.
+        assert!(
+            body.starts_with("application/openmetrics-text; version=1.0.0"),
+            "{body}"
+        );
+        assert!(body.trim_end().ends_with("# EOF"), "{body}");
         assert!(body.contains("aether_controller_reconciles_total 1"), "{body}");
         assert!(body.contains("aether_controller_ready 1"), "{body}");
         assert_eq!(get(addr, "/other").await.0, "HTTP/1.1 404 Not Found");

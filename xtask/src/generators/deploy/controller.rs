@@ -70,7 +70,9 @@ fn deployment() -> Value {
             {"name": "xds", "containerPort": XDS_PORT, "protocol": "TCP"},
             {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}
         ],
-        "livenessProbe": {"httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 10},
+        // Alive while the process answers; not `/readyz`, which says 503
+        // until every scope is listed (a restart would not list sooner).
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "metrics"}, "periodSeconds": 10},
         // Ready once a pass has written the files (every scope listed), so
         // the Service sends Envoys only to replicas with a configuration.
         "readinessProbe": {"httpGet": {"path": "/readyz", "port": "metrics"}, "periodSeconds": 5},

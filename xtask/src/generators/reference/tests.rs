@@ -139,7 +139,7 @@ fn every_rule_is_in_words_with_its_id_and_the_examples_are_kept() {
     );
     let route_match = section(&text, "### RouteMatch");
     assert!(
-        route_match.contains("exactly one of `prefix`, `exact` must be set (oneof path) [`required`]"),
+        route_match.contains("exactly one of `prefix`, `exact`, `regex` must be set (oneof path) [`required`]"),
         "{route_match}"
     );
     // The proto's example, fenced as written.
