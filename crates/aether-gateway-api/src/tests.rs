@@ -205,7 +205,7 @@ fn query(name: &str, value: query_param_match::Value) -> QueryParamMatch {
     }
 }
 
-/// The issue's own example: every part either carries over or is noted.
+/// The phase 2 proposal's example: every part either carries over or is noted.
 #[test]
 fn methods_headers_and_query_parameters_carry_over_or_are_noted() {
     let mut routed = route(Path::Regex("/users/[0-9]+".into()), "svc-users", 8080);
