@@ -633,7 +633,8 @@ fn the_generated_deployment_starts_the_binary_with_flags_it_accepts() {
         "the replica's name in the Lease"
     );
     assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
-    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/metrics");
+    // Alive while not ready: not /readyz, which is 503 until every scope is listed.
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
     assert_eq!(
         pod["serviceAccountName"],
         read("service-account.yaml")["metadata"]["name"]
