@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use aether_gateway_api::{Conversion, Gateway, convert};
 use aether_manifests::Limits;
 
-use crate::report::{load, write_skipped};
+use crate::report::{load, write_errors, write_skipped};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
 
 /// `NAMESPACE/NAME` or `NAME`, with `:SECTION` for one listener.
@@ -51,10 +51,7 @@ pub fn run(
     let (objects, errors, skipped) = load(paths, limits);
     write_skipped(&skipped, err)?;
     if !errors.is_empty() {
-        for error in &errors {
-            writeln!(err, "error: {error}")?;
-        }
-        return Ok(EXIT_ERROR);
+        return write_errors(&errors, err).map(|()| EXIT_ERROR);
     }
     let mut code = EXIT_VALID;
     let mut routes = Vec::new();

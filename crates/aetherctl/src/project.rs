@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use aether_projection::{Format, ProjectionConfig, Snapshot, VirtualHostObject};
 
-use crate::report::{ErrorReport, SkippedReport, load, write_skipped};
+use crate::report::{ErrorReport, SkippedReport, load, write_errors, write_skipped};
 use crate::{EXIT_ERROR, EXIT_VALID, Output};
 use aether_manifests::{Limits, Loaded};
 
@@ -25,7 +25,7 @@ pub fn run(
     write_skipped(&skipped, err)?;
     let snapshot = match projected {
         Ok(projected) => projected.snapshot,
-        Err(errors) => return report(&errors, err),
+        Err(errors) => return write_errors(&errors, err).map(|()| EXIT_ERROR),
     };
     let format = match output {
         Output::Text => return crate::summary::write(&snapshot, out).map(|()| EXIT_VALID),
@@ -79,11 +79,4 @@ fn project_objects(objects: Vec<Loaded>, mut errors: Vec<ErrorReport>) -> Result
             Err(errors)
         }
     }
-}
-
-fn report(errors: &[ErrorReport], err: &mut dyn Write) -> io::Result<u8> {
-    for error in errors {
-        writeln!(err, "error: {error}")?;
-    }
-    Ok(EXIT_ERROR)
 }

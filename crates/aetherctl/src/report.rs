@@ -81,9 +81,7 @@ pub trait CommandReport: Serialize {
         match output {
             Output::Text => {
                 write_skipped(self.skipped(), err)?;
-                for error in self.errors() {
-                    writeln!(err, "error: {error}")?;
-                }
+                write_errors(self.errors(), err)?;
                 self.write_findings(out)?;
             }
             Output::Json => {
@@ -100,6 +98,14 @@ pub trait CommandReport: Serialize {
 /// order.
 pub fn to_yaml<T: Serialize + ?Sized>(report: &T) -> io::Result<String> {
     serde_saphyr::to_string(&report).map_err(io::Error::other)
+}
+
+/// One `error: FILE[: document N][: PATH]: MESSAGE` line per error.
+pub fn write_errors(errors: &[ErrorReport], err: &mut dyn Write) -> io::Result<()> {
+    for error in errors {
+        writeln!(err, "error: {error}")?;
+    }
+    Ok(())
 }
 
 /// One `skipped: FILE: document N: KIND NAME (API_VERSION): not a
