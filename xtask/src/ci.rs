@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 
 use crate::process::exec;
 use crate::{breaking, codegen, image, pyenv};
@@ -69,10 +69,35 @@ pub fn run(root: &Path) -> Result<()> {
             .env("AETHER_PYTHON", bin.join("python"))
             .env("AETHER_ENVOY", bin.join("envoy")),
     )?;
+    step("the generated validator and prost-protovalidate's runtime one agree on the bench's messages");
+    runtime_comparison(root)?;
     step("the container images: Dockerfile linted, each binary run as the pods' user in its image's files");
     image::check(root, &bin)?;
     println!("\nci: all checks passed");
     Ok(())
+}
+
+/// `crates/aether-api/benches/runtime`, a workspace of its own (its types
+/// crate runs protoc in its build script): formatted, clippy-clean, and its
+/// bench binary's verdict check passing. It builds into the main target
+/// directory, so the dependencies both share are built once.
+fn runtime_comparison(root: &Path) -> Result<()> {
+    let manifest = root.join("crates/aether-api/benches/runtime/Cargo.toml");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into);
+    let protoc = protoc_bin_vendored::protoc_bin_path().context("finding the vendored protoc")?;
+    let nested = |args: &[&str]| {
+        let mut command = cargo(root);
+        command
+            .args(args)
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("PROTOC", &protoc);
+        command
+    };
+    exec(&mut nested(&["fmt", "--check"]))?;
+    exec(nested(&["clippy", "--locked", "--all-targets"]).args(["--", "-D", "warnings"]))?;
+    exec(&mut nested(&["test", "--locked", "--benches"]))
 }
 
 fn step(name: &str) {

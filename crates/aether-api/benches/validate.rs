@@ -2,9 +2,6 @@
 //! rules allow (16 hosts, 128 routes). Throughput is in elements, one element
 //! being one `validate()` call, so criterion prints validations per second.
 
-// The tests' shared data (the proposal's spec among it).
-#[path = "../tests/common/mod.rs"]
-mod common;
 mod specs;
 
 use aether_api::validate::Validate;

@@ -6,9 +6,6 @@
 //! `cargo bench -p aether-api --features validate --bench validate_vs_reference`
 //! (needs `cargo xtask pyenv`; `AETHER_PYTHON` overrides the interpreter)
 
-// The tests' shared data (the proposal's spec among it).
-#[path = "../tests/common/mod.rs"]
-mod common;
 mod specs;
 
 use std::hint::black_box;

@@ -1,10 +1,31 @@
-//! The specs the validation benches measure.
+//! The specs the validation benches measure. Self-contained (the tests'
+//! shared data needs the judges' crates), so that the comparison with the
+//! runtime validator (`runtime/`, a workspace of its own) can include it.
 #![allow(dead_code)] // each bench uses what it needs
 
-use aether_api::config::v1::{SecretProvider, VirtualHostSpec, VirtualHostTls, route_match::Path};
+use aether_api::config::v1::{
+    HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostTls, route_match::Path,
+};
 
-pub use crate::common::proposal_spec as proposal;
-use crate::common::route_to as route;
+/// The spec of `examples/proposal.yaml`, the design proposal's manifest.
+pub fn proposal() -> VirtualHostSpec {
+    let manifest: serde_json::Value = serde_saphyr::from_str(include_str!("../../../../examples/proposal.yaml"))
+        .expect("examples/proposal.yaml is YAML");
+    serde_json::from_value(manifest["spec"].clone()).expect("examples/proposal.yaml is a VirtualHost")
+}
+
+fn route(path: Path, service: &str, port: u32) -> HttpRoute {
+    HttpRoute {
+        r#match: Some(RouteMatch {
+            path: Some(path),
+            ..Default::default()
+        }),
+        backend: Some(RouteBackend {
+            service: service.into(),
+            port,
+        }),
+    }
+}
 
 /// 16 hosts and 128 routes, each path and name longer than the proposal's.
 pub fn worst_case() -> VirtualHostSpec {
@@ -29,4 +50,55 @@ pub fn worst_case() -> VirtualHostSpec {
         }),
         ..Default::default()
     }
+}
+
+/// The proposal's spec with the phase 2 matching fields on eight routes:
+/// regex paths, methods, headers and query parameters, specificity order.
+pub fn matching() -> VirtualHostSpec {
+    serde_saphyr::from_str(
+        r#"
+hosts: [api.example.com, "*.api.example.com"]
+routeOrder: SPECIFICITY
+routes:
+  - match: {regex: "^/users/[0-9]+$", methods: [GET, HEAD]}
+    backend: {service: svc-users, port: 8080}
+  - match:
+      prefix: /users
+      headers:
+        - {name: x-env, exact: canary}
+        - {name: x-debug, present: true, invert: true}
+    backend: {service: svc-users-canary, port: 8080}
+  - match: {prefix: /users, methods: [POST, PUT, PATCH, DELETE]}
+    backend: {service: svc-users-write, port: 8080}
+  - match:
+      prefix: /search
+      queryParams:
+        - {name: version, exact: "2"}
+        - {name: q, regex: "^[a-z]{1,20}$"}
+    backend: {service: svc-search-v2}
+  - match: {prefix: /search, headers: [{name: user-agent, regex: ".*Mobile.*"}]}
+    backend: {service: svc-search-mobile}
+  - match: {prefix: /search}
+    backend: {service: svc-search}
+  - match: {exact: /healthz, methods: [GET]}
+    backend: {service: svc-health}
+  - match: {prefix: /, headers: [{name: accept, prefix: text/html}]}
+    backend: {service: svc-web}
+tls: {secretName: example-tls, provider: KUBERNETES}
+"#,
+    )
+    .expect("the phase 2 bench spec parses")
+}
+
+/// The proposal's spec with four violations: a host with an upper-case
+/// letter, a relative prefix, a backend service name with an underscore and
+/// a port above 65535.
+pub fn invalid() -> VirtualHostSpec {
+    let mut spec = proposal();
+    spec.hosts[0] = "API.example.com".into();
+    spec.routes[0].r#match.as_mut().unwrap().path = Some(Path::Prefix("users".into()));
+    let backend = spec.routes[1].backend.as_mut().unwrap();
+    backend.service = "svc_health".into();
+    backend.port = 70_000;
+    spec
 }
