@@ -25,6 +25,7 @@ pub fn ensure(root: &Path) -> Result<PathBuf> {
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(requirements.as_str()) && bin.join("python").exists() {
         return Ok(bin);
     }
+    refuse_linked(&venv)?;
     println!("installing the pinned Python tools into {DIR}");
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
     exec(Command::new(&python).args(["-m", "venv", "--clear"]).arg(&venv))?;
@@ -46,4 +47,39 @@ pub fn ensure(root: &Path) -> Result<PathBuf> {
     )?;
     std::fs::write(&stamp, requirements)?;
     Ok(bin)
+}
+
+/// `venv --clear` empties the directory it is given: through a symbolic
+/// link, that is another checkout's venv, which then stops working for it.
+fn refuse_linked(venv: &Path) -> Result<()> {
+    let linked = std::fs::symlink_metadata(venv).is_ok_and(|m| m.file_type().is_symlink());
+    anyhow::ensure!(
+        !linked,
+        "{} is a symbolic link: rebuilding it would empty the venv it points to; \
+         remove the link and run `cargo xtask pyenv` to install this checkout's own",
+        venv.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_linked_venv_is_refused_and_its_target_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other-venv");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join("marker"), "kept").unwrap();
+        let root = dir.path().join("checkout");
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        std::fs::create_dir(root.join("xtask")).unwrap();
+        std::fs::write(root.join("xtask/requirements.txt"), "changed\n").unwrap();
+        std::os::unix::fs::symlink(&other, root.join(DIR)).unwrap();
+
+        let error = ensure(&root).unwrap_err().to_string();
+        assert!(error.contains("is a symbolic link"), "{error}");
+        assert_eq!(std::fs::read_to_string(other.join("marker")).unwrap(), "kept");
+    }
 }
