@@ -1,5 +1,6 @@
 //! `cargo xtask`: the command line over the tasks in the library.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -40,13 +41,13 @@ enum Task {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = workspace_root();
-    let result = match cli.task {
+    let result = same_checkout(&root).and_then(|()| match cli.task {
         Task::Codegen { check } => codegen::run(&root, check),
         Task::Breaking { against } => breaking::run(&root, &against),
         Task::Image => pyenv::ensure(&root).and_then(|bin| image::check(&root, &bin)),
         Task::Pyenv => pyenv::ensure(&root).map(|bin| println!("{}", bin.display())),
         Task::Ci => ci::run(&root),
-    };
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -54,4 +55,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Refuses to run a binary built from another checkout: two checkouts of
+/// this repository sharing one `CARGO_TARGET_DIR` get the same build units
+/// (cargo hashes a workspace's paths relative to its root), so `cargo xtask`
+/// in one may run the other's last build, which would read and write the
+/// other's `generated/`. `cargo run` names the checkout it ran for.
+fn same_checkout(root: &Path) -> anyhow::Result<()> {
+    let Some(manifest_dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return Ok(());
+    };
+    let ran_for = Path::new(&manifest_dir).parent().unwrap_or(Path::new(&manifest_dir));
+    anyhow::ensure!(
+        ran_for == root,
+        "this xtask was built from {} but runs for {}: another checkout shares the target \
+         directory; give each checkout its own CARGO_TARGET_DIR (or touch xtask/src/main.rs to rebuild)",
+        root.display(),
+        ran_for.display()
+    );
+    Ok(())
 }
