@@ -39,9 +39,7 @@ pub fn init(format: LogFormat) -> Result<(), Box<dyn std::error::Error + Send + 
         .with_env_filter(filter())
         .with_writer(std::io::stderr);
     match format {
-        LogFormat::Text => builder
-            .with_ansi(std::io::stderr().is_terminal())
-            .try_init(),
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
         LogFormat::Json => builder.json().with_ansi(false).try_init(),
     }
 }

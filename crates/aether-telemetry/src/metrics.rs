@@ -98,7 +98,11 @@ impl Collector for ProcessCollector {
                 "Start time of the process since the Unix epoch in seconds",
                 process.start_time_seconds,
             ),
-            ("process_threads", "Number of OS threads in the process", process.threads),
+            (
+                "process_threads",
+                "Number of OS threads in the process",
+                process.threads,
+            ),
         ];
         for (name, help, value) in gauges {
             let Some(value) = value else { continue };
