@@ -212,9 +212,9 @@ mod tests {
         }
     }
 
-    fn status(conditions: &[Condition]) -> VirtualHostStatus {
+    fn status(conditions: &[&Condition]) -> VirtualHostStatus {
         VirtualHostStatus {
-            conditions: conditions.to_vec(),
+            conditions: conditions.iter().map(|&condition| condition.clone()).collect(),
             route_count: 1,
         }
     }
@@ -224,7 +224,7 @@ mod tests {
         let accepted = condition("Accepted", "True", "Accepted", "serving a.test");
         let conflict = condition("Accepted", "False", "HostConflict", "left out: host a.test ...");
         let partial = condition("Accepted", "True", "PartiallyInvalid", "route left out: ...");
-        let first = transitions(None, &status(std::slice::from_ref(&accepted)));
+        let first = transitions(None, &status(&[&accepted]));
         assert_eq!(
             first,
             [Transition {
@@ -234,7 +234,7 @@ mod tests {
                 note: "Accepted=True: serving a.test".into()
             }]
         );
-        let to_conflict = transitions(Some(&status(&[accepted.clone()])), &status(&[conflict.clone()]));
+        let to_conflict = transitions(Some(&status(&[&accepted])), &status(&[&conflict]));
         assert_eq!(
             (
                 to_conflict[0].warning,
@@ -244,21 +244,15 @@ mod tests {
             (true, "HostConflict", 1)
         );
         // Same status, another reason: a transition too (a Warning).
-        let to_partial = transitions(Some(&status(&[accepted.clone()])), &status(&[partial]));
+        let to_partial = transitions(Some(&status(&[&accepted])), &status(&[&partial]));
         assert_eq!(
             (to_partial[0].warning, to_partial[0].reason.as_str()),
             (true, "PartiallyInvalid")
         );
         // Another message alone, or nothing new: none.
         let reworded = condition("Accepted", "False", "HostConflict", "left out: host b.test ...");
-        assert_eq!(
-            transitions(Some(&status(&[conflict.clone()])), &status(&[reworded])),
-            []
-        );
-        assert_eq!(
-            transitions(Some(&status(&[accepted.clone()])), &status(&[accepted])),
-            []
-        );
+        assert_eq!(transitions(Some(&status(&[&conflict])), &status(&[&reworded])), []);
+        assert_eq!(transitions(Some(&status(&[&accepted])), &status(&[&accepted])), []);
     }
 
     #[test]
@@ -271,13 +265,13 @@ mod tests {
             "InvalidCertificateRef",
             "secret default/x: missing",
         );
-        let stored = status(&[accepted.clone(), resolved.clone()]);
+        let stored = status(&[&accepted, &resolved]);
         assert_eq!(
             transitions(None, &stored).len(),
             1,
             "a first ResolvedRefs=True is no news"
         );
-        let failing = transitions(Some(&stored), &status(&[accepted.clone(), refused.clone()]));
+        let failing = transitions(Some(&stored), &status(&[&accepted, &refused]));
         assert_eq!(
             failing,
             [Transition {
@@ -287,7 +281,7 @@ mod tests {
                 note: "ResolvedRefs=False: secret default/x: missing".into()
             }]
         );
-        let recovered = transitions(Some(&status(&[accepted.clone(), refused])), &stored);
+        let recovered = transitions(Some(&status(&[&accepted, &refused])), &stored);
         assert_eq!(
             (recovered[0].warning, recovered[0].reason.as_str()),
             (false, "ResolvedRefs")
@@ -297,7 +291,7 @@ mod tests {
     #[test]
     fn a_long_note_is_cut_to_the_api_bound_on_a_character_boundary() {
         let long = condition("Accepted", "False", "Invalid", &"é".repeat(2000));
-        let note = &transitions(None, &status(&[long]))[0].note;
+        let note = &transitions(None, &status(&[&long]))[0].note;
         assert!(
             note.len() <= MAX_NOTE_BYTES && note.len() > MAX_NOTE_BYTES - 4,
             "{}",
