@@ -28,8 +28,9 @@
 //! writes its own files, but only the one holding the controller's Lease
 //! ([`Role::Leader`]) patches statuses, so one status flip gets one
 //! transition time. The same replica records each stored condition
-//! transition as a Kubernetes Event on the object ([`crate::events`]). [`run`] is the whole loop; the binary wires it to
-//! kube-runtime watchers and a kube-lease-manager Lease.
+//! transition as a Kubernetes Event on the object ([`crate::events`]).
+//! [`run`] is the whole loop; the binary wires it to kube-runtime watchers
+//! and a kube-lease-manager Lease.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
