@@ -101,7 +101,7 @@ fn cut(mut text: String, max: usize) -> String {
 }
 
 #[cfg(feature = "server")]
-pub use recorder::EventRecorder;
+pub use recorder::{EventRecorder, QUEUE, REPORTING_CONTROLLER};
 
 #[cfg(feature = "server")]
 mod recorder {

@@ -200,6 +200,11 @@ async fn a_transition_records_its_event_and_a_pass_or_relist_without_one_records
             .unwrap()
             .insert(name.to_owned(), object(name, created, generation, "shop.example.com"));
     }
+    // And one that breaks the API's rules (not a hostname).
+    objects.lock().unwrap().insert(
+        "broken".to_owned(),
+        object("broken", "2026-01-15T00:00:00Z", 1, "not a host!"),
+    );
     let (client, mut requests) = mock(objects.clone(), Events::Store);
     let metrics = Metrics::new();
     let (mut state, events_task, _out) = state_with_events(&client, &metrics);
@@ -211,11 +216,22 @@ async fn a_transition_records_its_event_and_a_pass_or_relist_without_one_records
         .reconcile(&client, &metrics, NOW.parse().unwrap(), Role::Follower)
         .await
         .unwrap();
-    assert_eq!(summary.left_to_leader, 2);
+    assert_eq!(summary.left_to_leader, 3);
 
-    // The first statuses: the canary loses its host (a Warning), main is accepted.
-    let (patches, events) = pass(&mut state, &client, &metrics, &mut requests, 2, 2).await;
-    assert_eq!(patches.len(), 2);
+    // The first statuses: the broken object is invalid and the canary loses
+    // its host (Warnings), main is accepted.
+    let (patches, mut events) = pass(&mut state, &client, &metrics, &mut requests, 3, 3).await;
+    assert_eq!(patches.len(), 3);
+    let invalid = event(&events.remove(0));
+    assert_eq!(
+        (invalid.0.as_str(), invalid.1.as_str(), invalid.2.as_str(), &invalid.4),
+        ("Warning", "Invalid", "Accepted", &regarding("broken"))
+    );
+    assert!(
+        invalid.3.starts_with("Accepted=False: left out: spec.hosts[0]: "),
+        "{}",
+        invalid.3
+    );
     assert_eq!(
         events.iter().map(event).collect::<Vec<_>>(),
         [
@@ -292,7 +308,7 @@ async fn a_transition_records_its_event_and_a_pass_or_relist_without_one_records
         .expect("the events task ends")
         .unwrap();
     assert!(requests.try_recv().is_err(), "an event no transition asked for");
-    assert_eq!((metrics.events.get(), metrics.event_failures.get()), (4, 0));
+    assert_eq!((metrics.events.get(), metrics.event_failures.get()), (5, 0));
 }
 
 /// After a restart the stored statuses are what transitions are compared
@@ -388,6 +404,38 @@ async fn a_failing_or_silent_events_api_never_holds_the_statuses() {
             );
         }
     }
+}
+
+/// Past the queue's bound, events are dropped at once and counted: the
+/// caller (a pass) never waits for the Events API.
+#[tokio::test]
+async fn a_full_queue_drops_and_counts_without_waiting() {
+    let (client, mut requests) = mock(Objects::default(), Events::Hang);
+    let metrics = Metrics::new();
+    let (recorder, task) = EventRecorder::spawn(client, None, &metrics);
+    let regarding = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some("config.aether.io/v1".into()),
+        kind: Some("VirtualHost".into()),
+        namespace: Some("shop".into()),
+        name: Some("main".into()),
+        uid: Some("uid-main".into()),
+        ..Default::default()
+    };
+    let transition = aether_controller::events::Transition {
+        warning: true,
+        reason: "HostConflict".into(),
+        action: "Accepted",
+        note: "Accepted=False: ...".into(),
+    };
+    // The first is sent (and never answered): the queue fills behind it.
+    assert_eq!(recorder.record(&regarding, vec![transition.clone()]), 0);
+    next(&mut requests, 1).await;
+    let started = std::time::Instant::now();
+    let dropped = recorder.record(&regarding, vec![transition; aether_controller::events::QUEUE + 10]);
+    assert!(started.elapsed() < Duration::from_secs(5), "recording waited");
+    assert_eq!(dropped, 10);
+    assert_eq!(metrics.event_failures.get(), 10);
+    task.abort();
 }
 
 /// The generated ClusterRole grants what the recorder sends: `create`
