@@ -27,8 +27,10 @@
 //! Several replicas may run (one beside each edge Envoy): every replica
 //! writes its own files, but only the one holding the controller's Lease
 //! ([`Role::Leader`]) patches statuses, so one status flip gets one
-//! transition time. [`run`] is the whole loop; the binary wires it to
-//! kube-runtime watchers and a kube-lease-manager Lease.
+//! transition time. The same replica records each stored condition
+//! transition as a Kubernetes Event on the object ([`crate::events`]).
+//! [`run`] is the whole loop; the binary wires it to kube-runtime watchers
+//! and a kube-lease-manager Lease.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -40,6 +42,7 @@ use aether_watch::{Change, Event, Mirror};
 use futures_util::{Stream, StreamExt};
 use jiff::Timestamp;
 use kube::Client;
+use kube::Resource as _;
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -47,6 +50,7 @@ use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
 use crate::debounce::Debouncer;
+use crate::events::{self, EventRecorder};
 
 mod stored;
 use stored::{Known, convert};
@@ -137,6 +141,7 @@ pub struct ClusterState {
     xds: Option<xds::Publisher>,
     tls: TlsSettings,
     secrets: ClusterSecrets,
+    events: Option<EventRecorder>,
 }
 
 impl ClusterState {
@@ -155,7 +160,15 @@ impl ClusterState {
             known: Mirror::new(),
             written,
             xds: None,
+            events: None,
         }
+    }
+
+    /// Records each condition transition a status patch stores as a
+    /// Kubernetes Event on the object ([`crate::events`]).
+    pub fn with_events(mut self, recorder: EventRecorder) -> Self {
+        self.events = Some(recorder);
+        self
     }
 
     /// Hands the HTTPS listener to Envoy with `settings`, its `KUBERNETES`
@@ -294,6 +307,7 @@ impl ClusterState {
             metrics.status_patches_pending.set(summary.left_to_leader as i64);
             return Ok(summary);
         }
+        let mut events_dropped = 0;
         for patch in plan.patches {
             let key = &patch.key;
             let api = virtual_hosts(client, &Some(key.namespace.clone()));
@@ -306,6 +320,11 @@ impl ClusterState {
             {
                 Ok(stored) => {
                     crate::local::log_status(key, &patch.status);
+                    if let Some(recorder) = &self.events {
+                        let before = self.known.get(key).and_then(|known| known.observed.status.as_ref());
+                        let regarding = stored.object_ref(&ApiResource::erase::<VirtualHost>(&()));
+                        events_dropped += recorder.record(&regarding, events::transitions(before, &patch.status));
+                    }
                     // Remember what is stored now, so that a pass before the
                     // watch event arrives does not send the same patch again.
                     if let Some(known) = self.known.get_mut(key)
@@ -324,6 +343,12 @@ impl ClusterState {
                     summary.failed_patches += 1;
                 }
             }
+        }
+        if events_dropped > 0 {
+            warn!(
+                dropped = events_dropped,
+                "events dropped: the API server is not keeping up with them"
+            );
         }
         metrics.status_patches_pending.set(summary.failed_patches as i64);
         Ok(summary)

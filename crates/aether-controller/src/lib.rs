@@ -19,6 +19,7 @@ use jiff::Timestamp;
 #[cfg(feature = "server")]
 pub mod cluster;
 pub mod debounce;
+pub mod events;
 #[cfg(feature = "server")]
 pub mod leader;
 #[cfg(feature = "server")]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use aether_controller::cluster::{self, ClusterState, Scope};
 use aether_controller::debounce::{DEFAULT_MAX_DELAY, DEFAULT_QUIET, Debouncer};
+use aether_controller::events::EventRecorder;
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::{self, Metrics};
@@ -16,6 +17,7 @@ use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
 use aether_manifests::Limits;
 use aether_projection::ProjectionConfig;
+use aether_telemetry::logs::LogFormat;
 use anyhow::Context;
 use clap::Parser;
 use futures_util::StreamExt;
@@ -109,26 +111,27 @@ struct Cli {
     /// its own).
     #[arg(long, value_name = "NS")]
     lease_namespace: Option<String>,
-    /// Cluster mode: this replica's name in the Lease (in a pod, set
-    /// POD_NAME from metadata.name); default random.
+    /// Cluster mode: this replica's name in the Lease and in its Events'
+    /// reportingInstance (in a pod, set POD_NAME from metadata.name);
+    /// default random in the Lease, the host's name in Events.
     #[arg(long, value_name = "ID", env = "POD_NAME")]
     identity: Option<String>,
     /// Cluster mode: no Lease; this replica always writes statuses (run only
     /// one).
     #[arg(long, conflicts_with = "manifests")]
     no_leader_election: bool,
+    /// How log lines are written to standard error: text, or one JSON
+    /// object per line (level, fields with the message, target, timestamp).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     let cli = Cli::parse();
+    if let Err(err) = aether_telemetry::logs::init(cli.log_format) {
+        eprintln!("aether-controller: setting up the logs: {err}");
+        return ExitCode::from(2);
+    }
     aether_listener::raise_fd_limit();
     let result = match cli.manifests.clone() {
         Some(manifests) => run_local(&cli, manifests),
@@ -253,8 +256,12 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
     });
     let secret_events = futures_util::stream::select_all(secret_streams);
     let projection = ProjectionConfig::default();
+    // Condition transitions become Events on the objects (sent by the
+    // status writer only, from a task of their own).
+    let (recorder, events_task) = EventRecorder::spawn(client.clone(), cli.identity.clone(), &metrics);
     let mut state = ClusterState::new(scopes, cli.out.clone(), projection.clone())
-        .with_tls(tls_settings(cli)?, ClusterSecrets::watched());
+        .with_tls(tls_settings(cli)?, ClusterSecrets::watched())
+        .with_events(recorder);
     let mut xds_server = None;
     if let Some(addr) = cli.xds_addr {
         let reserved = RESERVED_DESCRIPTORS + metrics::MAX_CONNECTIONS;
@@ -312,6 +319,11 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
         leader::leave(lease_task, Duration::from_secs(5)).await;
         result
     };
+    // The events already queued go out (briefly: the pod is stopping).
+    drop(state);
+    if tokio::time::timeout(Duration::from_secs(2), events_task).await.is_err() {
+        info!("stopping with events unsent");
+    }
     // The servers close: xDS streams end with UNAVAILABLE (Envoy goes to
     // another replica), connections get GOAWAY or close when idle.
     stopping.cancel();

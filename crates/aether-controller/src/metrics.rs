@@ -18,6 +18,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+/// The prefix of the controller's own metrics.
+const PREFIX: &str = "aether_controller";
+
 /// Every metric, registered in one registry.
 #[derive(Debug)]
 pub struct Metrics {
@@ -43,6 +46,11 @@ pub struct Metrics {
     pub status_patches_pending: Gauge,
     /// 1 while this replica writes statuses (holds the Lease), else 0.
     pub leader: Gauge,
+    /// Kubernetes Events recorded (condition transitions).
+    pub events: Counter,
+    /// Kubernetes Events not recorded: refused by the API server, or
+    /// dropped with the queue full (statuses are written regardless).
+    pub event_failures: Counter,
     /// xDS responses sent (route configurations pushed or re-sent).
     pub xds_responses: Counter,
     /// xDS responses Envoy rejected (NACKs).
@@ -68,9 +76,11 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// Fresh metrics, prefixed `aether_controller_`.
+    /// Fresh metrics, prefixed `aether_controller_`, with the build's and
+    /// the process' ([`aether_telemetry::metrics`]).
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("aether_controller");
+        let mut root = Registry::default();
+        let registry = root.sub_registry_with_prefix(PREFIX);
         let metrics = Self {
             reconciles: Counter::default(),
             reconcile_errors: Counter::default(),
@@ -83,6 +93,8 @@ impl Metrics {
             status_patches: Counter::default(),
             status_patches_pending: Gauge::default(),
             leader: Gauge::default(),
+            events: Counter::default(),
+            event_failures: Counter::default(),
             xds_responses: Counter::default(),
             xds_nacks: Counter::default(),
             xds_unknown_resource_requests: Counter::default(),
@@ -126,6 +138,16 @@ impl Metrics {
             "1 while this replica holds the Lease and writes statuses",
             metrics.leader.clone(),
         );
+        registry.register(
+            "events",
+            "Kubernetes Events recorded for condition transitions",
+            metrics.events.clone(),
+        );
+        registry.register(
+            "event_failures",
+            "Kubernetes Events not recorded (refused, or dropped with the queue full); statuses are written regardless",
+            metrics.event_failures.clone(),
+        );
         registry.register("xds_responses", "xDS responses sent", metrics.xds_responses.clone());
         registry.register("xds_nacks", "xDS responses Envoy rejected", metrics.xds_nacks.clone());
         registry.register(
@@ -143,7 +165,11 @@ impl Metrics {
         metrics
             .http_listener
             .register(registry.sub_registry_with_prefix("http"));
-        Self { registry, ..metrics }
+        aether_telemetry::metrics::register(&mut root, PREFIX, env!("CARGO_PKG_VERSION"));
+        Self {
+            registry: root,
+            ..metrics
+        }
     }
 
     /// The Prometheus text exposition of every metric.

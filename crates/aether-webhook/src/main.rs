@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use aether_telemetry::logs::LogFormat;
 use aether_webhook::index::HostIndex;
 use aether_webhook::metrics::Metrics;
 use aether_webhook::server::{self, App, Limits, Reviewer};
@@ -57,6 +58,10 @@ struct Args {
     /// in milliseconds.
     #[arg(long, default_value_t = Limits::default().idle_timeout.as_millis() as u64)]
     idle_timeout_ms: u64,
+    /// How log lines are written to standard error: text, or one JSON
+    /// object per line (level, fields with the message, target, timestamp).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
 }
 
 /// Descriptors kept for everything but connections: the cluster client's
@@ -64,10 +69,8 @@ struct Args {
 const RESERVED_DESCRIPTORS: usize = 128;
 
 fn main() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .init();
     let args = Args::parse();
+    aether_telemetry::logs::init(args.log_format).map_err(|err| anyhow::anyhow!("setting up the logs: {err}"))?;
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -8,6 +8,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+/// The prefix of the webhook's own metrics.
+const PREFIX: &str = "aether_webhook";
+
 type Labels = [(&'static str, &'static str); 1];
 
 /// Labels of [`Metrics::http_responses`].
@@ -45,8 +48,11 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Fresh metrics, prefixed `aether_webhook_`, with the build's and the
+    /// process' ([`aether_telemetry::metrics`]).
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("aether_webhook");
+        let mut root = Registry::default();
+        let registry = root.sub_registry_with_prefix(PREFIX);
         let http_responses = Family::default();
         registry.register(
             "http_responses",
@@ -75,7 +81,7 @@ impl Metrics {
         let tls_reloads = Family::default();
         registry.register("tls_reloads", "TLS certificate reloads by result", tls_reloads.clone());
         let listener = aether_listener::ListenerMetrics::default();
-        listener.register(&mut registry);
+        listener.register(registry);
         let manifest_stale_files = Gauge::default();
         registry.register(
             "manifest_stale_files",
@@ -88,8 +94,9 @@ impl Metrics {
             "Local mode: errors met by the last read of the manifests",
             manifest_errors.clone(),
         );
+        aether_telemetry::metrics::register(&mut root, PREFIX, env!("CARGO_PKG_VERSION"));
         Self {
-            registry,
+            registry: root,
             http_responses,
             decisions,
             review_seconds,

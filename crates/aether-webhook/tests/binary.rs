@@ -6,7 +6,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use aether_webhook::server::{HEALTHZ_PATH, READYZ_PATH, VALIDATE_PATH};
+use aether_webhook::server::{HEALTHZ_PATH, METRICS_PATH, READYZ_PATH, VALIDATE_PATH};
 use common::{Pki, review, spec};
 use serde_json::Value;
 
@@ -34,6 +34,7 @@ async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {
         .local_addr()
         .unwrap()
         .port();
+    let logs = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_aether-webhook"))
         .args(["--listen", &format!("127.0.0.1:{port}"), "--poll-interval-ms", "50"])
         .arg("--tls-cert")
@@ -42,8 +43,10 @@ async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {
         .arg(&pki.key)
         .arg("--manifests")
         .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .args(["--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .stdout(std::fs::File::create(logs.path().join("stdout")).unwrap())
+        .stderr(std::fs::File::create(logs.path().join("stderr")).unwrap())
         .spawn()
         .unwrap();
     let mut child = Guard(child);
@@ -90,6 +93,111 @@ async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {
     }
     let status = status.expect("exited within 10 s of SIGTERM");
     assert!(status.success(), "{status}");
+
+    // `--log-format json`: every line of its output is a JSON object with
+    // a level, the message and the event's fields.
+    let mut lines = Vec::new();
+    for file in ["stdout", "stderr"] {
+        let text = std::fs::read_to_string(logs.path().join(file)).unwrap();
+        for line in text.lines() {
+            let value: Value = serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"));
+            assert!(
+                value["level"].is_string() && value["fields"]["message"].is_string(),
+                "{line}"
+            );
+            lines.push(value);
+        }
+    }
+    let messages: Vec<&Value> = lines.iter().map(|line| &line["fields"]["message"]).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["fields"]["message"] == "serving"
+                && line["fields"]["listen"] == format!("127.0.0.1:{port}")),
+        "{messages:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["fields"]["message"] == "host index loaded" && line["fields"]["objects"] == 1),
+        "{messages:?}"
+    );
+    assert!(messages.contains(&&Value::from("shut down")), "{messages:?}");
+}
+
+/// `/metrics` holds `aether_webhook_build_info` and the standard process
+/// metrics, in OpenMetrics text, read from the running binary.
+#[tokio::test]
+async fn binary_metrics_hold_build_info_and_the_process_metrics() {
+    let pki = Pki::new(8);
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(env!("CARGO_BIN_EXE_aether-webhook"))
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .arg("--tls-cert")
+        .arg(&pki.cert)
+        .arg("--tls-key")
+        .arg(&pki.key)
+        .arg("--manifests")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _child = Guard(child);
+    let client = pki.client();
+    let url = format!("https://127.0.0.1:{port}{METRICS_PATH}");
+    let mut text = None;
+    for _ in 0..400 {
+        if let Ok(response) = client.get(&url).send().await
+            && response.status() == 200
+        {
+            let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+            assert!(
+                content_type.starts_with("application/openmetrics-text"),
+                "{content_type}"
+            );
+            text = Some(response.text().await.unwrap());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let text = text.expect("/metrics answered within 20 s");
+    // Parsed: every line a comment or `name[{labels}] value`, `# EOF` last.
+    assert_eq!(text.lines().last(), Some("# EOF"), "{text}");
+    let samples: std::collections::BTreeMap<&str, f64> = text
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| {
+            let (name, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not a sample: {line}"));
+            (name, value.parse().unwrap_or_else(|_| panic!("not a number: {line}")))
+        })
+        .collect();
+    let build_info: Vec<(&&str, &f64)> = samples
+        .iter()
+        .filter(|(name, _)| name.starts_with("aether_webhook_build_info{"))
+        .collect();
+    assert_eq!(build_info.len(), 1, "{text}");
+    let (labels, value) = build_info[0];
+    assert_eq!(*value, 1.0);
+    assert!(
+        labels.contains(&format!("version=\"{}\"", env!("CARGO_PKG_VERSION")))
+            && labels.contains("api_version=\"config.aether.io/v1\""),
+        "{labels}"
+    );
+    // Whole clock ticks: a process that has run less than one reads 0.
+    assert!(samples["process_cpu_seconds_total"] >= 0.0, "{text}");
+    assert!(samples["process_resident_memory_bytes"] > 1e6, "{text}");
+    // The listener and this connection at least.
+    assert!(samples["process_open_fds"] >= 2.0, "{text}");
+    assert!(samples["process_max_fds"] >= samples["process_open_fds"], "{text}");
+    assert!(samples["process_threads"] >= 2.0, "{text}");
+    assert!(samples["process_start_time_seconds"] > 1.7e9, "{text}");
+    assert!(samples.contains_key("aether_webhook_index_objects"), "{text}");
 }
 
 #[test]

@@ -14,7 +14,10 @@
 //!   to one name), and RBAC has no rule on a Secret's type. The controller
 //!   itself watches only Secrets' metadata (`type=kubernetes.io/tls`) and
 //!   reads only the referenced ones with `get`
-//!   (crates/aether-controller/src/tls/cluster.rs).
+//!   (crates/aether-controller/src/tls/cluster.rs); `create` and `patch`
+//!   `events.k8s.io` Events, the condition transitions recorded on the
+//!   VirtualHosts in their namespaces (a repeat is a patch of the same
+//!   Event's series; crates/aether-controller/src/events.rs).
 //! - Role in [`NAMESPACE`]: the Lease whose holder writes statuses
 //!   (kube-lease-manager gets, creates and server-side-applies it). `create`
 //!   cannot be limited to a name (the API server authorizes it before the
@@ -39,7 +42,8 @@ fn cluster_role() -> Value {
     let rules = json!([
         {"apiGroups": [GROUP], "resources": [PLURAL], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [GROUP], "resources": [format!("{PLURAL}/status")], "verbs": ["patch"]},
-        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}
     ]);
     role(NAME, None, rules)
 }
