@@ -52,11 +52,13 @@ mod metrics;
 mod registry;
 mod serve;
 mod service;
+mod tls;
 
 pub use fd::{fit_to_fd_limit, raise_fd_limit};
 pub use metrics::{CloseReason, ListenerMetrics};
 pub use serve::Server;
 pub use serve::bind;
+pub use tls::{ReloadingTls, TlsError, TlsFiles, TlsReloads, load_config};
 
 /// The errors a service or a body may return.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -107,8 +109,8 @@ pub struct Config {
     pub protocol: Protocol,
 }
 
-/// Where the TLS configuration for the next handshake comes from (the
-/// webhook's reloads its certificate when the files change).
+/// Where the TLS configuration for the next handshake comes from
+/// ([`ReloadingTls`] reloads its files when they change).
 pub trait Tls: Send + Sync + 'static {
     /// The acceptor for one handshake.
     fn acceptor(&self) -> tokio_rustls::TlsAcceptor;
