@@ -71,6 +71,11 @@ impl TestCa {
         }
     }
 
+    /// The CA certificate, PEM (a trust bundle of one).
+    pub fn pem(&self) -> String {
+        self.pem.clone()
+    }
+
     /// Issues `leaf`.
     pub fn issue(&self, leaf: &Leaf<'_>) -> Issued {
         let key = KeyPair::generate_for(leaf.algorithm).expect("a leaf key");
