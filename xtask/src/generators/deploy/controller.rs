@@ -214,3 +214,80 @@ pub fn objects() -> Vec<Object> {
     ])
     .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads the checked-in files back: the chain of cert-manager objects
+    /// ends in the Secrets the controller and Envoy mount, for the names
+    /// Envoy checks.
+    #[test]
+    fn the_xds_certificates_chain_to_the_mounted_secrets_and_the_bootstraps_name() {
+        let read = |file: &str| super::super::tests::read_checked_in(&format!("controller/{file}"));
+        let selfsigned = read("xds-selfsigned-issuer.yaml");
+        let ca = read("xds-ca-certificate.yaml");
+        let ca_issuer = read("xds-ca-issuer.yaml");
+        let server = read("xds-server-certificate.yaml");
+        let client = read("xds-client-certificate.yaml");
+        assert!(selfsigned["spec"]["selfSigned"].is_object());
+        assert_eq!(ca["spec"]["issuerRef"]["name"], selfsigned["metadata"]["name"]);
+        assert_eq!(ca["spec"]["isCA"], true);
+        assert_eq!(ca_issuer["spec"]["ca"]["secretName"], ca["spec"]["secretName"]);
+        for leaf in [&server, &client] {
+            assert_eq!(leaf["spec"]["issuerRef"]["name"], ca_issuer["metadata"]["name"]);
+            assert_eq!(leaf["spec"]["issuerRef"]["kind"], "Issuer");
+        }
+        assert!(server["spec"]["usages"].as_array().unwrap().contains(&json!("server auth")));
+        assert!(client["spec"]["usages"].as_array().unwrap().contains(&json!("client auth")));
+
+        // The Deployment mounts the server's Secret and names its files.
+        let deployment = read("deployment.yaml");
+        let pod = &deployment["spec"]["template"]["spec"];
+        let volume = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|volume| volume["secret"]["secretName"] == server["spec"]["secretName"])
+            .expect("a volume of the server certificate's Secret");
+        let container = &pod["containers"][0];
+        let mount = container["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|mount| mount["name"] == volume["name"])
+            .expect("the Secret is mounted");
+        let dir = mount["mountPath"].as_str().unwrap();
+        let args: Vec<&str> = container["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        for arg in [
+            format!("--xds-tls-cert={dir}/tls.crt"),
+            format!("--xds-tls-key={dir}/tls.key"),
+            format!("--xds-tls-client-ca={dir}/ca.crt"),
+        ] {
+            assert!(args.contains(&arg.as_str()), "{arg} in {args:?}");
+        }
+        assert!(!args.contains(&"--xds-plaintext"));
+
+        // Envoy's SNI and SAN check name the server certificate, and the
+        // Service it dials is the one the certificate is for.
+        let text = std::fs::read_to_string(
+            crate::workspace_root().join("generated/deploy/envoy/bootstrap-xds.yaml"),
+        )
+        .unwrap();
+        let bootstrap: Value = serde_saphyr::from_str(&text).unwrap();
+        let tls = &bootstrap["static_resources"]["clusters"][0]["transport_socket"]["typed_config"];
+        let names = server["spec"]["dnsNames"].as_array().unwrap();
+        assert!(names.contains(&tls["sni"]), "{:?}", tls["sni"]);
+        let san = &tls["common_tls_context"]["validation_context"]["match_typed_subject_alt_names"][0];
+        assert_eq!(san["matcher"]["exact"], tls["sni"]);
+        let certificate = &tls["common_tls_context"]["tls_certificates"][0];
+        assert!(certificate["certificate_chain"]["filename"].as_str().unwrap().ends_with("/tls.crt"));
+        let service = read("service.yaml");
+        let dialed = format!(
+            "{}.{}.svc",
+            service["metadata"]["name"].as_str().unwrap(),
+            service["metadata"]["namespace"].as_str().unwrap()
+        );
+        assert!(names.contains(&json!(dialed)), "{dialed}");
+    }
+}
