@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aether_e2e::{Process, XdsPki, free_port};
 use aether_controller::outputs::ROUTE_CONFIGURATION_TYPE;
+use aether_e2e::{Process, XdsPki, free_port};
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
@@ -40,8 +40,8 @@ fn start(args: &[std::ffi::OsString]) -> Running {
     let out = tempfile::tempdir().unwrap();
     std::fs::write(manifests.path().join("api.yaml"), API).unwrap();
     let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
-    let mut command = aether_e2e::Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
-        .local_mode(manifests.path(), out.path());
+    let mut command =
+        aether_e2e::Controller::new(env!("CARGO_BIN_EXE_aether-controller")).local_mode(manifests.path(), out.path());
     command.arg(format!("--xds-addr={addr}")).args(args);
     let process = Process::spawn("aether-controller", command, &out.path().join("controller.log"));
     Running {
@@ -91,7 +91,11 @@ async fn tls_connect(
 /// One RDS request over a new TLS connection (a client as Envoy's: SNI
 /// `server_name`, ALPN h2): the route configuration's domains, or why
 /// there were none.
-async fn fetch_routes(addr: SocketAddr, server_name: &str, config: Arc<rustls::ClientConfig>) -> Result<Vec<String>, String> {
+async fn fetch_routes(
+    addr: SocketAddr,
+    server_name: &str,
+    config: Arc<rustls::ClientConfig>,
+) -> Result<Vec<String>, String> {
     let server_name = server_name.to_owned();
     let connector = tower::service_fn(move |_: http::Uri| {
         let (config, server_name) = (config.clone(), server_name.clone());
@@ -168,7 +172,12 @@ async fn a_client_certificate_of_the_ca_gets_rds_and_other_clients_are_refused()
     let other = XdsPki::new();
     let mut trust_both = pki.ca_pem();
     trust_both.push_str(&other.ca_pem());
-    let foreign = fetch_routes(running.addr, &pki.server_name, client_config(&trust_both, Some(&other.client_dir()))).await;
+    let foreign = fetch_routes(
+        running.addr,
+        &pki.server_name,
+        client_config(&trust_both, Some(&other.client_dir())),
+    )
+    .await;
     assert!(foreign.is_err(), "a client certificate of another CA got {foreign:?}");
     // Plaintext HTTP/2, as before TLS.
     let plaintext = async {
@@ -200,12 +209,22 @@ async fn a_replaced_certificate_serves_new_connections_without_a_restart_and_a_c
 
     // cert-manager renews the certificate: the next connection gets it.
     let renewed = pki.issue_server(0x2a);
-    assert_eq!(served_serial(running.addr, &pki.server_name, envoy.clone()).await, renewed);
+    assert_eq!(
+        served_serial(running.addr, &pki.server_name, envoy.clone()).await,
+        renewed
+    );
     wait_until_served(&running, &pki.server_name, envoy.clone()).await;
 
     // A corrupt certificate file: the renewed one serves on, and says why.
-    std::fs::write(pki.server_dir().join("tls.crt"), "-----BEGIN CERTIFICATE-----\ngarbage\n").unwrap();
-    assert_eq!(served_serial(running.addr, &pki.server_name, envoy.clone()).await, renewed);
+    std::fs::write(
+        pki.server_dir().join("tls.crt"),
+        "-----BEGIN CERTIFICATE-----\ngarbage\n",
+    )
+    .unwrap();
+    assert_eq!(
+        served_serial(running.addr, &pki.server_name, envoy.clone()).await,
+        renewed
+    );
     wait_until_served(&running, &pki.server_name, envoy.clone()).await;
     let log = running.process.log();
     assert!(log.contains("keeping the previous TLS certificate"), "{log}");
@@ -213,7 +232,10 @@ async fn a_replaced_certificate_serves_new_connections_without_a_restart_and_a_c
 
     // Repaired: served, by the same process all along.
     let repaired = pki.issue_server(0x2b);
-    assert_eq!(served_serial(running.addr, &pki.server_name, envoy.clone()).await, repaired);
+    assert_eq!(
+        served_serial(running.addr, &pki.server_name, envoy.clone()).await,
+        repaired
+    );
     assert_eq!(running.process.id(), id);
 }
 
@@ -231,11 +253,19 @@ fn xds_without_tls_files_or_the_plaintext_flag_is_refused_naming_the_flags() {
             .args(args)
             .output()
             .unwrap();
-        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
     };
     let (code, stderr) = run(&[]);
     assert_eq!(code, Some(2), "{stderr}");
-    for flag in ["--xds-tls-cert", "--xds-tls-key", "--xds-tls-client-ca", "--xds-plaintext"] {
+    for flag in [
+        "--xds-tls-cert",
+        "--xds-tls-key",
+        "--xds-tls-client-ca",
+        "--xds-plaintext",
+    ] {
         assert!(stderr.contains(flag), "the refusal names {flag}: {stderr}");
     }
     // Nothing ran: no pass wrote the output.
@@ -243,7 +273,10 @@ fn xds_without_tls_files_or_the_plaintext_flag_is_refused_naming_the_flags() {
 
     let (code, stderr) = run(&["--xds-tls-cert=/nonexistent/tls.crt"]);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("missing --xds-tls-key, --xds-tls-client-ca"), "{stderr}");
+    assert!(
+        stderr.contains("missing --xds-tls-key, --xds-tls-client-ca"),
+        "{stderr}"
+    );
 
     // Files that do not load: refused at start, naming the file.
     let (code, stderr) = run(&[

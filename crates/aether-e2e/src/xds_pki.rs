@@ -74,14 +74,18 @@ impl XdsPki {
     /// The controller's flags for mutual TLS over [`XdsPki::server_dir`].
     pub fn controller_args(&self) -> Vec<OsString> {
         let dir = self.server_dir();
-        [("--xds-tls-cert=", "tls.crt"), ("--xds-tls-key=", "tls.key"), ("--xds-tls-client-ca=", "ca.crt")]
-            .into_iter()
-            .map(|(flag, file)| {
-                let mut arg = OsString::from(flag);
-                arg.push(dir.join(file));
-                arg
-            })
-            .collect()
+        [
+            ("--xds-tls-cert=", "tls.crt"),
+            ("--xds-tls-key=", "tls.key"),
+            ("--xds-tls-client-ca=", "ca.crt"),
+        ]
+        .into_iter()
+        .map(|(flag, file)| {
+            let mut arg = OsString::from(flag);
+            arg.push(dir.join(file));
+            arg
+        })
+        .collect()
     }
 }
 

@@ -20,11 +20,11 @@ use std::time::SystemTime;
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use tokio_rustls::TlsAcceptor;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
+use tokio_rustls::TlsAcceptor;
 
 /// Reloads by result (`result="ok"` or `"error"`), registered by the caller.
 pub type TlsReloads = Family<[(&'static str, &'static str); 1], Counter>;

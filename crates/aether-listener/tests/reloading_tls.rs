@@ -85,7 +85,10 @@ fn client(server_ca: &Ca, cert: Option<&Leaf>) -> tokio_rustls::TlsConnector {
 /// `GET /` over a new connection: the server's certificate, or the
 /// error that ended the exchange (a refused client certificate shows up
 /// here with TLS 1.3, whose client finishes its handshake first).
-async fn get(addr: std::net::SocketAddr, connector: &tokio_rustls::TlsConnector) -> Result<CertificateDer<'static>, String> {
+async fn get(
+    addr: std::net::SocketAddr,
+    connector: &tokio_rustls::TlsConnector,
+) -> Result<CertificateDer<'static>, String> {
     let exchange = async {
         let mut tls = connector
             .connect(ServerName::try_from("localhost").unwrap(), connect(addr).await)
@@ -142,7 +145,10 @@ async fn clients_without_a_certificate_or_from_another_ca_are_refused() {
     let server = start(config(HTTP1), Some(Arc::new(tls) as Arc<dyn Tls>)).await;
 
     let good = client_ca.issue("envoy", 2);
-    assert_eq!(get(server.addr, &client(&server_ca, Some(&good))).await.unwrap(), server_leaf.der);
+    assert_eq!(
+        get(server.addr, &client(&server_ca, Some(&good))).await.unwrap(),
+        server_leaf.der
+    );
     let without = get(server.addr, &client(&server_ca, None)).await;
     assert!(without.is_err(), "a client without a certificate was served");
     let foreign = get(server.addr, &client(&server_ca, Some(&other_ca.issue("envoy", 3)))).await;

@@ -71,10 +71,14 @@ pub fn transport(
             "{PLAINTEXT_FLAG} cannot be combined with {cert_flag}, {key_flag} or {ca_flag}"
         ))),
         (cert, key, client_ca, false) => {
-            let missing: Vec<&str> = [(cert.is_none(), cert_flag), (key.is_none(), key_flag), (client_ca.is_none(), ca_flag)]
-                .into_iter()
-                .filter_map(|(missing, flag)| missing.then_some(flag))
-                .collect();
+            let missing: Vec<&str> = [
+                (cert.is_none(), cert_flag),
+                (key.is_none(), key_flag),
+                (client_ca.is_none(), ca_flag),
+            ]
+            .into_iter()
+            .filter_map(|(missing, flag)| missing.then_some(flag))
+            .collect();
             Err(TransportError(format!(
                 "xDS over mutual TLS needs {cert_flag}, {key_flag} and {ca_flag} together; missing {}",
                 missing.join(", ")
@@ -121,7 +125,9 @@ mod tests {
         assert!(err.ends_with("missing --xds-tls-client-ca"), "{err}");
         let err = transport(some("c"), None, None, false).unwrap_err().to_string();
         assert!(err.ends_with("missing --xds-tls-key, --xds-tls-client-ca"), "{err}");
-        let err = transport(some("c"), some("k"), some("ca"), true).unwrap_err().to_string();
+        let err = transport(some("c"), some("k"), some("ca"), true)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("--xds-plaintext cannot be combined"), "{err}");
     }
 }

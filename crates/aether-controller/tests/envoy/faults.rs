@@ -72,7 +72,9 @@ fn an_envoy_asking_for_another_route_configuration_is_named_in_the_controllers_l
     let xds = free_port();
     let mut command = crate::controller().local_mode(manifests.path(), out.path());
     let pki = aether_e2e::XdsPki::new();
-    command.arg(format!("--xds-addr=127.0.0.1:{xds}")).args(pki.controller_args());
+    command
+        .arg(format!("--xds-addr=127.0.0.1:{xds}"))
+        .args(pki.controller_args());
     let controller = Process::spawn("aether-controller", command, &out.path().join("controller.log"));
     let mut config = bootstrap::on_loopback(
         &RouteSource::Xds(([127, 0, 0, 1], xds).into(), pki.client_dir()),

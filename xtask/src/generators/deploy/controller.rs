@@ -157,7 +157,10 @@ fn certificate(name: &str, issuer: &str, spec: Value) -> Value {
 /// documentation): the CA, its issuer, the server's and Envoy's certificates.
 fn xds_certificates() -> Vec<Object> {
     vec![
-        ("xds-selfsigned-issuer.yaml", issuer(XDS_CA_ISSUER, json!({"selfSigned": {}}))),
+        (
+            "xds-selfsigned-issuer.yaml",
+            issuer(XDS_CA_ISSUER, json!({"selfSigned": {}})),
+        ),
         (
             "xds-ca-certificate.yaml",
             certificate(
@@ -166,7 +169,10 @@ fn xds_certificates() -> Vec<Object> {
                 json!({"isCA": true, "commonName": XDS_CA, "duration": "87600h", "renewBefore": "720h"}),
             ),
         ),
-        ("xds-ca-issuer.yaml", issuer(XDS_CA, json!({"ca": {"secretName": XDS_CA}}))),
+        (
+            "xds-ca-issuer.yaml",
+            issuer(XDS_CA, json!({"ca": {"secretName": XDS_CA}})),
+        ),
         (
             "xds-server-certificate.yaml",
             certificate(
@@ -238,8 +244,18 @@ mod tests {
             assert_eq!(leaf["spec"]["issuerRef"]["name"], ca_issuer["metadata"]["name"]);
             assert_eq!(leaf["spec"]["issuerRef"]["kind"], "Issuer");
         }
-        assert!(server["spec"]["usages"].as_array().unwrap().contains(&json!("server auth")));
-        assert!(client["spec"]["usages"].as_array().unwrap().contains(&json!("client auth")));
+        assert!(
+            server["spec"]["usages"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("server auth"))
+        );
+        assert!(
+            client["spec"]["usages"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("client auth"))
+        );
 
         // The Deployment mounts the server's Secret and names its files.
         let deployment = read("deployment.yaml");
@@ -258,7 +274,12 @@ mod tests {
             .find(|mount| mount["name"] == volume["name"])
             .expect("the Secret is mounted");
         let dir = mount["mountPath"].as_str().unwrap();
-        let args: Vec<&str> = container["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        let args: Vec<&str> = container["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
         for arg in [
             format!("--xds-tls-cert={dir}/tls.crt"),
             format!("--xds-tls-key={dir}/tls.key"),
@@ -270,10 +291,8 @@ mod tests {
 
         // Envoy's SNI and SAN check name the server certificate, and the
         // Service it dials is the one the certificate is for.
-        let text = std::fs::read_to_string(
-            crate::workspace_root().join("generated/deploy/envoy/bootstrap-xds.yaml"),
-        )
-        .unwrap();
+        let text =
+            std::fs::read_to_string(crate::workspace_root().join("generated/deploy/envoy/bootstrap-xds.yaml")).unwrap();
         let bootstrap: Value = serde_saphyr::from_str(&text).unwrap();
         let tls = &bootstrap["static_resources"]["clusters"][0]["transport_socket"]["typed_config"];
         let names = server["spec"]["dnsNames"].as_array().unwrap();
@@ -281,7 +300,12 @@ mod tests {
         let san = &tls["common_tls_context"]["validation_context"]["match_typed_subject_alt_names"][0];
         assert_eq!(san["matcher"]["exact"], tls["sni"]);
         let certificate = &tls["common_tls_context"]["tls_certificates"][0];
-        assert!(certificate["certificate_chain"]["filename"].as_str().unwrap().ends_with("/tls.crt"));
+        assert!(
+            certificate["certificate_chain"]["filename"]
+                .as_str()
+                .unwrap()
+                .ends_with("/tls.crt")
+        );
         let service = read("service.yaml");
         let dialed = format!(
             "{}.{}.svc",
