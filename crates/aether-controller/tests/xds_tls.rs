@@ -246,17 +246,31 @@ fn xds_without_tls_files_or_the_plaintext_flag_is_refused_naming_the_flags() {
     let manifests = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     std::fs::write(manifests.path().join("api.yaml"), API).unwrap();
+    // The exit code and standard error of the binary with `args`; a binary
+    // still running after 30 s (it did not refuse) is killed and fails.
     let run = |args: &[&str]| {
-        let output = aether_e2e::Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
+        let mut child = aether_e2e::Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
             .local_mode(manifests.path(), out.path())
             .arg(format!("--xds-addr=127.0.0.1:{}", free_port()))
             .args(args)
-            .output()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                let output = child.wait_with_output().unwrap();
+                panic!(
+                    "{args:?}: still running after 30 s\n{}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
     };
     let (code, stderr) = run(&[]);
     assert_eq!(code, Some(2), "{stderr}");
