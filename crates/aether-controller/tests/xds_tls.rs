@@ -270,7 +270,10 @@ fn xds_without_tls_files_or_the_plaintext_flag_is_refused_naming_the_flags() {
             std::thread::sleep(Duration::from_millis(20));
         }
         let output = child.wait_with_output().unwrap();
-        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
     };
     let (code, stderr) = run(&[]);
     assert_eq!(code, Some(2), "{stderr}");
