@@ -38,6 +38,11 @@
 //!   once; requests in flight finish (HTTP/2 gets GOAWAY) within
 //!   [`Config::shutdown_grace`], then everything is dropped.
 //!
+//! - **TLS from files, reloaded** ([`ReloadingTls`]): the server
+//!   certificate, its key and, for mutual TLS, the CA bundle client
+//!   certificates must chain to; files changed on disk apply to the next
+//!   handshake, and a set that does not load keeps the last good one.
+//!
 //! hyper serves HTTP/1.1 or HTTP/2 (prior knowledge, as gRPC inside a pod
 //! network speaks it) over the accepted stream; the caller's service sees
 //! plain `hyper` requests.
