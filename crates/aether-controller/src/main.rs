@@ -15,6 +15,7 @@ use aether_controller::metrics::{self, Metrics};
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
+use aether_controller::xds::transport::{self, Transport, TransportError};
 use aether_manifests::Limits;
 use aether_projection::ProjectionConfig;
 use aether_telemetry::logs::LogFormat;
@@ -27,7 +28,7 @@ use kube::api::{Api, PartialObjectMeta};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 /// Keeps the edge's Envoy route configuration and every VirtualHost's status
 /// in step with the VirtualHost objects.
@@ -62,9 +63,29 @@ struct Cli {
     #[arg(long = "namespace", value_name = "NS", conflicts_with = "manifests")]
     namespaces: Vec<String>,
     /// Also serve the route configuration over gRPC, as Envoy's Route
-    /// Discovery Service (state of the world), on this address.
+    /// Discovery Service (state of the world), on this address; over mutual
+    /// TLS (--xds-tls-cert, --xds-tls-key, --xds-tls-client-ca), or
+    /// --xds-plaintext.
     #[arg(long, value_name = "ADDR", conflicts_with = "once")]
     xds_addr: Option<SocketAddr>,
+    /// xDS over mutual TLS: the server's certificate chain (PEM), e.g. a
+    /// mounted cert-manager Secret's tls.crt. Reloaded, with the key and
+    /// the client CA, on the next connection after any of them changes; a
+    /// set that does not load keeps the last good one serving.
+    #[arg(long, value_name = "FILE", requires = "xds_addr")]
+    xds_tls_cert: Option<PathBuf>,
+    /// xDS over mutual TLS: the private key of --xds-tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "xds_addr")]
+    xds_tls_key: Option<PathBuf>,
+    /// xDS over mutual TLS: the CA certificates (PEM) a client's (Envoy's)
+    /// certificate must chain to; a client without one is refused.
+    #[arg(long, value_name = "FILE", requires = "xds_addr")]
+    xds_tls_client_ca: Option<PathBuf>,
+    /// Serve xDS unencrypted and unauthenticated (HTTP/2 with prior
+    /// knowledge), e.g. to an Envoy on loopback; without it, xDS needs the
+    /// three --xds-tls-* files.
+    #[arg(long, requires = "xds_addr")]
+    xds_plaintext: bool,
     /// xDS connections served at once (lowered, with a warning, when the
     /// file descriptor limit leaves less room). At the bound a new
     /// connection is served and the one idle the longest (without a
@@ -132,19 +153,45 @@ fn main() -> ExitCode {
         eprintln!("aether-controller: setting up the logs: {err}");
         return ExitCode::from(2);
     }
+    // Refused before anything runs: xDS is served over mutual TLS unless
+    // plaintext is asked for by name.
+    let xds_transport = match cli.xds_addr {
+        None => None,
+        Some(_) => match xds_transport(&cli) {
+            Ok(transport) => Some(transport),
+            Err(err) => {
+                error!(error = %err, "exiting");
+                return ExitCode::from(2);
+            }
+        },
+    };
     aether_listener::raise_fd_limit();
     let result = match cli.manifests.clone() {
-        Some(manifests) => run_local(&cli, manifests),
+        Some(manifests) => run_local(&cli, manifests, xds_transport),
         None => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .context("starting the async runtime")
-            .and_then(|runtime| runtime.block_on(run_cluster(&cli)).map(|()| ExitCode::SUCCESS)),
+            .and_then(|runtime| {
+                runtime
+                    .block_on(run_cluster(&cli, xds_transport))
+                    .map(|()| ExitCode::SUCCESS)
+            }),
     };
     result.unwrap_or_else(|err| {
         error!(error = %format!("{err:#}"), "exiting");
         ExitCode::from(2)
     })
+}
+
+/// The xDS server's transport, from the flags.
+fn xds_transport(cli: &Cli) -> Result<Transport, TransportError> {
+    transport::transport(
+        cli.xds_tls_cert.clone(),
+        cli.xds_tls_key.clone(),
+        cli.xds_tls_client_ca.clone(),
+        cli.xds_plaintext,
+    )
 }
 
 /// How the HTTPS listener is handed to Envoy, from the flags.
@@ -167,7 +214,7 @@ fn tls_settings(cli: &Cli) -> anyhow::Result<TlsSettings> {
     })
 }
 
-fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
+fn run_local(cli: &Cli, manifests: PathBuf, xds_transport: Option<Transport>) -> anyhow::Result<ExitCode> {
     let projection = ProjectionConfig::default();
     let mut local = Local::new(Options {
         manifests,
@@ -188,7 +235,7 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
     // Local mode runs on this thread; an xDS server on a runtime of its own,
     // whose worker serves it until the runtime is dropped on return.
     let mut _xds_runtime = None;
-    if let Some(addr) = cli.xds_addr {
+    if let (Some(addr), Some(transport)) = (cli.xds_addr, xds_transport) {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -199,6 +246,7 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
         let (publisher, _server) = runtime.block_on(start_xds(
             cli,
             addr,
+            transport,
             RESERVED_DESCRIPTORS,
             &projection,
             local.metrics.clone(),
@@ -215,7 +263,7 @@ fn run_local(cli: &Cli, manifests: PathBuf) -> anyhow::Result<ExitCode> {
     })
 }
 
-async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
+async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Result<()> {
     anyhow::ensure!(
         cli.out.is_dir(),
         "the output directory {} does not exist",
@@ -263,10 +311,18 @@ async fn run_cluster(cli: &Cli) -> anyhow::Result<()> {
         .with_tls(tls_settings(cli)?, ClusterSecrets::watched())
         .with_events(recorder);
     let mut xds_server = None;
-    if let Some(addr) = cli.xds_addr {
+    if let (Some(addr), Some(transport)) = (cli.xds_addr, xds_transport) {
         let reserved = RESERVED_DESCRIPTORS + metrics::MAX_CONNECTIONS;
-        let (publisher, server) =
-            start_xds(cli, addr, reserved, &projection, metrics.clone(), stopping.clone()).await?;
+        let (publisher, server) = start_xds(
+            cli,
+            addr,
+            transport,
+            reserved,
+            &projection,
+            metrics.clone(),
+            stopping.clone(),
+        )
+        .await?;
         state = state.with_xds(publisher);
         xds_server = Some(server);
     }
@@ -353,25 +409,41 @@ impl Server {
     }
 }
 
-/// Binds `addr` and serves the edge's configuration over xDS there, on the
-/// current runtime, to at most `--xds-max-connections` (fitted to the
+/// Binds `addr` and serves the edge's configuration over xDS there (over
+/// `transport`), on the current runtime, to at most `--xds-max-connections` (fitted to the
 /// descriptor limit after `reserved`), until `stopping`; returns what each
 /// pass publishes to, and the server.
 async fn start_xds(
     cli: &Cli,
     addr: SocketAddr,
+    transport: Transport,
     reserved: usize,
     projection: &ProjectionConfig,
     metrics: Arc<Metrics>,
     stopping: CancellationToken,
 ) -> anyhow::Result<(xds::Publisher, Server)> {
+    // Loaded before binding: files that do not load are a start-up error.
+    let tls = match transport {
+        Transport::MutualTls(files) => {
+            let tls = transport::reloading(files, &metrics).context("loading the xDS server's TLS files")?;
+            info!(cert = %tls.files().cert.display(), "xDS over mutual TLS: clients must present a certificate");
+            Some(tls)
+        }
+        Transport::Plaintext => {
+            warn!("xDS in plaintext (--xds-plaintext): unencrypted, and any client that reaches the port is served");
+            None
+        }
+    };
     let listener = aether_listener::bind(addr)
         .await
         .with_context(|| format!("binding the xDS address {addr}"))?;
     info!(%addr, "serving the edge's configuration over xDS (RDS, LDS, SDS)");
     let bound = aether_listener::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
     let listener_metrics = metrics.xds_listener.clone();
-    let (publisher, service) = xds::channel(&projection.route_configuration_name, metrics);
+    let (publisher, mut service) = xds::channel(&projection.route_configuration_name, metrics);
+    if let Some(tls) = tls {
+        service = service.with_tls(Arc::new(tls));
+    }
     let server = Server::spawn(service.serve_with(
         listener,
         xds::listener_config(bound),

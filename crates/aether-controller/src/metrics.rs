@@ -67,6 +67,9 @@ pub struct Metrics {
     pub xds_listener: ListenerMetrics,
     /// The metrics server's connections (`http_connections` ...).
     pub http_listener: ListenerMetrics,
+    /// Reloads of the xDS server's certificate, key and client CA files,
+    /// by result (`ok`; `error`: the previous ones serve on).
+    pub xds_tls_reloads: aether_listener::TlsReloads,
 }
 
 impl Default for Metrics {
@@ -102,6 +105,7 @@ impl Metrics {
             ready: Gauge::default(),
             xds_listener: ListenerMetrics::default(),
             http_listener: ListenerMetrics::default(),
+            xds_tls_reloads: aether_listener::TlsReloads::default(),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
@@ -160,6 +164,11 @@ impl Metrics {
             "ready",
             "1 once a pass has written the edge's files",
             metrics.ready.clone(),
+        );
+        registry.register(
+            "xds_tls_reloads",
+            "Reloads of the xDS server's TLS files, by result",
+            metrics.xds_tls_reloads.clone(),
         );
         metrics.xds_listener.register(registry.sub_registry_with_prefix("xds"));
         metrics

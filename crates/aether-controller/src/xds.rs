@@ -26,10 +26,10 @@
 //!   with every other stream ([`sotw`]).
 //!
 //! The server is the shared listener's (`aether-listener`: connection bound
-//! with eviction of idle connections, preface and idle timeouts, HTTP/2
-//! keepalive, accept back-off, graceful shutdown), HTTP/2 with prior
-//! knowledge as Envoy's `envoy_grpc` cluster speaks it inside the pod
-//! network. Its service is a hyper service: tonic decodes the requests,
+//! with eviction of idle connections, handshake, preface and idle
+//! timeouts, HTTP/2 keepalive, accept back-off, graceful shutdown), HTTP/2
+//! over mutual TLS (Envoy presents a client certificate; [`transport`]),
+//! or with prior knowledge in plaintext when the binary is told so. Its service is a hyper service: tonic decodes the requests,
 //! and the responses are framed in `sotw/wire.rs`.
 //!
 //! Delta xDS is not served (`UNIMPLEMENTED`): one resource gains nothing
@@ -60,6 +60,7 @@ use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 
 pub mod sotw;
 pub mod tls;
+pub mod transport;
 
 use sotw::{Current, Kind};
 pub use sotw::{Resources, ResponseBody};
@@ -116,6 +117,8 @@ pub struct Discovery {
     metrics: Arc<Metrics>,
     /// Cancelled when the server stops: every stream ends.
     closing: CancellationToken,
+    /// The server's TLS ([`transport`]); `None`: plaintext.
+    server_tls: Option<Arc<dyn aether_listener::Tls>>,
 }
 
 /// A publisher and the service that serves what it publishes, the
@@ -134,6 +137,7 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
         tls: tls_receivers,
         metrics,
         closing: CancellationToken::new(),
+        server_tls: None,
     };
     (publisher, service)
 }
@@ -153,8 +157,8 @@ pub fn listener_config(max_connections: usize) -> aether_listener::Config {
     aether_listener::Config {
         name: "xds",
         max_connections,
-        // Plaintext: no handshake. The preface, settings and the first
-        // stream come within milliseconds from Envoy.
+        // The TLS handshake (over TLS), then the preface, settings and the
+        // first stream, come within milliseconds from Envoy.
         handshake_timeout: Duration::from_secs(10),
         first_request_timeout: Duration::from_secs(10),
         header_timeout: Duration::from_secs(10),
@@ -174,6 +178,13 @@ pub fn listener_config(max_connections: usize) -> aether_listener::Config {
 }
 
 impl Discovery {
+    /// Serves over TLS with `tls`'s acceptor (mutual TLS: see [`transport`])
+    /// rather than plaintext.
+    pub fn with_tls(mut self, tls: Arc<dyn aether_listener::Tls>) -> Self {
+        self.server_tls = Some(tls);
+        self
+    }
+
     /// Serves xDS on `listener` with the default bounds
     /// ([`listener_config`] of [`MAX_CONNECTIONS`]) until the process ends.
     pub async fn serve(self, listener: tokio::net::TcpListener) {
@@ -202,10 +213,11 @@ impl Discovery {
             shutdown.await;
             closing.cancel();
         };
-        aether_listener::Server::new(config)
-            .metrics(metrics)
-            .serve(listener, self, shutdown)
-            .await;
+        let mut server = aether_listener::Server::new(config).metrics(metrics);
+        if let Some(tls) = self.server_tls.clone() {
+            server = server.tls(tls);
+        }
+        server.serve(listener, self, shutdown).await;
     }
 
     /// What a gRPC service serves, if it is one of ours: the noun of its

@@ -181,6 +181,7 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
             .arg("--out")
             .arg(out.path())
             .arg(format!("--xds-addr={addr}"))
+            .arg("--xds-plaintext")
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap(),

@@ -3,7 +3,8 @@
 //! route and listener sources (the routes and listeners files' paths, or
 //! the controller's xDS address) and the backends' clusters, which in a
 //! cluster come from the mesh. (The HTTPS listener's address is the
-//! controller's `--https-addr`.) Every
+//! controller's `--https-addr`.) Over gRPC, the paths of Envoy's client
+//! certificate are replaced too (the files [`crate::XdsPki`] writes). Every
 //! other setting is run as generated; a change of the generated file's
 //! shape that moves one of the replaced fields fails here, by name.
 
@@ -20,8 +21,10 @@ use crate::workspace_root;
 pub enum RouteSource {
     /// `routes.json` at this path (`bootstrap-files.yaml`).
     File(PathBuf),
-    /// The controller's xDS server at this address (`bootstrap-xds.yaml`).
-    Xds(SocketAddr),
+    /// The controller's xDS server at this address (`bootstrap-xds.yaml`),
+    /// over mutual TLS with the client certificate files in this directory
+    /// (`tls.crt`, `tls.key`, `ca.crt`: [`crate::XdsPki::client_dir`]).
+    Xds(SocketAddr, PathBuf),
 }
 
 const LISTENER: &str = "/static_resources/listeners/0";
@@ -33,7 +36,7 @@ const CONFIG_SOURCE: &str = "/static_resources/listeners/0/filter_chains/0/filte
 pub fn generated(source: &RouteSource) -> Value {
     let file = match source {
         RouteSource::File(_) => "bootstrap-files.yaml",
-        RouteSource::Xds(_) => "bootstrap-xds.yaml",
+        RouteSource::Xds(..) => "bootstrap-xds.yaml",
     };
     let path = workspace_root().join("generated/deploy/envoy").join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
@@ -61,11 +64,24 @@ pub fn on_loopback(source: &RouteSource, admin: u16, listener: u16, clusters: &B
                 json!(listeners.to_str().expect("a UTF-8 path")),
             );
         }
-        RouteSource::Xds(addr) => replace(
-            &mut bootstrap,
-            "/static_resources/clusters/0/load_assignment/endpoints/0/lb_endpoints/0/endpoint/address",
-            socket_address(*addr),
-        ),
+        RouteSource::Xds(addr, client_tls) => {
+            replace(
+                &mut bootstrap,
+                "/static_resources/clusters/0/load_assignment/endpoints/0/lb_endpoints/0/endpoint/address",
+                socket_address(*addr),
+            );
+            // The client certificate's files, where the test wrote them; the
+            // SNI, ALPN and SAN check stay as generated.
+            let file = |name: &str| json!(client_tls.join(name).to_str().expect("a UTF-8 path"));
+            let context = format!("{}/common_tls_context", crate::xds_pki::UPSTREAM_TLS);
+            for (at, name) in [
+                ("tls_certificates/0/certificate_chain/filename", "tls.crt"),
+                ("tls_certificates/0/private_key/filename", "tls.key"),
+                ("validation_context/trusted_ca/filename", "ca.crt"),
+            ] {
+                replace(&mut bootstrap, &format!("{context}/{at}"), file(name));
+            }
+        }
     }
     let statics = pointer(&mut bootstrap, "/static_resources/clusters")
         .as_array_mut()

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use rcgen::{
-    BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, PKCS_ECDSA_P256_SHA256, SerialNumber,
-    SignatureAlgorithm,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair, PKCS_ECDSA_P256_SHA256,
+    SerialNumber, SignatureAlgorithm,
 };
 
 pub use rcgen::date_time_ymd;
@@ -60,6 +60,11 @@ impl TestCa {
     pub fn new() -> Self {
         let key = KeyPair::generate().expect("a CA key");
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+        // A subject of its own: with rcgen's default name on both, a leaf's
+        // issuer would equal its own subject, and OpenSSL-style verifiers
+        // (Envoy's BoringSSL) would take it for self-signed.
+        params.distinguished_name = DistinguishedName::new();
+        params.distinguished_name.push(DnType::CommonName, "aether test CA");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.not_before = date_time_ymd(2020, 1, 1);
         params.not_after = date_time_ymd(2100, 1, 1);
@@ -71,11 +76,20 @@ impl TestCa {
         }
     }
 
+    /// The CA certificate, PEM (a trust bundle of one).
+    pub fn pem(&self) -> String {
+        self.pem.clone()
+    }
+
     /// Issues `leaf`.
     pub fn issue(&self, leaf: &Leaf<'_>) -> Issued {
         let key = KeyPair::generate_for(leaf.algorithm).expect("a leaf key");
         let hosts: Vec<String> = leaf.hosts.iter().map(|host| (*host).to_owned()).collect();
         let mut params = CertificateParams::new(hosts).expect("leaf parameters");
+        params.distinguished_name = DistinguishedName::new();
+        if let Some(host) = leaf.hosts.first() {
+            params.distinguished_name.push(DnType::CommonName, *host);
+        }
         params.serial_number = Some(SerialNumber::from(leaf.serial));
         let (not_before, not_after) = leaf
             .validity

@@ -12,14 +12,15 @@ use std::time::Duration;
 use aether_projection::{ProjectionConfig, Snapshot, cluster_name, parse_manifests, project};
 use tempfile::TempDir;
 
-use crate::{Backends, Envoy, Process, RouteSource, Served, free_port, wait_until};
+use crate::{Backends, Envoy, Process, RouteSource, Served, XdsPki, free_port, wait_until};
 
 /// How Envoy takes its routes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// `routes.json` (`path_config_source`).
     Files,
-    /// The controller's xDS server (`--xds-addr`).
+    /// The controller's xDS server (`--xds-addr`), over mutual TLS
+    /// ([`XdsPki`]).
     Xds,
 }
 
@@ -94,6 +95,8 @@ pub struct Edge {
     out: TempDir,
     /// The controller's `--secrets` directory.
     pub(crate) secrets: TempDir,
+    /// The certificates of xDS over mutual TLS (both sides).
+    pub xds_pki: XdsPki,
     xds_port: u16,
     /// The port of Envoy's HTTPS listener (the controller's `--https-addr`).
     pub(crate) https_port: u16,
@@ -134,10 +137,12 @@ impl Edge {
         for (name, text) in files {
             std::fs::write(manifests.path().join(name), text).expect("writing a manifest");
         }
+        let xds_pki = XdsPki::new();
         let dirs = Dirs {
             manifests: manifests.path(),
             out: out.path(),
             secrets: secrets_dir.path(),
+            xds_pki: &xds_pki,
         };
         let controller = start_controller(&settings, mode, &dirs, ports);
         let source = match mode {
@@ -154,7 +159,7 @@ impl Edge {
                 );
                 RouteSource::File(out.path().join("routes.json"))
             }
-            Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], ports.xds).into()),
+            Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], ports.xds).into(), xds_pki.client_dir()),
         };
         let envoy = Envoy::start(&source, backends.addrs());
         let edge = Self {
@@ -163,6 +168,7 @@ impl Edge {
             staging,
             out,
             secrets: secrets_dir,
+            xds_pki,
             xds_port: ports.xds,
             https_port: ports.https,
             settings,
@@ -224,6 +230,7 @@ impl Edge {
             manifests: self.manifests.path(),
             out: self.out.path(),
             secrets: self.secrets.path(),
+            xds_pki: &self.xds_pki,
         };
         let ports = Ports {
             xds: self.xds_port,
@@ -291,6 +298,7 @@ struct Dirs<'a> {
     manifests: &'a Path,
     out: &'a Path,
     secrets: &'a Path,
+    xds_pki: &'a XdsPki,
 }
 
 /// The ports the controller serves xDS on and tells Envoy's HTTPS listener to bind.
@@ -308,6 +316,7 @@ fn start_controller(settings: &Controller, mode: Mode, dirs: &Dirs<'_>, ports: P
         .arg(format!("--https-addr=127.0.0.1:{}", ports.https));
     if mode == Mode::Xds {
         command.arg(format!("--xds-addr=127.0.0.1:{}", ports.xds));
+        command.args(dirs.xds_pki.controller_args());
     }
     let log = dirs.out.join("controller.log");
     Process::spawn("aether-controller", command, &log)

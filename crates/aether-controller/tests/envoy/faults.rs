@@ -71,10 +71,13 @@ fn an_envoy_asking_for_another_route_configuration_is_named_in_the_controllers_l
     std::fs::write(manifests.path().join("api.yaml"), API).unwrap();
     let xds = free_port();
     let mut command = crate::controller().local_mode(manifests.path(), out.path());
-    command.arg(format!("--xds-addr=127.0.0.1:{xds}"));
+    let pki = aether_e2e::XdsPki::new();
+    command
+        .arg(format!("--xds-addr=127.0.0.1:{xds}"))
+        .args(pki.controller_args());
     let controller = Process::spawn("aether-controller", command, &out.path().join("controller.log"));
     let mut config = bootstrap::on_loopback(
-        &RouteSource::Xds(([127, 0, 0, 1], xds).into()),
+        &RouteSource::Xds(([127, 0, 0, 1], xds).into(), pki.client_dir()),
         free_port(),
         free_port(),
         &Default::default(),

@@ -107,3 +107,38 @@ fn over_files_envoy_starts_after_the_controllers_first_pass() {
         || envoy.dynamic_route_config(),
     );
 }
+
+/// `envoy --mode validate` on the xDS bootstrap: it passes with the client
+/// certificate's files in place (a throwaway CA's), and names a missing one.
+#[test]
+fn the_xds_bootstrap_validates_with_its_client_certificate_and_names_a_missing_file() {
+    let pki = aether_e2e::XdsPki::new();
+    let dir = tempfile::tempdir().unwrap();
+    let bootstrap = aether_e2e::bootstrap::on_loopback(
+        &RouteSource::Xds(([127, 0, 0, 1], aether_e2e::free_port()).into(), pki.client_dir()),
+        aether_e2e::free_port(),
+        aether_e2e::free_port(),
+        &Default::default(),
+    );
+    let config = dir.path().join("bootstrap.json");
+    std::fs::write(&config, serde_json::to_vec(&bootstrap).unwrap()).unwrap();
+    let validate = || {
+        let output = Command::new(aether_e2e::envoy::binary())
+            .args(["--mode", "validate", "--disable-hot-restart", "--config-path"])
+            .arg(&config)
+            .output()
+            .expect("running envoy --mode validate");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&output.stdout)
+        );
+        (output.status.success(), said)
+    };
+    let (valid, said) = validate();
+    assert!(valid, "{said}");
+    std::fs::remove_file(pki.client_dir().join("ca.crt")).unwrap();
+    let (valid, said) = validate();
+    assert!(!valid, "validated without its trusted CA file");
+    assert!(said.contains("ca.crt"), "Envoy should name the missing file: {said}");
+}

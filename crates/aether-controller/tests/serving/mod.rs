@@ -72,7 +72,9 @@ impl Controller {
             .local_addr()
             .unwrap();
         let mut command = aether_e2e::Controller::new(binary).local_mode(manifests.path(), out.path());
-        command.arg(format!("--xds-addr={addr}"));
+        // Plaintext: these tests are about the listener's bounds (TLS is
+        // tests/xds_tls.rs's).
+        command.arg(format!("--xds-addr={addr}")).arg("--xds-plaintext");
         if let Some(limit) = fd_limit {
             // The soft and the hard limit, so the binary cannot raise it.
             let mut limited = Command::new("prlimit");

@@ -10,7 +10,6 @@ use std::time::Duration;
 use aether_webhook::index::HostIndex;
 use aether_webhook::metrics::Metrics;
 use aether_webhook::server::{self, Admit, App, Limits, Reviewer};
-use aether_webhook::tls::ReloadingTls;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SerialNumber};
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
@@ -141,7 +140,7 @@ pub async fn start(index: Arc<HostIndex>, limits: Limits) -> Running {
 pub async fn start_with(index: Arc<HostIndex>, admit: Arc<dyn Admit>, limits: Limits) -> Running {
     let pki = Pki::new(1);
     let metrics = Arc::new(Metrics::new());
-    let tls = Arc::new(ReloadingTls::new(pki.cert.clone(), pki.key.clone(), metrics.clone()).unwrap());
+    let tls = Arc::new(aether_webhook::tls::reloading(pki.cert.clone(), pki.key.clone(), &metrics).unwrap());
     let app = Arc::new(App {
         admit,
         metrics: metrics.clone(),

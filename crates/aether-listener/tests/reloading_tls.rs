@@ -1,0 +1,235 @@
+//! `ReloadingTls`: mutual TLS against a CA bundle, and certificate, key
+//! and CA files replaced under a running server.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aether_listener::{CloseReason, ReloadingTls, Tls, TlsFiles, TlsReloads};
+use common::{HTTP1, config, connect, start};
+use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A throwaway CA.
+struct Ca {
+    issuer: Issuer<'static, KeyPair>,
+    pem: String,
+    der: CertificateDer<'static>,
+}
+
+/// A leaf certificate (PEM chain: leaf, CA) and its key.
+struct Leaf {
+    chain_pem: String,
+    key_pem: String,
+    der: CertificateDer<'static>,
+}
+
+impl Ca {
+    fn new() -> Self {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let cert = params.self_signed(&key).unwrap();
+        Self {
+            pem: cert.pem(),
+            der: cert.der().clone(),
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    fn issue(&self, name: &str, serial: u64) -> Leaf {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec![name.to_owned()]).unwrap();
+        params.serial_number = Some(serial.into());
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        Leaf {
+            chain_pem: format!("{}{}", cert.pem(), self.pem),
+            key_pem: key.serialize_pem(),
+            der: cert.der().clone(),
+        }
+    }
+}
+
+/// Writes `text` to `path` by a rename, as a Secret update lands.
+fn replace(path: &Path, text: &str) {
+    let staged = path.with_extension("new");
+    std::fs::write(&staged, text).unwrap();
+    std::fs::rename(&staged, path).unwrap();
+}
+
+/// A client trusting `server_ca`, presenting `cert` when given.
+fn client(server_ca: &Ca, cert: Option<&Leaf>) -> tokio_rustls::TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(server_ca.der.clone()).unwrap();
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = match cert {
+        None => builder.with_no_client_auth(),
+        Some(leaf) => {
+            let chain = CertificateDer::pem_slice_iter(leaf.chain_pem.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
+            builder.with_client_auth_cert(chain, key).unwrap()
+        }
+    };
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
+/// `GET /` over a new connection: the server's certificate, or the
+/// error that ended the exchange (a refused client certificate shows up
+/// here with TLS 1.3, whose client finishes its handshake first).
+async fn get(
+    addr: std::net::SocketAddr,
+    connector: &tokio_rustls::TlsConnector,
+) -> Result<CertificateDer<'static>, String> {
+    let exchange = async {
+        let mut tls = connector
+            .connect(ServerName::try_from("localhost").unwrap(), connect(addr).await)
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        let served = tls.get_ref().1.peer_certificates().unwrap()[0].clone().into_owned();
+        tls.write_all(b"GET / HTTP/1.1\r\nhost: test\r\n\r\n")
+            .await
+            .map_err(|e| format!("write: {e}"))?;
+        let mut response = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !response.ends_with(b"ok") {
+            match tls.read(&mut buf).await {
+                Ok(0) => return Err("closed before a response".to_owned()),
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+                Err(e) => return Err(format!("read: {e}")),
+            }
+        }
+        Ok(served)
+    };
+    tokio::time::timeout(Duration::from_secs(10), exchange)
+        .await
+        .unwrap_or_else(|_| Err("no answer within 10 s".to_owned()))
+}
+
+struct Pki {
+    dir: tempfile::TempDir,
+    files: TlsFiles,
+}
+
+fn pki(server: &Leaf, client_ca: &Ca) -> Pki {
+    let dir = tempfile::tempdir().unwrap();
+    let files = TlsFiles {
+        cert: dir.path().join("tls.crt"),
+        key: dir.path().join("tls.key"),
+        client_ca: Some(dir.path().join("ca.crt")),
+    };
+    std::fs::write(&files.cert, &server.chain_pem).unwrap();
+    std::fs::write(&files.key, &server.key_pem).unwrap();
+    std::fs::write(files.client_ca.as_ref().unwrap(), &client_ca.pem).unwrap();
+    Pki { dir, files }
+}
+
+fn reloads(reloads: &TlsReloads, result: &'static str) -> u64 {
+    reloads.get_or_create(&[("result", result)]).get()
+}
+
+#[tokio::test]
+async fn clients_without_a_certificate_or_from_another_ca_are_refused() {
+    let (server_ca, client_ca, other_ca) = (Ca::new(), Ca::new(), Ca::new());
+    let server_leaf = server_ca.issue("localhost", 1);
+    let pki = pki(&server_leaf, &client_ca);
+    let tls = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], TlsReloads::default()).unwrap();
+    let server = start(config(HTTP1), Some(Arc::new(tls) as Arc<dyn Tls>)).await;
+
+    let good = client_ca.issue("envoy", 2);
+    assert_eq!(
+        get(server.addr, &client(&server_ca, Some(&good))).await.unwrap(),
+        server_leaf.der
+    );
+    let without = get(server.addr, &client(&server_ca, None)).await;
+    assert!(without.is_err(), "a client without a certificate was served");
+    let foreign = get(server.addr, &client(&server_ca, Some(&other_ca.issue("envoy", 3)))).await;
+    assert!(foreign.is_err(), "a client certificate of another CA was accepted");
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while server.metrics.closed(CloseReason::HandshakeFailed) != 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("both refused handshakes counted");
+    // And the good client is still served.
+    assert!(get(server.addr, &client(&server_ca, Some(&good))).await.is_ok());
+}
+
+#[tokio::test]
+async fn replaced_files_serve_on_the_next_handshake_and_a_corrupt_replacement_keeps_the_last_good() {
+    let (server_ca, client_ca) = (Ca::new(), Ca::new());
+    let first = server_ca.issue("localhost", 1);
+    let pki = pki(&first, &client_ca);
+    let counts = TlsReloads::default();
+    let tls = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], counts.clone()).unwrap();
+    let server = start(config(HTTP1), Some(Arc::new(tls) as Arc<dyn Tls>)).await;
+    let envoy = client(&server_ca, Some(&client_ca.issue("envoy", 2)));
+    assert_eq!(get(server.addr, &envoy).await.unwrap(), first.der);
+
+    // A rotation (key first, then the certificate, as a Secret update may
+    // land): the next connection gets the new certificate.
+    let second = server_ca.issue("localhost", 3);
+    replace(&pki.files.key, &second.key_pem);
+    replace(&pki.files.cert, &second.chain_pem);
+    assert_eq!(get(server.addr, &envoy).await.unwrap(), second.der);
+    assert_eq!(reloads(&counts, "ok"), 1);
+
+    // A corrupt certificate, then a missing key: the last good pair serves on.
+    replace(&pki.files.cert, "-----BEGIN CERTIFICATE-----\nnot base64\n");
+    assert_eq!(get(server.addr, &envoy).await.unwrap(), second.der);
+    std::fs::remove_file(&pki.files.key).unwrap();
+    assert_eq!(get(server.addr, &envoy).await.unwrap(), second.der);
+    assert_eq!(reloads(&counts, "error"), 2);
+    // Repaired: served again.
+    let third = server_ca.issue("localhost", 4);
+    replace(&pki.files.key, &third.key_pem);
+    replace(&pki.files.cert, &third.chain_pem);
+    assert_eq!(get(server.addr, &envoy).await.unwrap(), third.der);
+    assert_eq!(reloads(&counts, "ok"), 2);
+
+    // A corrupt CA bundle keeps the previous one...
+    let ca_file = pki.files.client_ca.clone().unwrap();
+    replace(&ca_file, "garbage");
+    assert_eq!(get(server.addr, &envoy).await.unwrap(), third.der);
+    assert_eq!(reloads(&counts, "error"), 3);
+    // ...and a new one replaces it: its clients are served, the old CA's refused.
+    let new_client_ca = Ca::new();
+    replace(&ca_file, &new_client_ca.pem);
+    let renewed = client(&server_ca, Some(&new_client_ca.issue("envoy", 5)));
+    assert_eq!(get(server.addr, &renewed).await.unwrap(), third.der);
+    assert!(
+        get(server.addr, &envoy).await.is_err(),
+        "a client of the replaced CA is still accepted"
+    );
+    assert_eq!(reloads(&counts, "ok"), 3);
+    drop(pki.dir);
+}
+
+#[test]
+fn a_set_that_does_not_load_at_start_up_is_an_error_naming_the_file() {
+    let (server_ca, client_ca) = (Ca::new(), Ca::new());
+    let pki = pki(&server_ca.issue("localhost", 1), &client_ca);
+    let ca = pki.files.client_ca.clone().unwrap();
+    std::fs::write(&ca, "no PEM here").unwrap();
+    let err = ReloadingTls::new("test", pki.files.clone(), &[], TlsReloads::default())
+        .err()
+        .expect("a CA file without a certificate is refused");
+    assert!(err.to_string().contains(&ca.display().to_string()), "{err}");
+    let missing = TlsFiles {
+        key: pki.dir.path().join("missing.key"),
+        ..pki.files.clone()
+    };
+    let err = ReloadingTls::new("test", missing, &[], TlsReloads::default())
+        .err()
+        .expect("a missing key is refused");
+    assert!(err.to_string().contains("missing.key"), "{err}");
+}
