@@ -36,9 +36,11 @@
 
 #![deny(missing_docs)]
 
+mod actions;
 mod batch;
 mod config;
 pub mod descriptors;
+mod duration;
 mod envoy;
 mod input;
 pub mod listener;
@@ -54,7 +56,9 @@ mod validation;
 
 pub use aether_api::ObjectKey;
 pub use batch::project;
+pub use actions::{NO_WEIGHT_STATUS, RULE_ENVOY, WHOLE_PATH};
 pub use config::{ProjectionConfig, RetryConfig};
+pub use duration::{DurationError, parse_gateway_duration};
 pub use envoy::cluster_name;
 pub use input::{ReadProblem, VirtualHostObject};
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
@@ -68,3 +72,5 @@ pub use validation::Problem;
 
 /// Envoy's generated types, as returned by [`Snapshot::route_configuration`].
 pub use envoy_types::pb::envoy::config::route::v3 as envoy_route;
+/// Envoy's generated core types (header values of a route's header changes).
+pub use envoy_types::pb::envoy::config::core::v3 as envoy_core;

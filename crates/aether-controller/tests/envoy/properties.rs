@@ -2,7 +2,9 @@
 //! accepts every configuration the controller gives it, and runs exactly
 //! the projection. Routes match on paths, regexes near Envoy's program
 //! limit (and some above it, whose routes are left out), methods, headers
-//! and query parameters, in either route order.
+//! and query parameters, in either route order; and every action: one
+//! backend, weighted splits (weight 0 and all 0 among them), redirects,
+//! rewrites, header changes on both sides, timeouts and retries.
 
 use aether_projection::envoy_route::RouteConfiguration;
 use aether_projection::{LeftOutReason, descriptors};
@@ -143,6 +145,126 @@ fn query_param() -> impl Strategy<Value = Value> {
         })
 }
 
+/// A header change of one side: `set` and `add` entries (names unique in
+/// each list), names to remove; values with `%` (literal, so escaped for
+/// Envoy), spaces and every printable character class.
+fn header_changes() -> impl Strategy<Value = Value> {
+    let name = || prop::sample::select(vec!["x-a", "x-team", "cache-control", "x-%41", "x-b", "accept"]);
+    let value = prop::sample::select(vec!["a", "50%", "%REQ(x-a)%", "%%", "a b\tc", "~!#$&'*+.^_`|", "no-store"]);
+    let entries = move || {
+        prop::collection::btree_map(name(), value.clone(), 0..3)
+            .prop_map(|entries| entries.into_iter().map(|(name, value)| json!({"name": name, "value": value})).collect::<Vec<_>>())
+    };
+    (entries(), entries(), prop::collection::btree_set(name(), 0..3))
+        .prop_map(|(set, add, remove)| json!({"set": set, "add": add, "remove": remove}))
+}
+
+/// A duration in Gateway API's form, from 1 ms to the longest.
+fn duration() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["0s", "1ms", "500ms", "15s", "1m30s", "1h2m3s4ms", "99999h99999h99999h99999h"])
+        .prop_map(String::from)
+}
+
+/// Where a route sends: one backend, a weighted split (weights of 0, all 0
+/// too, up to the largest), or a redirect (a prefix only after a prefix
+/// match); then, unless it redirects, rewrites, request header changes, a
+/// timeout and retries; response header changes either way.
+fn actions(prefix_match: bool) -> impl Strategy<Value = Value> {
+    let split = prop::collection::btree_map(
+        (service(), prop_oneof![Just(0u32), 1..=65535u32]),
+        prop::sample::select(vec![0u32, 1, 10, 90, 500_000, 1_000_000]),
+        1..5,
+    )
+    .prop_map(|backends| {
+        let backends: Vec<Value> = backends
+            .into_iter()
+            .map(|((service, port), weight)| json!({"service": service, "port": port, "weight": weight}))
+            .collect();
+        json!({"backends": backends})
+    });
+    let single = (service(), prop_oneof![Just(0u32), 1..=65535u32])
+        .prop_map(|(service, port)| json!({"backend": {"service": service, "port": port}}));
+    let replace = prop_oneof![
+        Just(None),
+        path().prop_map(|path| Some(("path", path))),
+        path().prop_map(move |path| prefix_match.then_some(("prefix", path))),
+    ];
+    let redirect = (
+        prop::option::of(prop::sample::select(vec!["http", "https"])),
+        prop::option::of(label(63)),
+        prop::sample::select(vec![0u32, 80, 443, 8443, 65535]),
+        replace.clone(),
+        prop::option::of(prop::sample::select(vec![301u32, 302, 303, 307, 308])),
+    )
+        .prop_map(|(scheme, host, port, replace, status)| {
+            let mut redirect = json!({"port": port});
+            if let Some(scheme) = scheme {
+                redirect["scheme"] = json!(scheme);
+            }
+            if let Some(host) = host {
+                redirect["host"] = json!(format!("{host}.example.com"));
+            }
+            if let Some((field, path)) = replace {
+                redirect[field] = json!(path);
+            }
+            if let Some(status) = status {
+                redirect["statusCode"] = json!(status);
+            }
+            json!({"redirect": redirect})
+        });
+    let forward = (
+        prop_oneof![single, split],
+        prop::option::of((replace, prop::option::of(label(20)))),
+        prop::option::of(header_changes()),
+        prop::option::of(duration()),
+        prop::option::of((
+            0..=10u32,
+            prop::option::of(duration()),
+            prop::sample::subsequence(
+                vec!["5xx", "gateway-error", "reset", "reset-before-request", "connect-failure", "refused-stream", "retriable-4xx"],
+                0..=3,
+            ),
+        )),
+    )
+        .prop_map(|(mut forward, rewrite, request_headers, timeout, retries)| {
+            if let Some((replace, host)) = rewrite {
+                let mut rewrite = json!({});
+                if let Some((field, path)) = replace {
+                    rewrite[field] = json!(path);
+                }
+                if let Some(host) = host {
+                    rewrite["host"] = json!(format!("{host}.internal"));
+                }
+                forward["rewrite"] = rewrite;
+            }
+            if let Some(changes) = request_headers {
+                forward["requestHeaders"] = changes;
+            }
+            if let Some(timeout) = timeout {
+                forward["timeout"] = json!(timeout);
+            }
+            if let Some((attempts, per_try_timeout, on)) = retries {
+                let mut retries = json!({"attempts": attempts, RETRY_ON: on});
+                if let Some(timeout) = per_try_timeout {
+                    retries["perTryTimeout"] = json!(timeout);
+                }
+                forward["retries"] = retries;
+            }
+            forward
+        });
+    (prop_oneof![4 => forward, 1 => redirect], prop::option::of(header_changes())).prop_map(
+        |(mut actions, response_headers)| {
+            if let Some(changes) = response_headers {
+                actions["responseHeaders"] = changes;
+            }
+            actions
+        },
+    )
+}
+
+/// The Kubernetes name of the retry conditions.
+const RETRY_ON: &str = "on";
+
 fn route() -> impl Strategy<Value = Value> {
     (
         0..3u8,
@@ -151,10 +273,8 @@ fn route() -> impl Strategy<Value = Value> {
         prop::sample::subsequence(vec!["GET", "POST", "PUT", "DELETE"], 0..=3),
         prop::collection::vec(header(), 0..3),
         prop::collection::vec(query_param(), 0..3),
-        service(),
-        prop_oneof![Just(0u32), 1..=65535u32],
     )
-        .prop_map(|(kind, path, regex, methods, headers, query_params, service, port)| {
+        .prop_flat_map(|(kind, path, regex, methods, headers, query_params)| {
             let mut route_match = match kind {
                 0 => json!({"exact": path}),
                 1 => json!({"prefix": path}),
@@ -163,7 +283,10 @@ fn route() -> impl Strategy<Value = Value> {
             route_match["methods"] = json!(methods);
             route_match["headers"] = json!(headers);
             route_match["queryParams"] = json!(query_params);
-            json!({"match": route_match, "backend": {"service": service, "port": port}})
+            actions(kind == 1).prop_map(move |mut route| {
+                route["match"] = route_match.clone();
+                route
+            })
         })
 }
 
