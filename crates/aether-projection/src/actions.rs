@@ -65,8 +65,16 @@ pub(crate) fn actions(
     let at = format!("spec.routes[{index}]");
     let mut problems = Vec::new();
     let action = action(&at, http_route, default_retry, &mut problems);
-    let request = header_changes(&format!("{at}.requestHeaders"), http_route.request_headers.as_ref(), &mut problems);
-    let response = header_changes(&format!("{at}.responseHeaders"), http_route.response_headers.as_ref(), &mut problems);
+    let request = header_changes(
+        &format!("{at}.requestHeaders"),
+        http_route.request_headers.as_ref(),
+        &mut problems,
+    );
+    let response = header_changes(
+        &format!("{at}.responseHeaders"),
+        http_route.response_headers.as_ref(),
+        &mut problems,
+    );
     match action {
         Some(action) if problems.is_empty() => Ok(Actions {
             action,
@@ -113,13 +121,16 @@ fn action(
         if total == 0 {
             return Some(route::route::Action::DirectResponse(route::DirectResponseAction {
                 status: NO_WEIGHT_STATUS,
-                body: None,
+                ..Default::default()
             }));
         }
         if total > u64::from(u32::MAX) {
             problems.push(problem(
                 format!("{at}.backends"),
-                format!("the weights add up to {total}; Envoy refuses a split above {}", u32::MAX),
+                format!(
+                    "the weights add up to {total}; Envoy refuses a split above {}",
+                    u32::MAX
+                ),
             ));
             return None;
         }
@@ -370,7 +381,10 @@ fn retry_override(
         return None;
     }
     let retry_on = if retries.retry_on.is_empty() {
-        default_retry.map_or_else(|| crate::RetryConfig::default().retry_on, |policy| policy.retry_on.clone())
+        default_retry.map_or_else(
+            || crate::RetryConfig::default().retry_on,
+            |policy| policy.retry_on.clone(),
+        )
     } else {
         retries.retry_on.join(",")
     };
@@ -393,4 +407,111 @@ fn retry_override(
         per_try_timeout,
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! What the API's rules never let through today, but a looser rule or
+    //! an object read tolerantly could: each is left out, never sent.
+    use aether_api::config::v1::{HeaderModifier, HeaderValue as ApiHeader, HttpRoute, RouteRetry, WeightedBackend};
+
+    use super::*;
+
+    fn refusals(http_route: &HttpRoute) -> Vec<(String, &'static str)> {
+        match actions(3, http_route, None) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems.into_iter().map(|p| (p.field_path, p.rule_id)).collect(),
+        }
+    }
+
+    fn header(name: &str, value: &str) -> ApiHeader {
+        ApiHeader {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+
+    fn backend() -> Option<aether_api::config::v1::RouteBackend> {
+        Some(aether_api::config::v1::RouteBackend {
+            service: "svc".into(),
+            port: 0,
+        })
+    }
+
+    #[test]
+    fn headers_envoy_refuses_leave_the_route_out() {
+        let http_route = HttpRoute {
+            backend: backend(),
+            request_headers: Some(HeaderModifier {
+                set: vec![header("Host", "a"), header(":path", "/"), header("x-ok", "a\r\nb")],
+                add: vec![header("x ok", "a"), header("x-ok", &"%".repeat(8193))],
+                remove: vec!["host".into(), "x-fine".into()],
+            }),
+            response_headers: Some(HeaderModifier {
+                remove: vec![":status".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            refusals(&http_route),
+            [
+                ("spec.routes[3].requestHeaders.set[0].name".to_owned(), RULE_ENVOY),
+                ("spec.routes[3].requestHeaders.set[1].name".to_owned(), RULE_ENVOY),
+                ("spec.routes[3].requestHeaders.set[2].value".to_owned(), RULE_ENVOY),
+                ("spec.routes[3].requestHeaders.add[0].name".to_owned(), RULE_ENVOY),
+                ("spec.routes[3].requestHeaders.add[1].value".to_owned(), RULE_ENVOY),
+                ("spec.routes[3].requestHeaders.remove[0]".to_owned(), RULE_ENVOY),
+                ("spec.routes[3].responseHeaders.remove[0]".to_owned(), RULE_ENVOY),
+            ]
+        );
+        // At Envoy's bounds: taken.
+        let at_bounds = HttpRoute {
+            backend: backend(),
+            request_headers: Some(HeaderModifier {
+                set: vec![header(&"x".repeat(MAX_HEADER_BYTES), &"%".repeat(MAX_HEADER_BYTES / 2))],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(refusals(&at_bounds), []);
+    }
+
+    #[test]
+    fn a_split_above_envoys_sum_and_unreadable_durations_leave_the_route_out() {
+        let split = |weights: &[u32]| HttpRoute {
+            backends: weights
+                .iter()
+                .enumerate()
+                .map(|(i, weight)| WeightedBackend {
+                    service: format!("svc-{i}"),
+                    port: 0,
+                    weight: *weight,
+                })
+                .collect(),
+            ..Default::default()
+        };
+        assert_eq!(
+            refusals(&split(&[u32::MAX, 1])),
+            [("spec.routes[3].backends".to_owned(), RULE_ENVOY)]
+        );
+        assert_eq!(refusals(&split(&[u32::MAX, 0])), []);
+        let durations = HttpRoute {
+            backend: backend(),
+            timeout: "1.5s".into(),
+            retries: Some(RouteRetry {
+                attempts: 1,
+                per_try_timeout: "1d".into(),
+                retry_on: Vec::new(),
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            refusals(&durations),
+            [
+                ("spec.routes[3].timeout".to_owned(), RULE_ENVOY),
+                ("spec.routes[3].retries.perTryTimeout".to_owned(), RULE_ENVOY),
+            ]
+        );
+    }
 }

@@ -18,7 +18,11 @@ pub struct DurationError {
 
 impl fmt::Display for DurationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?} is not a duration such as 15s, 1m30s or 500ms: {}", self.input, self.reason)
+        write!(
+            f,
+            "{:?} is not a duration such as 15s, 1m30s or 500ms: {}",
+            self.input, self.reason
+        )
     }
 }
 
@@ -104,8 +108,25 @@ mod tests {
     #[test]
     fn refuses_what_the_pattern_refuses() {
         for input in [
-            "", "s", "1", "1.5s", "-1s", "+1s", "1S", "1 s", " 1s", "1s ", "1d", "1us", "1ns", "100000s", "1h1m1s1ms1s",
-            "1m1", "ms", "1sm", "１s",
+            "",
+            "s",
+            "1",
+            "1.5s",
+            "-1s",
+            "+1s",
+            "1S",
+            "1 s",
+            " 1s",
+            "1s ",
+            "1d",
+            "1us",
+            "1ns",
+            "100000s",
+            "1h1m1s1ms1s",
+            "1m1",
+            "ms",
+            "1sm",
+            "１s",
         ] {
             assert!(parse_gateway_duration(input).is_err(), "{input:?}");
         }

@@ -54,9 +54,9 @@ mod snapshot;
 mod tls;
 mod validation;
 
+pub use actions::{NO_WEIGHT_STATUS, RULE_ENVOY, WHOLE_PATH};
 pub use aether_api::ObjectKey;
 pub use batch::project;
-pub use actions::{NO_WEIGHT_STATUS, RULE_ENVOY, WHOLE_PATH};
 pub use config::{ProjectionConfig, RetryConfig};
 pub use duration::{DurationError, parse_gateway_duration};
 pub use envoy::cluster_name;
@@ -70,7 +70,7 @@ pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Rou
 pub use tls::{TlsChain, covering_wildcards};
 pub use validation::Problem;
 
-/// Envoy's generated types, as returned by [`Snapshot::route_configuration`].
-pub use envoy_types::pb::envoy::config::route::v3 as envoy_route;
 /// Envoy's generated core types (header values of a route's header changes).
 pub use envoy_types::pb::envoy::config::core::v3 as envoy_core;
+/// Envoy's generated types, as returned by [`Snapshot::route_configuration`].
+pub use envoy_types::pb::envoy::config::route::v3 as envoy_route;

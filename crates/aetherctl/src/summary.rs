@@ -116,8 +116,16 @@ fn describe(route: &Route) -> String {
     };
     let mut line = format!("{path} -> {to}");
     for (side, add, remove) in [
-        ("request", &route.request_headers_to_add, &route.request_headers_to_remove),
-        ("response", &route.response_headers_to_add, &route.response_headers_to_remove),
+        (
+            "request",
+            &route.request_headers_to_add,
+            &route.request_headers_to_remove,
+        ),
+        (
+            "response",
+            &route.response_headers_to_add,
+            &route.response_headers_to_remove,
+        ),
     ] {
         if let Some(changes) = header_changes(add, remove) {
             line.push_str(&format!("; {side} headers: {changes}"));
@@ -234,7 +242,9 @@ fn header_changes(add: &[HeaderValueOption], remove: &[String]) -> Option<String
 
 /// A protobuf duration (seconds, nanoseconds) as `15s` or `1500ms`.
 fn duration(seconds: i64, nanos: i32) -> String {
-    let millis = seconds.saturating_mul(1000).saturating_add(i64::from(nanos / 1_000_000));
+    let millis = seconds
+        .saturating_mul(1000)
+        .saturating_add(i64::from(nanos / 1_000_000));
     if millis % 1000 == 0 {
         format!("{}s", millis / 1000)
     } else {

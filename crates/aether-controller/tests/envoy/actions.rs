@@ -93,7 +93,10 @@ fn weights(edge: &Edge) {
     // Weight 0 only: Gateway API's 500, never the backend.
     let drained = send(edge, "weights.example.org", "/drained/x", &[]);
     assert_eq!(drained.status, 500, "{:?}", String::from_utf8_lossy(&drained.body));
-    assert_eq!(edge.cluster("weights.example.org", "/other").as_deref(), Some("svc-web"));
+    assert_eq!(
+        edge.cluster("weights.example.org", "/other").as_deref(),
+        Some("svc-web")
+    );
 }
 
 fn rewrites(edge: &Edge) {
@@ -106,7 +109,11 @@ fn rewrites(edge: &Edge) {
         ("/apis", "/v2s"),
     ] {
         let (served, _) = served(edge, host, path, &[]);
-        assert_eq!((served.cluster.as_str(), served.path.as_str()), ("svc-api", expected), "{path}");
+        assert_eq!(
+            (served.cluster.as_str(), served.path.as_str()),
+            ("svc-api", expected),
+            "{path}"
+        );
         assert_eq!(served.host, host, "{path}");
     }
     // The whole path, and the Host.

@@ -150,10 +150,22 @@ fn query_param() -> impl Strategy<Value = Value> {
 /// Envoy), spaces and every printable character class.
 fn header_changes() -> impl Strategy<Value = Value> {
     let name = || prop::sample::select(vec!["x-a", "x-team", "cache-control", "x-%41", "x-b", "accept"]);
-    let value = prop::sample::select(vec!["a", "50%", "%REQ(x-a)%", "%%", "a b\tc", "~!#$&'*+.^_`|", "no-store"]);
+    let value = prop::sample::select(vec![
+        "a",
+        "50%",
+        "%REQ(x-a)%",
+        "%%",
+        "a b\tc",
+        "~!#$&'*+.^_`|",
+        "no-store",
+    ]);
     let entries = move || {
-        prop::collection::btree_map(name(), value.clone(), 0..3)
-            .prop_map(|entries| entries.into_iter().map(|(name, value)| json!({"name": name, "value": value})).collect::<Vec<_>>())
+        prop::collection::btree_map(name(), value.clone(), 0..3).prop_map(|entries| {
+            entries
+                .into_iter()
+                .map(|(name, value)| json!({"name": name, "value": value}))
+                .collect::<Vec<_>>()
+        })
     };
     (entries(), entries(), prop::collection::btree_set(name(), 0..3))
         .prop_map(|(set, add, remove)| json!({"set": set, "add": add, "remove": remove}))
@@ -161,8 +173,16 @@ fn header_changes() -> impl Strategy<Value = Value> {
 
 /// A duration in Gateway API's form, from 1 ms to the longest.
 fn duration() -> impl Strategy<Value = String> {
-    prop::sample::select(vec!["0s", "1ms", "500ms", "15s", "1m30s", "1h2m3s4ms", "99999h99999h99999h99999h"])
-        .prop_map(String::from)
+    prop::sample::select(vec![
+        "0s",
+        "1ms",
+        "500ms",
+        "15s",
+        "1m30s",
+        "1h2m3s4ms",
+        "99999h99999h99999h99999h",
+    ])
+    .prop_map(String::from)
 }
 
 /// Where a route sends: one backend, a weighted split (weights of 0, all 0
@@ -221,7 +241,15 @@ fn actions(prefix_match: bool) -> impl Strategy<Value = Value> {
             0..=10u32,
             prop::option::of(duration()),
             prop::sample::subsequence(
-                vec!["5xx", "gateway-error", "reset", "reset-before-request", "connect-failure", "refused-stream", "retriable-4xx"],
+                vec![
+                    "5xx",
+                    "gateway-error",
+                    "reset",
+                    "reset-before-request",
+                    "connect-failure",
+                    "refused-stream",
+                    "retriable-4xx",
+                ],
                 0..=3,
             ),
         )),
@@ -252,14 +280,16 @@ fn actions(prefix_match: bool) -> impl Strategy<Value = Value> {
             }
             forward
         });
-    (prop_oneof![4 => forward, 1 => redirect], prop::option::of(header_changes())).prop_map(
-        |(mut actions, response_headers)| {
+    (
+        prop_oneof![4 => forward, 1 => redirect],
+        prop::option::of(header_changes()),
+    )
+        .prop_map(|(mut actions, response_headers)| {
             if let Some(changes) = response_headers {
                 actions["responseHeaders"] = changes;
             }
             actions
-        },
-    )
+        })
 }
 
 /// The Kubernetes name of the retry conditions.
