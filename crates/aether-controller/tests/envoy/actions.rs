@@ -61,7 +61,7 @@ fn send(edge: &Edge, host: &str, path: &str, headers: &[(&str, &str)]) -> Respon
 }
 
 /// The backend's echo of a request that must reach one.
-fn served(edge: &Edge, host: &str, path: &str, headers: &[(&str, &str)]) -> (Served, Response) {
+fn echo(edge: &Edge, host: &str, path: &str, headers: &[(&str, &str)]) -> (Served, Response) {
     let response = send(edge, host, path, headers);
     assert_eq!(
         response.status,
@@ -77,7 +77,7 @@ fn served(edge: &Edge, host: &str, path: &str, headers: &[(&str, &str)]) -> (Ser
 fn weights(edge: &Edge) {
     let mut canary = 0;
     for i in 0..SPLIT_REQUESTS {
-        let (served, _) = served(edge, "weights.example.org", &format!("/api/{i}"), &[]);
+        let (served, _) = echo(edge, "weights.example.org", &format!("/api/{i}"), &[]);
         match served.cluster.as_str() {
             "svc-api-canary" => canary += 1,
             "svc-api:8080" => {}
@@ -108,7 +108,7 @@ fn rewrites(edge: &Edge) {
         ("/api/", "/v2/"),
         ("/apis", "/v2s"),
     ] {
-        let (served, _) = served(edge, host, path, &[]);
+        let (served, _) = echo(edge, host, path, &[]);
         assert_eq!(
             (served.cluster.as_str(), served.path.as_str()),
             ("svc-api", expected),
@@ -117,13 +117,13 @@ fn rewrites(edge: &Edge) {
         assert_eq!(served.host, host, "{path}");
     }
     // The whole path, and the Host.
-    let (served_status, _) = served(edge, host, "/status?verbose=1", &[]);
+    let (served_status, _) = echo(edge, host, "/status?verbose=1", &[]);
     assert_eq!(
         (served_status.path.as_str(), served_status.host.as_str()),
         ("/healthz?verbose=1", "health.internal")
     );
     // The Host alone: the path as sent.
-    let (legacy, _) = served(edge, host, "/legacy/a/b", &[]);
+    let (legacy, _) = echo(edge, host, "/legacy/a/b", &[]);
     assert_eq!(
         (legacy.path.as_str(), legacy.host.as_str()),
         ("/legacy/a/b", "legacy.internal")
@@ -150,7 +150,7 @@ fn redirects(edge: &Edge) {
 
 fn headers(edge: &Edge) {
     let host = "headers.example.org";
-    let (served, response) = served(
+    let (served, response) = echo(
         edge,
         host,
         "/",
@@ -181,7 +181,7 @@ fn headers(edge: &Edge) {
     assert_eq!(values("x-served-by"), ["backend", "edge"]);
     assert!(values("x-internal").is_empty(), "{:?}", response.headers);
     // Without the client's or the backend's headers: set and add both add.
-    let (plain, response) = served(edge, host, "/plain", &[]);
+    let (plain, response) = echo(edge, host, "/plain", &[]);
     assert_eq!(plain.header_values("x-team"), ["a"]);
     assert_eq!(plain.header_values("x-via"), ["edge"]);
     assert_eq!(response.header("x-served-by"), Some("edge"));
@@ -193,10 +193,10 @@ fn timeouts(edge: &Edge) {
     let slow = send(edge, host, "/slow", &[(DELAY_HEADER, "3000")]);
     assert_eq!(slow.status, 504, "{:?}", String::from_utf8_lossy(&slow.body));
     // Within it: the backend's answer.
-    let (fast, _) = served(edge, host, "/slow", &[(DELAY_HEADER, "100")]);
+    let (fast, _) = echo(edge, host, "/slow", &[(DELAY_HEADER, "100")]);
     assert_eq!(fast.cluster, "svc-slow");
     // Another route is not bounded by /slow's timeout (Envoy's default 15 s).
-    let (other, _) = served(edge, host, "/other", &[(DELAY_HEADER, "1500")]);
+    let (other, _) = echo(edge, host, "/other", &[(DELAY_HEADER, "1500")]);
     assert_eq!(other.cluster, "svc-web");
 }
 
