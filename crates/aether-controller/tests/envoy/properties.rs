@@ -293,7 +293,7 @@ fn actions(prefix_match: bool) -> impl Strategy<Value = Value> {
 }
 
 /// The Kubernetes name of the retry conditions.
-const RETRY_ON: &str = "on";
+const RETRY_ON: &str = "retryOn";
 
 fn route() -> impl Strategy<Value = Value> {
     (
@@ -372,6 +372,7 @@ fn check(mode: Mode, seed: u8) {
         proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &[seed; 32]),
     );
     let strategy = object_set();
+    let mut kinds = ActionKinds::default();
     for case in 0..CASES {
         let objects = strategy.new_tree(&mut runner).expect("a case").current();
         let text: String = objects
@@ -386,6 +387,9 @@ fn check(mode: Mode, seed: u8) {
             );
         }
         let expected = snapshot.route_configuration().expect("the projection decodes");
+        for route in expected.virtual_hosts.iter().flat_map(|vh| &vh.routes) {
+            kinds.count(route);
+        }
         edge.write("set.yaml", &text);
         aether_e2e::wait_until(
             &format!("{mode:?} case {case}: Envoy running the projection"),
@@ -401,6 +405,80 @@ fn check(mode: Mode, seed: u8) {
                 let running = edge.envoy.dynamic_route_config()?;
                 (from_dump(running["route_config"].clone()) == expected).then_some(())
             },
+        );
+    }
+    eprintln!("{mode:?}: Envoy ran routes with {kinds:?}");
+    kinds.assert_every_kind();
+}
+
+/// How many of the routes Envoy ran used each action, so that a generator
+/// that stopped making one fails rather than passes on less.
+#[derive(Debug, Default)]
+struct ActionKinds {
+    weighted: usize,
+    no_weight_500: usize,
+    redirect: usize,
+    prefix_rewrite: usize,
+    path_rewrite: usize,
+    host_rewrite: usize,
+    percent_in_header_value: usize,
+    header_removed: usize,
+    timeout: usize,
+    retry_override: usize,
+    no_retries: usize,
+}
+
+impl ActionKinds {
+    fn count(&mut self, route: &aether_projection::envoy_route::Route) {
+        use aether_projection::envoy_route::route::Action;
+        use aether_projection::envoy_route::route_action::ClusterSpecifier;
+        let default_retry_on = aether_projection::RetryConfig::default().retry_on;
+        match &route.action {
+            Some(Action::Route(action)) => {
+                self.weighted += usize::from(matches!(
+                    action.cluster_specifier,
+                    Some(ClusterSpecifier::WeightedClusters(_))
+                ));
+                self.prefix_rewrite += usize::from(!action.prefix_rewrite.is_empty());
+                self.path_rewrite += usize::from(action.regex_rewrite.is_some());
+                self.host_rewrite += usize::from(action.host_rewrite_specifier.is_some());
+                self.timeout += usize::from(action.timeout.is_some());
+                match &action.retry_policy {
+                    None => self.no_retries += 1,
+                    Some(policy) if policy.retry_on != default_retry_on => self.retry_override += 1,
+                    Some(_) => {}
+                }
+            }
+            Some(Action::Redirect(_)) => self.redirect += 1,
+            Some(Action::DirectResponse(_)) => self.no_weight_500 += 1,
+            _ => {}
+        }
+        self.percent_in_header_value += route
+            .request_headers_to_add
+            .iter()
+            .chain(&route.response_headers_to_add)
+            .filter(|option| option.header.as_ref().is_some_and(|h| h.value.contains('%')))
+            .count();
+        self.header_removed += route.request_headers_to_remove.len() + route.response_headers_to_remove.len();
+    }
+
+    fn assert_every_kind(&self) {
+        let counts = [
+            self.weighted,
+            self.no_weight_500,
+            self.redirect,
+            self.prefix_rewrite,
+            self.path_rewrite,
+            self.host_rewrite,
+            self.percent_in_header_value,
+            self.header_removed,
+            self.timeout,
+            self.retry_override,
+            self.no_retries,
+        ];
+        assert!(
+            counts.iter().all(|count| *count > 0),
+            "an action never generated: {self:?}"
         );
     }
 }
