@@ -7,37 +7,37 @@ crate::validate::compile(
 /// `^([0-9]{1,5}(h|m|s|ms)){1,4}$`
 static PATTERN_1: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^([0-9]{1,5}(h|m|s|ms)){1,4}$"));
-/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+/// `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`
 static PATTERN_2: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$"));
+/// `^[ -~]*$`
+static PATTERN_3: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[ -~]*$"));
+/// `^[a-z0-9!#$%&'*+.^_\`|~-]+$`
+static PATTERN_4: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[a-z0-9!#$%&'*+.^_`|~-]+$"));
+/// `^[!-~]([\t -~]*[!-~])?$`
+static PATTERN_5: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[!-~]([\\t -~]*[!-~])?$"));
+/// `^[!-~][\t -~]*$`
+static PATTERN_6: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^[!-~][\\t -~]*$"));
+/// `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`
+static PATTERN_7: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$"));
+/// `^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$`
+static PATTERN_8: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$"));
+/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+static PATTERN_9: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
 ));
 /// `^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`
-static PATTERN_3: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_10: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$",
 ));
-/// `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`
-static PATTERN_4: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$"));
-/// `^[a-z0-9!#$%&'*+.^_\`|~-]+$`
-static PATTERN_5: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^[a-z0-9!#$%&'*+.^_`|~-]+$"));
-/// `^[!-~]([\t -~]*[!-~])?$`
-static PATTERN_6: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^[!-~]([\\t -~]*[!-~])?$"));
-/// `^[ -~]*$`
-static PATTERN_7: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^[ -~]*$"));
-/// `^[!-~][\t -~]*$`
-static PATTERN_8: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^[!-~][\\t -~]*$"));
-/// `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`
-static PATTERN_9: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$"));
-/// `^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$`
-static PATTERN_10: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
-crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$"));
 /// `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
 static PATTERN_11: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
@@ -355,6 +355,471 @@ impl crate::validate::Validate for HttpRoute {
     }
 }
 #[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for RouteMatch {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("methods");
+            let value = &self.methods;
+            if value.len() > 9 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 9 item(s)",
+                    );
+            }
+            if crate::validate::has_duplicates(value) {
+                violations
+                    .push(
+                        &path,
+                        "repeated.unique",
+                        "repeated value must contain unique items",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                let value = item.as_str();
+                if !matches!(
+                    value, "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" |
+                    "OPTIONS" | "TRACE" | "PATCH"
+                ) {
+                    violations
+                        .push(
+                            &path,
+                            "string.in",
+                            "must be in list [GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH]",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("headers");
+            let value = &self.headers;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                crate::validate::Validate::collect_violations(item, &path, violations);
+            }
+        }
+        {
+            let path = path.field("queryParams");
+            let value = &self.query_params;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                crate::validate::Validate::collect_violations(item, &path, violations);
+            }
+        }
+        #[allow(unreachable_patterns)]
+        match &self.path {
+            Some(route_match::Path::Prefix(value)) => {
+                let path = path.field("prefix");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+                if value.contains("//") {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_empty_segment",
+                            "must not contain an empty path segment (//)",
+                        );
+                }
+                if !((!value.contains("/./") && !value.contains("/../"))
+                    && (!value.ends_with("/.") && !value.ends_with("/..")))
+                {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_dot_segment",
+                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
+                        );
+                }
+                if !(!value.contains("%2F") && !value.contains("%2f")) {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_encoded_slash",
+                            "must not contain an encoded slash (%2F or %2f)",
+                        );
+                }
+            }
+            Some(route_match::Path::Exact(value)) => {
+                let path = path.field("exact");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+                if value.contains("//") {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_empty_segment",
+                            "must not contain an empty path segment (//)",
+                        );
+                }
+                if !((!value.contains("/./") && !value.contains("/../"))
+                    && (!value.ends_with("/.") && !value.ends_with("/..")))
+                {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_dot_segment",
+                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
+                        );
+                }
+                if !(!value.contains("%2F") && !value.contains("%2f")) {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_encoded_slash",
+                            "must not contain an encoded slash (%2F or %2f)",
+                        );
+                }
+            }
+            Some(route_match::Path::Regex(value)) => {
+                let path = path.field("regex");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_3.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[ -~]*$`",
+                        );
+                }
+            }
+            None => {
+                let path = path.field("path");
+                violations
+                    .push(&path, "required", "exactly one field is required in oneof");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for HeaderMatch {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("name");
+            let value = self.name.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 256 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 256 characters");
+                }
+                if !PATTERN_4.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9!#$%&'*+.^_`|~-]+$`",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("invert");
+            let value = self.invert;
+        }
+        #[allow(unreachable_patterns)]
+        match &self.value {
+            Some(header_match::Value::Exact(value)) => {
+                let path = path.field("exact");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 4096 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 4096 characters",
+                        );
+                }
+                if !PATTERN_5.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[!-~]([\\t -~]*[!-~])?$`",
+                        );
+                }
+            }
+            Some(header_match::Value::Prefix(value)) => {
+                let path = path.field("prefix");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 4096 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 4096 characters",
+                        );
+                }
+                if !PATTERN_6.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[!-~][\\t -~]*$`",
+                        );
+                }
+            }
+            Some(header_match::Value::Regex(value)) => {
+                let path = path.field("regex");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_3.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[ -~]*$`",
+                        );
+                }
+            }
+            Some(header_match::Value::Present(value)) => {
+                let path = path.field("present");
+                let value = *value;
+                if !value {
+                    violations.push(&path, "bool.const", "must equal true");
+                }
+            }
+            None => {
+                let path = path.field("value");
+                violations
+                    .push(&path, "required", "exactly one field is required in oneof");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for QueryParamMatch {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("name");
+            let value = self.name.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 256 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 256 characters");
+                }
+                if !PATTERN_7.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`",
+                        );
+                }
+            }
+        }
+        #[allow(unreachable_patterns)]
+        match &self.value {
+            Some(query_param_match::Value::Exact(value)) => {
+                let path = path.field("exact");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_8.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+            }
+            Some(query_param_match::Value::Regex(value)) => {
+                let path = path.field("regex");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_3.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[ -~]*$`",
+                        );
+                }
+            }
+            Some(query_param_match::Value::Present(value)) => {
+                let path = path.field("present");
+                let value = *value;
+                if !value {
+                    violations.push(&path, "bool.const", "must equal true");
+                }
+            }
+            None => {
+                let path = path.field("value");
+                violations
+                    .push(&path, "required", "exactly one field is required in oneof");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for RouteBackend {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("service");
+            let value = self.service.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 253 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 253 characters");
+                }
+                if !PATTERN_9.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("port");
+            let value = self.port;
+            if value > 65535u32 {
+                violations
+                    .push(&path, "uint32.lte", "must be less than or equal to 65535");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
 impl crate::validate::Validate for WeightedBackend {
     const ROOT: &'static str = "";
     #[allow(unused_variables)]
@@ -373,7 +838,7 @@ impl crate::validate::Validate for WeightedBackend {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_2.is_match(value) {
+                if !PATTERN_9.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -427,7 +892,7 @@ impl crate::validate::Validate for RouteRedirect {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_3.is_match(value) {
+                if !PATTERN_10.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -476,7 +941,7 @@ impl crate::validate::Validate for RouteRedirect {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_4.is_match(value) {
+                if !PATTERN_2.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -526,7 +991,7 @@ impl crate::validate::Validate for RouteRedirect {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_4.is_match(value) {
+                if !PATTERN_2.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -582,7 +1047,7 @@ impl crate::validate::Validate for RouteRewrite {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_3.is_match(value) {
+                if !PATTERN_10.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -609,7 +1074,7 @@ impl crate::validate::Validate for RouteRewrite {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_4.is_match(value) {
+                if !PATTERN_2.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -659,7 +1124,7 @@ impl crate::validate::Validate for RouteRewrite {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_4.is_match(value) {
+                if !PATTERN_2.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -805,7 +1270,7 @@ impl crate::validate::Validate for HeaderModifier {
                     violations
                         .push(&path, "string.max_len", "must be at most 256 characters");
                 }
-                if !PATTERN_5.is_match(value) {
+                if !PATTERN_4.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -847,7 +1312,7 @@ impl crate::validate::Validate for HeaderValue {
                     violations
                         .push(&path, "string.max_len", "must be at most 256 characters");
                 }
-                if !PATTERN_5.is_match(value) {
+                if !PATTERN_4.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -882,7 +1347,7 @@ impl crate::validate::Validate for HeaderValue {
                             "must be at most 4096 characters",
                         );
                 }
-                if !PATTERN_6.is_match(value) {
+                if !PATTERN_5.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -966,471 +1431,6 @@ impl crate::validate::Validate for RouteRetry {
     }
 }
 #[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
-impl crate::validate::Validate for RouteMatch {
-    const ROOT: &'static str = "";
-    #[allow(unused_variables)]
-    fn collect_violations(
-        &self,
-        path: &crate::validate::FieldPath<'_>,
-        violations: &mut crate::validate::Violations,
-    ) {
-        {
-            let path = path.field("methods");
-            let value = &self.methods;
-            if value.len() > 9 {
-                violations
-                    .push(
-                        &path,
-                        "repeated.max_items",
-                        "must contain no more than 9 item(s)",
-                    );
-            }
-            if crate::validate::has_duplicates(value) {
-                violations
-                    .push(
-                        &path,
-                        "repeated.unique",
-                        "repeated value must contain unique items",
-                    );
-            }
-            for (index, item) in value.iter().enumerate() {
-                let path = path.index(index);
-                let value = item.as_str();
-                if !matches!(
-                    value, "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" |
-                    "OPTIONS" | "TRACE" | "PATCH"
-                ) {
-                    violations
-                        .push(
-                            &path,
-                            "string.in",
-                            "must be in list [GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH]",
-                        );
-                }
-            }
-        }
-        {
-            let path = path.field("headers");
-            let value = &self.headers;
-            if value.len() > 16 {
-                violations
-                    .push(
-                        &path,
-                        "repeated.max_items",
-                        "must contain no more than 16 item(s)",
-                    );
-            }
-            for (index, item) in value.iter().enumerate() {
-                let path = path.index(index);
-                crate::validate::Validate::collect_violations(item, &path, violations);
-            }
-        }
-        {
-            let path = path.field("queryParams");
-            let value = &self.query_params;
-            if value.len() > 16 {
-                violations
-                    .push(
-                        &path,
-                        "repeated.max_items",
-                        "must contain no more than 16 item(s)",
-                    );
-            }
-            for (index, item) in value.iter().enumerate() {
-                let path = path.index(index);
-                crate::validate::Validate::collect_violations(item, &path, violations);
-            }
-        }
-        #[allow(unreachable_patterns)]
-        match &self.path {
-            Some(route_match::Path::Prefix(value)) => {
-                let path = path.field("prefix");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 1024 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 1024 characters",
-                        );
-                }
-                if !PATTERN_4.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
-                        );
-                }
-                if value.contains("//") {
-                    violations
-                        .push(
-                            &path,
-                            "path.no_empty_segment",
-                            "must not contain an empty path segment (//)",
-                        );
-                }
-                if !((!value.contains("/./") && !value.contains("/../"))
-                    && (!value.ends_with("/.") && !value.ends_with("/..")))
-                {
-                    violations
-                        .push(
-                            &path,
-                            "path.no_dot_segment",
-                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
-                        );
-                }
-                if !(!value.contains("%2F") && !value.contains("%2f")) {
-                    violations
-                        .push(
-                            &path,
-                            "path.no_encoded_slash",
-                            "must not contain an encoded slash (%2F or %2f)",
-                        );
-                }
-            }
-            Some(route_match::Path::Exact(value)) => {
-                let path = path.field("exact");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 1024 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 1024 characters",
-                        );
-                }
-                if !PATTERN_4.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
-                        );
-                }
-                if value.contains("//") {
-                    violations
-                        .push(
-                            &path,
-                            "path.no_empty_segment",
-                            "must not contain an empty path segment (//)",
-                        );
-                }
-                if !((!value.contains("/./") && !value.contains("/../"))
-                    && (!value.ends_with("/.") && !value.ends_with("/..")))
-                {
-                    violations
-                        .push(
-                            &path,
-                            "path.no_dot_segment",
-                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
-                        );
-                }
-                if !(!value.contains("%2F") && !value.contains("%2f")) {
-                    violations
-                        .push(
-                            &path,
-                            "path.no_encoded_slash",
-                            "must not contain an encoded slash (%2F or %2f)",
-                        );
-                }
-            }
-            Some(route_match::Path::Regex(value)) => {
-                let path = path.field("regex");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 1024 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 1024 characters",
-                        );
-                }
-                if !PATTERN_7.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^[ -~]*$`",
-                        );
-                }
-            }
-            None => {
-                let path = path.field("path");
-                violations
-                    .push(&path, "required", "exactly one field is required in oneof");
-            }
-        }
-    }
-}
-#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
-impl crate::validate::Validate for HeaderMatch {
-    const ROOT: &'static str = "";
-    #[allow(unused_variables)]
-    fn collect_violations(
-        &self,
-        path: &crate::validate::FieldPath<'_>,
-        violations: &mut crate::validate::Violations,
-    ) {
-        {
-            let path = path.field("name");
-            let value = self.name.as_str();
-            if value.is_empty() {
-                violations.push(&path, "required", "value is required");
-            } else {
-                if crate::validate::char_len(value) > 256 {
-                    violations
-                        .push(&path, "string.max_len", "must be at most 256 characters");
-                }
-                if !PATTERN_5.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^[a-z0-9!#$%&'*+.^_`|~-]+$`",
-                        );
-                }
-            }
-        }
-        {
-            let path = path.field("invert");
-            let value = self.invert;
-        }
-        #[allow(unreachable_patterns)]
-        match &self.value {
-            Some(header_match::Value::Exact(value)) => {
-                let path = path.field("exact");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 4096 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 4096 characters",
-                        );
-                }
-                if !PATTERN_6.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^[!-~]([\\t -~]*[!-~])?$`",
-                        );
-                }
-            }
-            Some(header_match::Value::Prefix(value)) => {
-                let path = path.field("prefix");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 4096 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 4096 characters",
-                        );
-                }
-                if !PATTERN_8.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^[!-~][\\t -~]*$`",
-                        );
-                }
-            }
-            Some(header_match::Value::Regex(value)) => {
-                let path = path.field("regex");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 1024 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 1024 characters",
-                        );
-                }
-                if !PATTERN_7.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^[ -~]*$`",
-                        );
-                }
-            }
-            Some(header_match::Value::Present(value)) => {
-                let path = path.field("present");
-                let value = *value;
-                if !value {
-                    violations.push(&path, "bool.const", "must equal true");
-                }
-            }
-            None => {
-                let path = path.field("value");
-                violations
-                    .push(&path, "required", "exactly one field is required in oneof");
-            }
-        }
-    }
-}
-#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
-impl crate::validate::Validate for QueryParamMatch {
-    const ROOT: &'static str = "";
-    #[allow(unused_variables)]
-    fn collect_violations(
-        &self,
-        path: &crate::validate::FieldPath<'_>,
-        violations: &mut crate::validate::Violations,
-    ) {
-        {
-            let path = path.field("name");
-            let value = self.name.as_str();
-            if value.is_empty() {
-                violations.push(&path, "required", "value is required");
-            } else {
-                if crate::validate::char_len(value) > 256 {
-                    violations
-                        .push(&path, "string.max_len", "must be at most 256 characters");
-                }
-                if !PATTERN_9.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`",
-                        );
-                }
-            }
-        }
-        #[allow(unreachable_patterns)]
-        match &self.value {
-            Some(query_param_match::Value::Exact(value)) => {
-                let path = path.field("exact");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 1024 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 1024 characters",
-                        );
-                }
-                if !PATTERN_10.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$`",
-                        );
-                }
-            }
-            Some(query_param_match::Value::Regex(value)) => {
-                let path = path.field("regex");
-                let value = value.as_str();
-                if crate::validate::char_len(value) < 1 {
-                    violations
-                        .push(&path, "string.min_len", "must be at least 1 characters");
-                }
-                if crate::validate::char_len(value) > 1024 {
-                    violations
-                        .push(
-                            &path,
-                            "string.max_len",
-                            "must be at most 1024 characters",
-                        );
-                }
-                if !PATTERN_7.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^[ -~]*$`",
-                        );
-                }
-            }
-            Some(query_param_match::Value::Present(value)) => {
-                let path = path.field("present");
-                let value = *value;
-                if !value {
-                    violations.push(&path, "bool.const", "must equal true");
-                }
-            }
-            None => {
-                let path = path.field("value");
-                violations
-                    .push(&path, "required", "exactly one field is required in oneof");
-            }
-        }
-    }
-}
-#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
-impl crate::validate::Validate for RouteBackend {
-    const ROOT: &'static str = "";
-    #[allow(unused_variables)]
-    fn collect_violations(
-        &self,
-        path: &crate::validate::FieldPath<'_>,
-        violations: &mut crate::validate::Violations,
-    ) {
-        {
-            let path = path.field("service");
-            let value = self.service.as_str();
-            if value.is_empty() {
-                violations.push(&path, "required", "value is required");
-            } else {
-                if crate::validate::char_len(value) > 253 {
-                    violations
-                        .push(&path, "string.max_len", "must be at most 253 characters");
-                }
-                if !PATTERN_2.is_match(value) {
-                    violations
-                        .push(
-                            &path,
-                            "string.pattern",
-                            "does not match regex pattern `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`",
-                        );
-                }
-            }
-        }
-        {
-            let path = path.field("port");
-            let value = self.port;
-            if value > 65535u32 {
-                violations
-                    .push(&path, "uint32.lte", "must be less than or equal to 65535");
-            }
-        }
-    }
-}
-#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
 impl crate::validate::Validate for VirtualHostTls {
     const ROOT: &'static str = "";
     #[allow(unused_variables)]
@@ -1449,7 +1449,7 @@ impl crate::validate::Validate for VirtualHostTls {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_2.is_match(value) {
+                if !PATTERN_9.is_match(value) {
                     violations
                         .push(
                             &path,
