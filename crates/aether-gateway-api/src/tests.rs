@@ -17,6 +17,7 @@ fn route(path: Path, service: &str, port: u32) -> HttpRoute {
             service: service.to_owned(),
             port,
         }),
+        ..HttpRoute::default()
     }
 }
 

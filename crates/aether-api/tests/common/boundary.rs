@@ -328,7 +328,11 @@ fn backend() -> impl Strategy<Value = Option<RouteBackend>> {
 
 fn routes() -> impl Strategy<Value = Vec<HttpRoute>> {
     let route = (route_match(), backend())
-        .prop_map(|(r#match, backend)| HttpRoute { r#match, backend })
+        .prop_map(|(r#match, backend)| HttpRoute {
+            r#match,
+            backend,
+            ..Default::default()
+        })
         .boxed();
     prop_oneof![
         30 => proptest::collection::vec(route.clone(), 1..5),

@@ -18,6 +18,7 @@ pub fn route_to(path: Path, service: &str, port: u32) -> HttpRoute {
             service: service.into(),
             port,
         }),
+        ..Default::default()
     }
 }
 
@@ -98,8 +99,11 @@ fn route() -> impl Strategy<Value = HttpRoute> {
             query_params,
         });
     let backend = (text(), any::<u32>()).prop_map(|(service, port)| RouteBackend { service, port });
-    (proptest::option::of(route_match), proptest::option::of(backend))
-        .prop_map(|(r#match, backend)| HttpRoute { r#match, backend })
+    (proptest::option::of(route_match), proptest::option::of(backend)).prop_map(|(r#match, backend)| HttpRoute {
+        r#match,
+        backend,
+        ..Default::default()
+    })
 }
 
 /// Any spec whose enum values are named (what both JSON forms can carry).
