@@ -306,10 +306,10 @@ fn apply_rewrite(
 /// (Envoy rewrites the path without its query).
 pub const WHOLE_PATH: &str = "^/.*$";
 
-/// `redirect` as Envoy's `RedirectAction`. Where the API leaves a choice,
-/// Gateway API's `RequestRedirect`: the status defaults to 302; a scheme
-/// without a port redirects to that scheme's port (80, 443), not the
-/// request's.
+/// `redirect` as Envoy's `RedirectAction`, as Gateway API's
+/// `RequestRedirect`: the status defaults to 302; a scheme without a port
+/// redirects to that scheme's port (80, 443), not the request's: with a
+/// `host`, Envoy writes no port; without, it writes the scheme's.
 fn redirect_action(
     at: &str,
     redirect: &aether_api::config::v1::RouteRedirect,
@@ -332,10 +332,13 @@ fn redirect_action(
         }
     };
     let scheme = redirect.scheme.to_ascii_lowercase();
-    let port_redirect = match (redirect.port, scheme.as_str()) {
-        (0, "https") => 443,
-        (0, "http") => 80,
-        (port, _) => port,
+    // Envoy keeps the request's port unless told one, or unless `host`
+    // replaces the whole authority; a scheme without a port goes to that
+    // scheme's port, so Envoy is told it (and writes it: `https://h:443/`).
+    let port_redirect = match (redirect.port, scheme.as_str(), redirect.host.is_empty()) {
+        (0, "https", true) => 443,
+        (0, "http", true) => 80,
+        (port, _, _) => port,
     };
     let mut check = |field: &str, value: &str| {
         if !header_value_ok(value) {
@@ -392,6 +395,8 @@ fn retry_override(
         None
     } else {
         match parse_gateway_duration(&retries.per_try_timeout) {
+            // `0s`: no bound of its own, as absent.
+            Ok(Duration::ZERO) => None,
             Ok(timeout) => Some(proto_duration(timeout)),
             Err(err) => {
                 problems.push(problem(format!("{at}.perTryTimeout"), err.to_string()));

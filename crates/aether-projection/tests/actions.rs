@@ -122,7 +122,8 @@ fn redirects_become_envoys_with_gateway_api_defaults() {
         {"match": {"prefix": "/h"}, "redirect": {"scheme": "http", "statusCode": 303}},
         {"match": {"exact": "/t"}, "redirect": {"path": "/e", "statusCode": 307}},
         {"match": {"exact": "/m"}, "redirect": {"host": "m.example.com", "statusCode": 308}},
-        {"match": {"exact": "/f"}, "redirect": {"path": "/g", "statusCode": 302}}
+        {"match": {"exact": "/f"}, "redirect": {"path": "/g", "statusCode": 302}},
+        {"match": {"exact": "/w"}, "redirect": {"scheme": "https", "host": "w.example.com"}}
     ]));
     assert_eq!(
         routes(&snapshot),
@@ -134,6 +135,8 @@ fn redirects_become_envoys_with_gateway_api_defaults() {
             json!({"redirect": {"pathRedirect": "/e", "responseCode": "TEMPORARY_REDIRECT"}}),
             json!({"redirect": {"hostRedirect": "m.example.com", "responseCode": "PERMANENT_REDIRECT"}}),
             json!({"redirect": {"pathRedirect": "/g", "responseCode": "FOUND"}}),
+            // With a host, Envoy replaces the whole authority: no port written.
+            json!({"redirect": {"schemeRedirect": "https", "hostRedirect": "w.example.com", "responseCode": "FOUND"}}),
         ]
     );
 }
@@ -172,7 +175,7 @@ fn timeouts_and_retries_replace_or_keep_the_default_policy() {
         {"match": {"prefix": "/t"}, "backend": {"service": "svc"}, "timeout": "1m30s"},
         {"match": {"prefix": "/r"}, "backend": {"service": "svc"}, "timeout": "0s",
          "retries": {"attempts": 3, "perTryTimeout": "500ms", "retryOn": ["connect-failure", "5xx"]}},
-        {"match": {"prefix": "/d"}, "backend": {"service": "svc"}, "retries": {"attempts": 4}},
+        {"match": {"prefix": "/d"}, "backend": {"service": "svc"}, "retries": {"attempts": 4, "perTryTimeout": "0s"}},
         {"match": {"prefix": "/n"}, "backend": {"service": "svc"}, "retries": {"attempts": 0, "retryOn": ["5xx"]}},
         {"match": {"prefix": "/"}, "backends": [{"service": "svc", "weight": 1}], "timeout": "99999h99999h99999h99999h"}
     ]));
