@@ -196,22 +196,26 @@ fn redirect_action(redirect: &RedirectAction) -> String {
         Err(_) => 0,
     };
     let mut out = format!("redirect {code}");
-    let mut target = String::new();
-    match &redirect.scheme_rewrite_specifier {
-        Some(SchemeRewriteSpecifier::SchemeRedirect(scheme)) => target.push_str(&format!("{scheme}://")),
-        Some(SchemeRewriteSpecifier::HttpsRedirect(true)) => target.push_str("https://"),
-        _ => {}
+    // Only what is swapped: `https://HOST:443` keeps the request's host.
+    let scheme = match &redirect.scheme_rewrite_specifier {
+        Some(SchemeRewriteSpecifier::SchemeRedirect(scheme)) => Some(scheme.as_str()),
+        Some(SchemeRewriteSpecifier::HttpsRedirect(true)) => Some("https"),
+        _ => None,
+    };
+    if scheme.is_some() || !redirect.host_redirect.is_empty() || redirect.port_redirect != 0 {
+        out.push(' ');
+        if let Some(scheme) = scheme {
+            out.push_str(&format!("{scheme}://"));
+        }
+        out.push_str(if redirect.host_redirect.is_empty() {
+            "HOST"
+        } else {
+            &redirect.host_redirect
+        });
+        if redirect.port_redirect != 0 {
+            out.push_str(&format!(":{}", redirect.port_redirect));
+        }
     }
-    target.push_str(if redirect.host_redirect.is_empty() {
-        "HOST"
-    } else {
-        &redirect.host_redirect
-    });
-    if redirect.port_redirect != 0 {
-        target.push_str(&format!(":{}", redirect.port_redirect));
-    }
-    out.push(' ');
-    out.push_str(&target);
     match &redirect.path_rewrite_specifier {
         Some(PathRewriteSpecifier::PathRedirect(path)) => out.push_str(&format!(" path {path}")),
         Some(PathRewriteSpecifier::PrefixRewrite(prefix)) => out.push_str(&format!(" prefix {prefix}")),
