@@ -366,7 +366,7 @@ fn redirect_action(
         port_redirect,
         response_code: response_code as i32,
         strip_query: false,
-        scheme_rewrite_specifier: (!scheme.is_empty()).then(|| SchemeRewriteSpecifier::SchemeRedirect(scheme)),
+        scheme_rewrite_specifier: (!scheme.is_empty()).then_some(SchemeRewriteSpecifier::SchemeRedirect(scheme)),
         path_rewrite_specifier,
     }
 }
