@@ -186,6 +186,7 @@ pub fn sample<S: Strategy>(strategy: S, count: usize) -> Vec<S::Value> {
         .collect()
 }
 
+pub mod actions;
 pub mod boundary;
 pub mod crd;
 pub mod protovalidate;
