@@ -3,7 +3,8 @@
 //! requests, a split of weight 0 answered 500, prefix, whole-path and
 //! Host rewrites as the backend sees them, each redirect's status and
 //! `Location`, headers set, added and removed on both sides, a timeout
-//! answered 504, and retry overrides counted in Envoy's statistics.
+//! answered 504, and retry overrides (attempts, conditions, per-try
+//! timeout) counted in Envoy's statistics.
 
 use std::path::Path;
 
@@ -145,6 +146,9 @@ fn redirects(edge: &Edge) {
             (status, Some(location)),
             "{path}"
         );
+        // Response header changes apply to a redirect's response too.
+        let cache_control = (path == "/temporary").then_some("no-store");
+        assert_eq!(response.header("cache-control"), cache_control, "{path}");
     }
 }
 
@@ -237,6 +241,26 @@ fn retries(edge: &Edge) {
     assert_eq!(flaky_retries, 3 * FAILING_REQUESTS);
     assert_eq!(web_retries, 0);
     assert_eq!(stat("svc-flaky", "upstream_rq_retry_limit_exceeded"), FAILING_REQUESTS);
+
+    // `perTryTimeout: 2s`: a backend 3 s late times out each of the four
+    // tries (each retried, as `5xx` covers a try's timeout), then 504.
+    let timeouts_before = stat("svc-flaky", "upstream_rq_per_try_timeout");
+    let late = send(edge, host, "/flaky", &[(DELAY_HEADER, "3000")]);
+    assert_eq!(late.status, 504, "{:?}", String::from_utf8_lossy(&late.body));
+    let per_try_timeouts = aether_e2e::wait_until(
+        "Envoy's per-try timeout count of svc-flaky",
+        aether_e2e::edge::PATIENCE,
+        || edge.logs(),
+        || {
+            let count = stat("svc-flaky", "upstream_rq_per_try_timeout") - timeouts_before;
+            (count >= 4).then_some(count)
+        },
+    );
+    eprintln!(
+        "{:?}: upstream_rq_per_try_timeout svc-flaky +{per_try_timeouts}",
+        edge.mode
+    );
+    assert_eq!(per_try_timeouts, 4);
 }
 
 fn check(mode: Mode) {
