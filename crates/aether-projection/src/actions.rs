@@ -483,6 +483,47 @@ mod tests {
     }
 
     #[test]
+    fn edge_problems_name_refused_regexes_and_actions_as_the_projection_leaves_them_out() {
+        use aether_api::config::v1::{RouteMatch, VirtualHostSpec, route_match::Path};
+        let route = |path: Path, header_name: &str| HttpRoute {
+            r#match: Some(RouteMatch {
+                path: Some(path),
+                ..Default::default()
+            }),
+            backend: backend(),
+            request_headers: Some(HeaderModifier {
+                set: vec![header(header_name, "a")],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let spec = VirtualHostSpec {
+            hosts: vec!["a.test".into()],
+            routes: vec![
+                route(Path::Prefix("/a".into()), "x-fine"),
+                route(Path::Prefix("/b".into()), "host"),
+                // A refused regex is the reason given, whatever else.
+                route(Path::Regex("[a-z]{200}".into()), "host"),
+            ],
+            ..Default::default()
+        };
+        let problems: Vec<(String, &str)> = crate::edge_problems(&spec)
+            .into_iter()
+            .map(|p| (p.field_path, p.rule_id))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                ("spec.routes[1].requestHeaders.set[0].name".to_owned(), RULE_ENVOY),
+                ("spec.routes[2].match.regex".to_owned(), crate::RULE_RE2),
+            ]
+        );
+        let (_, left_out) = crate::envoy::encoded_routes(&spec, None);
+        let left_out: Vec<(String, &str)> = left_out.into_iter().map(|p| (p.field_path, p.rule_id)).collect();
+        assert_eq!(left_out, problems);
+    }
+
+    #[test]
     fn a_split_above_envoys_sum_and_unreadable_durations_leave_the_route_out() {
         let split = |weights: &[u32]| HttpRoute {
             backends: weights

@@ -88,6 +88,27 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
     (out, left_out.into_iter().flat_map(|(_, problems)| problems).collect())
 }
 
+/// Every problem for which the edge leaves a route of `spec` out, with its
+/// field path: a regular expression RE2 would refuse (rule `re2`), else an
+/// action Envoy would refuse (rule `envoy`), exactly as [`encoded_routes`]
+/// leaves them out. The webhook denies an object with any.
+pub fn edge_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (index, http_route) in spec.routes.iter().enumerate() {
+        let regexes = http_route
+            .r#match
+            .as_ref()
+            .map(|route_match| matching::route_regex_problems(index, route_match))
+            .unwrap_or_default();
+        if !regexes.is_empty() {
+            problems.extend(regexes);
+        } else if let Err(refused) = actions::actions(index, http_route, None) {
+            problems.extend(refused);
+        }
+    }
+    problems
+}
+
 /// Appends one entry of `RouteConfiguration.virtual_hosts`: the virtual host
 /// `name` with `domains` and the routes of [`encoded_routes`].
 ///

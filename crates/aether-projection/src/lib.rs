@@ -59,7 +59,7 @@ pub use aether_api::ObjectKey;
 pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
 pub use duration::{DurationError, parse_gateway_duration};
-pub use envoy::cluster_name;
+pub use envoy::{cluster_name, edge_problems};
 pub use input::{ReadProblem, VirtualHostObject};
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
 pub use matching::{RULE_RE2, regex_problems};
