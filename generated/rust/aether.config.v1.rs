@@ -90,7 +90,40 @@ pub struct VirtualHostSpec {
     #[prost(enumeration = "RouteOrder", tag = "4")]
     pub route_order: i32,
 }
-/// One routing rule: requests that fit `match` go to `backend`.
+/// One routing rule: requests that fit `match` get the route's actions.
+///
+/// Exactly one of `backend`, `backends` or `redirect` says where they go.
+/// The other actions change the request on its way (`rewrite`,
+/// `requestHeaders`), the response on its way back (`responseHeaders`), and
+/// how long and how often the edge tries (`timeout`, `retries`).
+///
+/// Example (the Kubernetes form):
+///
+/// ```yaml
+/// routes:
+///    - match: {prefix: /api}
+///      backends:
+///        - {service: svc-api, port: 8080, weight: 90}
+///        - {service: svc-api-canary, weight: 10}
+///      rewrite: {prefix: /v2, host: api.internal}
+///      requestHeaders: {set: \[{name: x-team, value: a}\], remove: \[x-debug\]}
+///      responseHeaders: {remove: \[server\]}
+///      timeout: 15s
+///      retries: {attempts: 3, perTryTimeout: 2s, retryOn: \[connect-failure, 5xx\]}
+///    - match: {prefix: /old}
+///      redirect: {scheme: https, host: new.example.com, prefix: /new, statusCode: 301}
+/// ```
+///
+/// Rules: exactly one of `backend`, `backends` (non-empty) or `redirect`
+/// (`message.oneof`). A redirect route answers the client itself and sends
+/// nothing on, so it takes no `rewrite` (`route.redirect_no_rewrite`),
+/// `requestHeaders` (`route.redirect_no_request_headers`), `timeout`
+/// (`route.redirect_no_timeout`) or `retries` (`route.redirect_no_retries`);
+/// `responseHeaders` apply to the redirect response. A `rewrite.prefix`
+/// (`route.rewrite_prefix_needs_prefix_match`) and a `redirect.prefix`
+/// (`route.redirect_prefix_needs_prefix_match`) replace the part of the path
+/// a `prefix` match matched, so they need a `prefix` match, as in Gateway
+/// API (`ReplacePrefixMatch` needs a `PathPrefix` match).
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
 #[cfg_attr(
     feature = "reflect",
@@ -104,9 +137,53 @@ pub struct HttpRoute {
     /// Which requests this route takes. Required.
     #[prost(message, optional, tag = "1")]
     pub r#match: ::core::option::Option<RouteMatch>,
-    /// Where matching requests are sent. Required.
+    /// The one mesh service matching requests are sent to. One of `backend`,
+    /// `backends` and `redirect` must be set (in v1 before `backends` and
+    /// `redirect`, `backend` was required).
     #[prost(message, optional, tag = "2")]
     pub backend: ::core::option::Option<RouteBackend>,
+    /// Mesh services that share the matching requests by weight: each request
+    /// goes to one of them, a backend with weight `w` taking `w / total` of
+    /// them. A backend of weight 0 takes none (a drain), and a total of 0
+    /// sends none anywhere: the edge answers every request with HTTP 500, as
+    /// Gateway API says. Every backend listed is a dependency of the route,
+    /// whatever its weight. One of `backend`, `backends` and `redirect` must
+    /// be set.
+    ///
+    /// Rules: 1 to 16 backends (Gateway API's bound), no two with the same
+    /// `service` and `port` (`backends.unique_service_port`).
+    #[prost(message, repeated, tag = "3")]
+    pub backends: ::prost::alloc::vec::Vec<WeightedBackend>,
+    /// Answers matching requests with a redirect instead of sending them on.
+    /// One of `backend`, `backends` and `redirect` must be set.
+    #[prost(message, optional, tag = "4")]
+    pub redirect: ::core::option::Option<RouteRedirect>,
+    /// Rewrites the request's path or Host before it is sent on.
+    #[prost(message, optional, tag = "5")]
+    pub rewrite: ::core::option::Option<RouteRewrite>,
+    /// Changes the request's headers before it is sent on (after `rewrite`).
+    #[prost(message, optional, tag = "6")]
+    pub request_headers: ::core::option::Option<HeaderModifier>,
+    /// Changes the response's headers before it is sent back, the redirect
+    /// response of a `redirect` route included.
+    #[prost(message, optional, tag = "7")]
+    pub response_headers: ::core::option::Option<HeaderModifier>,
+    /// How long the edge waits for the whole response, retries included,
+    /// before answering HTTP 504. Absent keeps the edge's default (Envoy's
+    /// route timeout, 15s); `0s` (in any unit) turns the timeout off, as in
+    /// Gateway API.
+    ///
+    /// Rules: Gateway API's duration form (GEP-2257): 1 to 4 parts, each 1 to
+    /// 5 digits and a unit `h`, `m`, `s` or `ms` (`15s`, `1m30s`, `500ms`),
+    /// so at most 28 characters and 4 × 99999h; no sign, no fraction, no
+    /// spaces.
+    #[prost(string, tag = "8")]
+    pub timeout: ::prost::alloc::string::String,
+    /// Replaces the edge's default retry policy for this route. Absent keeps
+    /// the default (two retries on `connect-failure`, `refused-stream` and
+    /// `reset-before-request`).
+    #[prost(message, optional, tag = "9")]
+    pub retries: ::core::option::Option<RouteRetry>,
 }
 /// A request match: a path (exactly one of `prefix`, `exact` or `regex`),
 /// and optionally methods, headers and query parameters. A request matches
@@ -345,6 +422,241 @@ pub struct RouteBackend {
     /// service's default port.
     #[prost(uint32, tag = "2")]
     pub port: u32,
+}
+/// One of a route's weighted `backends`: a mesh service and its share.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.WeightedBackend"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WeightedBackend {
+    /// The mesh service's name, which is its ServiceAccount name. Required.
+    ///
+    /// Rules: a DNS-1123 subdomain, as for `backend.service`.
+    #[prost(string, tag = "1")]
+    pub service: ::prost::alloc::string::String,
+    /// The service port to send to, 1 to 65535. Absent (or 0) means the
+    /// service's default port.
+    #[prost(uint32, tag = "2")]
+    pub port: u32,
+    /// This backend's share: it takes `weight / total` of the route's
+    /// requests. Absent means 0, which takes no requests (unlike Gateway API,
+    /// whose absent weight is 1: a v1 number has no "absent" apart from 0),
+    /// so write every weight.
+    ///
+    /// Rules: 0 to 1000000, Gateway API's range.
+    #[prost(uint32, tag = "3")]
+    pub weight: u32,
+}
+/// A redirect: the edge answers the request with a 3xx status and a
+/// `Location` made of the request's URL with the parts set here replaced.
+/// Each part absent keeps the request's own, as Gateway API's
+/// `RequestRedirect` does; an empty redirect points at the request's own URL.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.RouteRedirect"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RouteRedirect {
+    /// The `Location`'s scheme. Absent keeps the request's scheme.
+    ///
+    /// Rules: `http` or `https`.
+    #[prost(string, tag = "1")]
+    pub scheme: ::prost::alloc::string::String,
+    /// The `Location`'s host name. Absent keeps the request's Host.
+    ///
+    /// Rules: a lower-case RFC 1123 DNS name of at most 253 characters, no
+    /// wildcard and no port (use `port`).
+    #[prost(string, tag = "2")]
+    pub host: ::prost::alloc::string::String,
+    /// The `Location`'s port, 1 to 65535. Absent (or 0): the port is left out
+    /// of the `Location` when `scheme` is set (the scheme's well-known port),
+    /// as Gateway API says, and otherwise the request's port is kept.
+    #[prost(uint32, tag = "3")]
+    pub port: u32,
+    /// The response's status: 301, 302, 303, 307 or 308. Absent (or 0) means
+    /// 302, as in Gateway API.
+    #[prost(uint32, tag = "6")]
+    pub status_code: u32,
+    /// The `Location`'s path. Absent keeps the request's path.
+    #[prost(oneof = "route_redirect::Replace", tags = "4, 5")]
+    pub replace: ::core::option::Option<route_redirect::Replace>,
+}
+/// Nested message and enum types in `RouteRedirect`.
+pub mod route_redirect {
+    /// The `Location`'s path. Absent keeps the request's path.
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum Replace {
+        /// Replaces the whole path (the query is kept).
+        ///
+        /// Rules: an absolute, normalized URI path, as a `match.exact`.
+        #[prost(string, tag = "4")]
+        Path(::prost::alloc::string::String),
+        /// Replaces the part of the path the route's `prefix` match matched,
+        /// character by character as the match compares (`prefix: /old` with
+        /// `redirect.prefix: /new` sends `/old/a` to `/new/a`). Needs a
+        /// `prefix` match.
+        ///
+        /// Rules: an absolute, normalized URI path, as a `match.prefix`.
+        #[prost(string, tag = "5")]
+        Prefix(::prost::alloc::string::String),
+    }
+}
+/// A rewrite of the request before the edge sends it on, as Gateway API's
+/// `URLRewrite`. Each part absent is left as the request had it.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.RouteRewrite"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RouteRewrite {
+    /// The new Host (`:authority`) sent to the backend.
+    ///
+    /// Rules: a lower-case RFC 1123 DNS name of at most 253 characters, no
+    /// wildcard and no port.
+    #[prost(string, tag = "3")]
+    pub host: ::prost::alloc::string::String,
+    /// The new path. Absent keeps the request's path.
+    #[prost(oneof = "route_rewrite::Replace", tags = "1, 2")]
+    pub replace: ::core::option::Option<route_rewrite::Replace>,
+}
+/// Nested message and enum types in `RouteRewrite`.
+pub mod route_rewrite {
+    /// The new path. Absent keeps the request's path.
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum Replace {
+        /// Replaces the part of the path the route's `prefix` match matched,
+        /// character by character as the match compares (`prefix: /api` with
+        /// `rewrite.prefix: /v2` sends `/api/users` as `/v2/users`). Needs a
+        /// `prefix` match. The query is kept.
+        ///
+        /// Rules: an absolute, normalized URI path, as a `match.prefix`.
+        #[prost(string, tag = "1")]
+        Prefix(::prost::alloc::string::String),
+        /// Replaces the whole path; the query is kept.
+        ///
+        /// Rules: an absolute, normalized URI path, as a `match.exact`.
+        #[prost(string, tag = "2")]
+        Path(::prost::alloc::string::String),
+    }
+}
+/// Changes to HTTP headers, as Gateway API's `HTTPHeaderFilter`: `remove`
+/// first, then `set`, then `add`.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.HeaderModifier"
+    )
+)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct HeaderModifier {
+    /// Headers set to a value, replacing every value the message had.
+    ///
+    /// Rules: at most 16 entries, no two with the same name
+    /// (`headers.unique_name`).
+    #[prost(message, repeated, tag = "1")]
+    pub set: ::prost::alloc::vec::Vec<HeaderValue>,
+    /// Headers added with a value, after any values the message had (a new
+    /// line of the header, as HTTP allows repeating it).
+    ///
+    /// Rules: at most 16 entries, no two with the same name
+    /// (`headers.unique_name`).
+    #[prost(message, repeated, tag = "2")]
+    pub add: ::prost::alloc::vec::Vec<HeaderValue>,
+    /// Headers removed, by name.
+    ///
+    /// Rules: at most 16 names, no duplicates, each a lower-case RFC 9110 token of 1 to 256 characters
+    /// (`a-z`, `0-9` and ``!#$%&'*+-.^_`|~``), so pseudo-headers (`:path`)
+    /// are refused, and none of `host`, `connection`, `keep-alive`,
+    /// `proxy-connection`, `transfer-encoding`, `upgrade`, `te`, `trailer` and
+    /// `content-length`: Envoy refuses to change `host` and the
+    /// pseudo-headers (use `rewrite.host` for the Host), and the others are
+    /// hop-by-hop or framing headers the proxy itself owns.
+    #[prost(string, repeated, tag = "3")]
+    pub remove: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+/// A header's name and value, for `set` and `add`.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.HeaderValue"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct HeaderValue {
+    /// The header's name. Required.
+    ///
+    /// Rules: a lower-case RFC 9110 token of 1 to 256 characters
+    /// (`a-z`, `0-9` and ``!#$%&'*+-.^_`|~``), so pseudo-headers (`:path`)
+    /// are refused, and none of `host`, `connection`, `keep-alive`,
+    /// `proxy-connection`, `transfer-encoding`, `upgrade`, `te`, `trailer` and
+    /// `content-length`: Envoy refuses to change `host` and the
+    /// pseudo-headers (use `rewrite.host` for the Host), and the others are
+    /// hop-by-hop or framing headers the proxy itself owns.
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    /// The header's value, sent as written (`%` is no placeholder). Required.
+    ///
+    /// Rules: 1 to 4096 characters (Gateway API's bound), an RFC 9110 field
+    /// value: visible ASCII, with spaces and tabs inside but not at either end.
+    #[prost(string, tag = "2")]
+    pub value: ::prost::alloc::string::String,
+}
+/// A route's retry policy, replacing the edge's default for that route.
+#[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
+#[cfg_attr(
+    feature = "reflect",
+    prost_reflect(
+        descriptor_pool = "crate::reflect::DESCRIPTOR_POOL",
+        message_name = "aether.config.v1.RouteRetry"
+    )
+)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RouteRetry {
+    /// How many times a request is retried after its first try. Absent (or 0)
+    /// means none: the route's requests are tried once.
+    ///
+    /// Rules: 0 to 10.
+    #[prost(uint32, tag = "1")]
+    pub attempts: u32,
+    /// How long each try may take before it is given up (and retried, while
+    /// attempts and `timeout` last). Absent, or `0s`, bounds the tries by the
+    /// route's `timeout` only.
+    ///
+    /// Rules: Gateway API's duration form, as `timeout`.
+    #[prost(string, tag = "2")]
+    pub per_try_timeout: ::prost::alloc::string::String,
+    /// When a try is retried, as Envoy's `retry_on` conditions: `5xx` (a 5xx
+    /// response, or no response), `gateway-error` (502, 503 or 504),
+    /// `reset` (the connection reset or no response), `reset-before-request`
+    /// (reset before any request byte was sent), `connect-failure` (the
+    /// connection failed), `refused-stream` (the backend refused the HTTP/2
+    /// stream) and `retriable-4xx` (409). Only `connect-failure`,
+    /// `refused-stream` and `reset-before-request` are safe for requests that
+    /// are not idempotent, such as `POST`. Absent means those three, the
+    /// default policy's conditions.
+    ///
+    /// Rules: at most 7 entries, no duplicates, each one of the conditions
+    /// above. (Named `retryOn`, as in Envoy, because a YAML 1.1 reader, as
+    /// kubectl's is, reads a key `on` as `true`.)
+    #[prost(string, repeated, tag = "3")]
+    pub retry_on: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 /// TLS termination: the certificate and key for the hosts, picked by SNI.
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]

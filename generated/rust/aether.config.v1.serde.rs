@@ -13,6 +13,27 @@ impl serde::Serialize for HttpRoute {
         if self.backend.is_some() {
             len += 1;
         }
+        if !self.backends.is_empty() {
+            len += 1;
+        }
+        if self.redirect.is_some() {
+            len += 1;
+        }
+        if self.rewrite.is_some() {
+            len += 1;
+        }
+        if self.request_headers.is_some() {
+            len += 1;
+        }
+        if self.response_headers.is_some() {
+            len += 1;
+        }
+        if !self.timeout.is_empty() {
+            len += 1;
+        }
+        if self.retries.is_some() {
+            len += 1;
+        }
         let mut struct_ser = serializer
             .serialize_struct("aether.config.v1.HTTPRoute", len)?;
         if let Some(v) = self.r#match.as_ref() {
@@ -20,6 +41,27 @@ impl serde::Serialize for HttpRoute {
         }
         if let Some(v) = self.backend.as_ref() {
             struct_ser.serialize_field("backend", v)?;
+        }
+        if !self.backends.is_empty() {
+            struct_ser.serialize_field("backends", &self.backends)?;
+        }
+        if let Some(v) = self.redirect.as_ref() {
+            struct_ser.serialize_field("redirect", v)?;
+        }
+        if let Some(v) = self.rewrite.as_ref() {
+            struct_ser.serialize_field("rewrite", v)?;
+        }
+        if let Some(v) = self.request_headers.as_ref() {
+            struct_ser.serialize_field("requestHeaders", v)?;
+        }
+        if let Some(v) = self.response_headers.as_ref() {
+            struct_ser.serialize_field("responseHeaders", v)?;
+        }
+        if !self.timeout.is_empty() {
+            struct_ser.serialize_field("timeout", &self.timeout)?;
+        }
+        if let Some(v) = self.retries.as_ref() {
+            struct_ser.serialize_field("retries", v)?;
         }
         struct_ser.end()
     }
@@ -30,11 +72,30 @@ impl<'de> serde::Deserialize<'de> for HttpRoute {
     where
         D: serde::Deserializer<'de>,
     {
-        const FIELDS: &[&str] = &["match", "backend"];
+        const FIELDS: &[&str] = &[
+            "match",
+            "backend",
+            "backends",
+            "redirect",
+            "rewrite",
+            "request_headers",
+            "requestHeaders",
+            "response_headers",
+            "responseHeaders",
+            "timeout",
+            "retries",
+        ];
         #[allow(clippy::enum_variant_names)]
         enum GeneratedField {
             Match,
             Backend,
+            Backends,
+            Redirect,
+            Rewrite,
+            RequestHeaders,
+            ResponseHeaders,
+            Timeout,
+            Retries,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
             fn deserialize<D>(
@@ -63,6 +124,17 @@ impl<'de> serde::Deserialize<'de> for HttpRoute {
                         match value {
                             "match" => Ok(GeneratedField::Match),
                             "backend" => Ok(GeneratedField::Backend),
+                            "backends" => Ok(GeneratedField::Backends),
+                            "redirect" => Ok(GeneratedField::Redirect),
+                            "rewrite" => Ok(GeneratedField::Rewrite),
+                            "requestHeaders" | "request_headers" => {
+                                Ok(GeneratedField::RequestHeaders)
+                            }
+                            "responseHeaders" | "response_headers" => {
+                                Ok(GeneratedField::ResponseHeaders)
+                            }
+                            "timeout" => Ok(GeneratedField::Timeout),
+                            "retries" => Ok(GeneratedField::Retries),
                             _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
                         }
                     }
@@ -88,6 +160,13 @@ impl<'de> serde::Deserialize<'de> for HttpRoute {
             {
                 let mut r#match__ = None;
                 let mut backend__ = None;
+                let mut backends__ = None;
+                let mut redirect__ = None;
+                let mut rewrite__ = None;
+                let mut request_headers__ = None;
+                let mut response_headers__ = None;
+                let mut timeout__ = None;
+                let mut retries__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::Match => {
@@ -102,11 +181,64 @@ impl<'de> serde::Deserialize<'de> for HttpRoute {
                             }
                             backend__ = map_.next_value()?;
                         }
+                        GeneratedField::Backends => {
+                            if backends__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("backends"));
+                            }
+                            backends__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Redirect => {
+                            if redirect__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("redirect"));
+                            }
+                            redirect__ = map_.next_value()?;
+                        }
+                        GeneratedField::Rewrite => {
+                            if rewrite__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("rewrite"));
+                            }
+                            rewrite__ = map_.next_value()?;
+                        }
+                        GeneratedField::RequestHeaders => {
+                            if request_headers__.is_some() {
+                                return Err(
+                                    serde::de::Error::duplicate_field("requestHeaders"),
+                                );
+                            }
+                            request_headers__ = map_.next_value()?;
+                        }
+                        GeneratedField::ResponseHeaders => {
+                            if response_headers__.is_some() {
+                                return Err(
+                                    serde::de::Error::duplicate_field("responseHeaders"),
+                                );
+                            }
+                            response_headers__ = map_.next_value()?;
+                        }
+                        GeneratedField::Timeout => {
+                            if timeout__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("timeout"));
+                            }
+                            timeout__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Retries => {
+                            if retries__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("retries"));
+                            }
+                            retries__ = map_.next_value()?;
+                        }
                     }
                 }
                 Ok(HttpRoute {
                     r#match: r#match__,
                     backend: backend__,
+                    backends: backends__.unwrap_or_default(),
+                    redirect: redirect__,
+                    rewrite: rewrite__,
+                    request_headers: request_headers__,
+                    response_headers: response_headers__,
+                    timeout: timeout__.unwrap_or_default(),
+                    retries: retries__,
                 })
             }
         }
@@ -311,6 +443,256 @@ impl<'de> serde::Deserialize<'de> for HeaderMatch {
         }
         deserializer
             .deserialize_struct("aether.config.v1.HeaderMatch", FIELDS, GeneratedVisitor)
+    }
+}
+impl serde::Serialize for HeaderModifier {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.set.is_empty() {
+            len += 1;
+        }
+        if !self.add.is_empty() {
+            len += 1;
+        }
+        if !self.remove.is_empty() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.HeaderModifier", len)?;
+        if !self.set.is_empty() {
+            struct_ser.serialize_field("set", &self.set)?;
+        }
+        if !self.add.is_empty() {
+            struct_ser.serialize_field("add", &self.add)?;
+        }
+        if !self.remove.is_empty() {
+            struct_ser.serialize_field("remove", &self.remove)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for HeaderModifier {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &["set", "add", "remove"];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Set,
+            Add,
+            Remove,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "set" => Ok(GeneratedField::Set),
+                            "add" => Ok(GeneratedField::Add),
+                            "remove" => Ok(GeneratedField::Remove),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = HeaderModifier;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.HeaderModifier")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<HeaderModifier, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut set__ = None;
+                let mut add__ = None;
+                let mut remove__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Set => {
+                            if set__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("set"));
+                            }
+                            set__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Add => {
+                            if add__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("add"));
+                            }
+                            add__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Remove => {
+                            if remove__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("remove"));
+                            }
+                            remove__ = Some(map_.next_value()?);
+                        }
+                    }
+                }
+                Ok(HeaderModifier {
+                    set: set__.unwrap_or_default(),
+                    add: add__.unwrap_or_default(),
+                    remove: remove__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct(
+                "aether.config.v1.HeaderModifier",
+                FIELDS,
+                GeneratedVisitor,
+            )
+    }
+}
+impl serde::Serialize for HeaderValue {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.name.is_empty() {
+            len += 1;
+        }
+        if !self.value.is_empty() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.HeaderValue", len)?;
+        if !self.name.is_empty() {
+            struct_ser.serialize_field("name", &self.name)?;
+        }
+        if !self.value.is_empty() {
+            struct_ser.serialize_field("value", &self.value)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for HeaderValue {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &["name", "value"];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Name,
+            Value,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "name" => Ok(GeneratedField::Name),
+                            "value" => Ok(GeneratedField::Value),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = HeaderValue;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.HeaderValue")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<HeaderValue, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut name__ = None;
+                let mut value__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Name => {
+                            if name__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("name"));
+                            }
+                            name__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Value => {
+                            if value__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("value"));
+                            }
+                            value__ = Some(map_.next_value()?);
+                        }
+                    }
+                }
+                Ok(HeaderValue {
+                    name: name__.unwrap_or_default(),
+                    value: value__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct("aether.config.v1.HeaderValue", FIELDS, GeneratedVisitor)
     }
 }
 impl serde::Serialize for QueryParamMatch {
@@ -802,6 +1184,509 @@ impl<'de> serde::Deserialize<'de> for RouteMatch {
             .deserialize_struct("aether.config.v1.RouteMatch", FIELDS, GeneratedVisitor)
     }
 }
+impl serde::Serialize for RouteRedirect {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.scheme.is_empty() {
+            len += 1;
+        }
+        if !self.host.is_empty() {
+            len += 1;
+        }
+        if self.port != 0 {
+            len += 1;
+        }
+        if self.status_code != 0 {
+            len += 1;
+        }
+        if self.replace.is_some() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.RouteRedirect", len)?;
+        if !self.scheme.is_empty() {
+            struct_ser.serialize_field("scheme", &self.scheme)?;
+        }
+        if !self.host.is_empty() {
+            struct_ser.serialize_field("host", &self.host)?;
+        }
+        if self.port != 0 {
+            struct_ser.serialize_field("port", &self.port)?;
+        }
+        if self.status_code != 0 {
+            struct_ser.serialize_field("statusCode", &self.status_code)?;
+        }
+        if let Some(v) = self.replace.as_ref() {
+            match v {
+                route_redirect::Replace::Path(v) => {
+                    struct_ser.serialize_field("path", v)?;
+                }
+                route_redirect::Replace::Prefix(v) => {
+                    struct_ser.serialize_field("prefix", v)?;
+                }
+            }
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for RouteRedirect {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "scheme",
+            "host",
+            "port",
+            "status_code",
+            "statusCode",
+            "path",
+            "prefix",
+        ];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Scheme,
+            Host,
+            Port,
+            StatusCode,
+            Path,
+            Prefix,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "scheme" => Ok(GeneratedField::Scheme),
+                            "host" => Ok(GeneratedField::Host),
+                            "port" => Ok(GeneratedField::Port),
+                            "statusCode" | "status_code" => {
+                                Ok(GeneratedField::StatusCode)
+                            }
+                            "path" => Ok(GeneratedField::Path),
+                            "prefix" => Ok(GeneratedField::Prefix),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = RouteRedirect;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.RouteRedirect")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<RouteRedirect, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut scheme__ = None;
+                let mut host__ = None;
+                let mut port__ = None;
+                let mut status_code__ = None;
+                let mut replace__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Scheme => {
+                            if scheme__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("scheme"));
+                            }
+                            scheme__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Host => {
+                            if host__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("host"));
+                            }
+                            host__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Port => {
+                            if port__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("port"));
+                            }
+                            port__ = Some(
+                                map_
+                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
+                        GeneratedField::StatusCode => {
+                            if status_code__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("statusCode"));
+                            }
+                            status_code__ = Some(
+                                map_
+                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
+                        GeneratedField::Path => {
+                            if replace__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `path`, `prefix` may be set (oneof `replace`)",
+                                    ),
+                                );
+                            }
+                            replace__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(route_redirect::Replace::Path);
+                        }
+                        GeneratedField::Prefix => {
+                            if replace__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `path`, `prefix` may be set (oneof `replace`)",
+                                    ),
+                                );
+                            }
+                            replace__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(route_redirect::Replace::Prefix);
+                        }
+                    }
+                }
+                Ok(RouteRedirect {
+                    scheme: scheme__.unwrap_or_default(),
+                    host: host__.unwrap_or_default(),
+                    port: port__.unwrap_or_default(),
+                    status_code: status_code__.unwrap_or_default(),
+                    replace: replace__,
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct(
+                "aether.config.v1.RouteRedirect",
+                FIELDS,
+                GeneratedVisitor,
+            )
+    }
+}
+impl serde::Serialize for RouteRetry {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if self.attempts != 0 {
+            len += 1;
+        }
+        if !self.per_try_timeout.is_empty() {
+            len += 1;
+        }
+        if !self.retry_on.is_empty() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.RouteRetry", len)?;
+        if self.attempts != 0 {
+            struct_ser.serialize_field("attempts", &self.attempts)?;
+        }
+        if !self.per_try_timeout.is_empty() {
+            struct_ser.serialize_field("perTryTimeout", &self.per_try_timeout)?;
+        }
+        if !self.retry_on.is_empty() {
+            struct_ser.serialize_field("retryOn", &self.retry_on)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for RouteRetry {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &[
+            "attempts",
+            "per_try_timeout",
+            "perTryTimeout",
+            "retry_on",
+            "retryOn",
+        ];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Attempts,
+            PerTryTimeout,
+            RetryOn,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "attempts" => Ok(GeneratedField::Attempts),
+                            "perTryTimeout" | "per_try_timeout" => {
+                                Ok(GeneratedField::PerTryTimeout)
+                            }
+                            "retryOn" | "retry_on" => Ok(GeneratedField::RetryOn),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = RouteRetry;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.RouteRetry")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<RouteRetry, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut attempts__ = None;
+                let mut per_try_timeout__ = None;
+                let mut retry_on__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Attempts => {
+                            if attempts__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("attempts"));
+                            }
+                            attempts__ = Some(
+                                map_
+                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
+                        GeneratedField::PerTryTimeout => {
+                            if per_try_timeout__.is_some() {
+                                return Err(
+                                    serde::de::Error::duplicate_field("perTryTimeout"),
+                                );
+                            }
+                            per_try_timeout__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::RetryOn => {
+                            if retry_on__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("retryOn"));
+                            }
+                            retry_on__ = Some(map_.next_value()?);
+                        }
+                    }
+                }
+                Ok(RouteRetry {
+                    attempts: attempts__.unwrap_or_default(),
+                    per_try_timeout: per_try_timeout__.unwrap_or_default(),
+                    retry_on: retry_on__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct("aether.config.v1.RouteRetry", FIELDS, GeneratedVisitor)
+    }
+}
+impl serde::Serialize for RouteRewrite {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.host.is_empty() {
+            len += 1;
+        }
+        if self.replace.is_some() {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.RouteRewrite", len)?;
+        if !self.host.is_empty() {
+            struct_ser.serialize_field("host", &self.host)?;
+        }
+        if let Some(v) = self.replace.as_ref() {
+            match v {
+                route_rewrite::Replace::Prefix(v) => {
+                    struct_ser.serialize_field("prefix", v)?;
+                }
+                route_rewrite::Replace::Path(v) => {
+                    struct_ser.serialize_field("path", v)?;
+                }
+            }
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for RouteRewrite {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &["host", "prefix", "path"];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Host,
+            Prefix,
+            Path,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "host" => Ok(GeneratedField::Host),
+                            "prefix" => Ok(GeneratedField::Prefix),
+                            "path" => Ok(GeneratedField::Path),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = RouteRewrite;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.RouteRewrite")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<RouteRewrite, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut host__ = None;
+                let mut replace__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Host => {
+                            if host__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("host"));
+                            }
+                            host__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Prefix => {
+                            if replace__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `prefix`, `path` may be set (oneof `replace`)",
+                                    ),
+                                );
+                            }
+                            replace__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(route_rewrite::Replace::Prefix);
+                        }
+                        GeneratedField::Path => {
+                            if replace__.is_some() {
+                                return Err(
+                                    serde::de::Error::custom(
+                                        "only one of `prefix`, `path` may be set (oneof `replace`)",
+                                    ),
+                                );
+                            }
+                            replace__ = map_
+                                .next_value::<::std::option::Option<_>>()?
+                                .map(route_rewrite::Replace::Path);
+                        }
+                    }
+                }
+                Ok(RouteRewrite {
+                    host: host__.unwrap_or_default(),
+                    replace: replace__,
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct(
+                "aether.config.v1.RouteRewrite",
+                FIELDS,
+                GeneratedVisitor,
+            )
+    }
+}
 impl serde::Serialize for VirtualHostSpec {
     #[allow(deprecated)]
     fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
@@ -1208,6 +2093,149 @@ impl<'de> serde::Deserialize<'de> for VirtualHostTls {
         deserializer
             .deserialize_struct(
                 "aether.config.v1.VirtualHostTLS",
+                FIELDS,
+                GeneratedVisitor,
+            )
+    }
+}
+impl serde::Serialize for WeightedBackend {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if !self.service.is_empty() {
+            len += 1;
+        }
+        if self.port != 0 {
+            len += 1;
+        }
+        if self.weight != 0 {
+            len += 1;
+        }
+        let mut struct_ser = serializer
+            .serialize_struct("aether.config.v1.WeightedBackend", len)?;
+        if !self.service.is_empty() {
+            struct_ser.serialize_field("service", &self.service)?;
+        }
+        if self.port != 0 {
+            struct_ser.serialize_field("port", &self.port)?;
+        }
+        if self.weight != 0 {
+            struct_ser.serialize_field("weight", &self.weight)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for WeightedBackend {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &["service", "port", "weight"];
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            Service,
+            Port,
+            Weight,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(
+                deserializer: D,
+            ) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", & FIELDS)
+                    }
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(
+                        self,
+                        value: &str,
+                    ) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "service" => Ok(GeneratedField::Service),
+                            "port" => Ok(GeneratedField::Port),
+                            "weight" => Ok(GeneratedField::Weight),
+                            _ => Err(serde::de::Error::unknown_field(value, FIELDS)),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = WeightedBackend;
+            fn expecting(
+                &self,
+                formatter: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                formatter.write_str("struct aether.config.v1.WeightedBackend")
+            }
+            fn visit_map<V>(
+                self,
+                mut map_: V,
+            ) -> std::result::Result<WeightedBackend, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut service__ = None;
+                let mut port__ = None;
+                let mut weight__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::Service => {
+                            if service__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("service"));
+                            }
+                            service__ = Some(map_.next_value()?);
+                        }
+                        GeneratedField::Port => {
+                            if port__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("port"));
+                            }
+                            port__ = Some(
+                                map_
+                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
+                        GeneratedField::Weight => {
+                            if weight__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("weight"));
+                            }
+                            weight__ = Some(
+                                map_
+                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
+                    }
+                }
+                Ok(WeightedBackend {
+                    service: service__.unwrap_or_default(),
+                    port: port__.unwrap_or_default(),
+                    weight: weight__.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer
+            .deserialize_struct(
+                "aether.config.v1.WeightedBackend",
                 FIELDS,
                 GeneratedVisitor,
             )

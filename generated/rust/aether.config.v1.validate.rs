@@ -4,44 +4,52 @@ static PATTERN_0: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::L
 crate::validate::compile(
     "^(\\*\\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$",
 ));
-/// `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`
+/// `^([0-9]{1,5}(h|m|s|ms)){1,4}$`
 static PATTERN_1: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile("^([0-9]{1,5}(h|m|s|ms)){1,4}$"));
+/// `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`
+static PATTERN_2: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$"));
 /// `^[ -~]*$`
-static PATTERN_2: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_3: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^[ -~]*$"));
 /// `^[a-z0-9!#$%&'*+.^_\`|~-]+$`
-static PATTERN_3: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_4: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^[a-z0-9!#$%&'*+.^_`|~-]+$"));
 /// `^[!-~]([\t -~]*[!-~])?$`
-static PATTERN_4: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_5: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^[!-~]([\\t -~]*[!-~])?$"));
 /// `^[!-~][\t -~]*$`
-static PATTERN_5: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_6: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^[!-~][\\t -~]*$"));
 /// `^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$`
-static PATTERN_6: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_7: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;:@/?-]|%[0-9A-Fa-f]{2})+$"));
 /// `^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$`
-static PATTERN_7: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_8: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^([A-Za-z0-9._~!$'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*$"));
 /// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-static PATTERN_8: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_9: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
 ));
+/// `^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`
+static PATTERN_10: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+crate::validate::compile(
+    "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$",
+));
 /// `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
-static PATTERN_9: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_11: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
 ));
 /// `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$`
-static PATTERN_10: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_12: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile(
     "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$",
 ));
 /// `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`
-static PATTERN_11: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
+static PATTERN_13: ::std::sync::LazyLock<crate::validate::Regex> = ::std::sync::LazyLock::new(||
 crate::validate::compile("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"));
 #[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
 impl crate::validate::Validate for VirtualHostSpec {
@@ -140,7 +148,7 @@ impl crate::validate::Validate for VirtualHostSpec {
         }
     }
 }
-#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns, clippy::collapsible_if)]
 impl crate::validate::Validate for HttpRoute {
     const ROOT: &'static str = "";
     #[allow(unused_variables)]
@@ -149,6 +157,102 @@ impl crate::validate::Validate for HttpRoute {
         path: &crate::validate::FieldPath<'_>,
         violations: &mut crate::validate::Violations,
     ) {
+        {
+            let set = [
+                self.backend.is_some(),
+                !self.backends.is_empty(),
+                self.redirect.is_some(),
+            ]
+                .iter()
+                .filter(|set| **set)
+                .count();
+            if set > 1 {
+                violations
+                    .push(
+                        path,
+                        "message.oneof",
+                        "only one of backend, backends, redirect can be set",
+                    );
+            }
+            if set == 0 {
+                violations
+                    .push(
+                        path,
+                        "message.oneof",
+                        "one of backend, backends, redirect must be set",
+                    );
+            }
+        }
+        if !(!self.redirect.is_some() || !self.rewrite.is_some()) {
+            violations
+                .push(
+                    path,
+                    "route.redirect_no_rewrite",
+                    "a redirect route takes no rewrite",
+                );
+        }
+        if !(!self.redirect.is_some() || !self.request_headers.is_some()) {
+            violations
+                .push(
+                    path,
+                    "route.redirect_no_request_headers",
+                    "a redirect route takes no requestHeaders",
+                );
+        }
+        if !(!self.redirect.is_some() || self.timeout.is_empty()) {
+            violations
+                .push(
+                    path,
+                    "route.redirect_no_timeout",
+                    "a redirect route takes no timeout",
+                );
+        }
+        if !(!self.redirect.is_some() || !self.retries.is_some()) {
+            violations
+                .push(
+                    path,
+                    "route.redirect_no_retries",
+                    "a redirect route takes no retries",
+                );
+        }
+        if !((!self.rewrite.is_some()
+            || !self
+                .rewrite
+                .as_ref()
+                .is_some_and(|m| {
+                    matches!(m.replace, Some(route_rewrite::Replace::Prefix(_)))
+                }))
+            || self
+                .r#match
+                .as_ref()
+                .is_some_and(|m| matches!(m.path, Some(route_match::Path::Prefix(_)))))
+        {
+            violations
+                .push(
+                    path,
+                    "route.rewrite_prefix_needs_prefix_match",
+                    "rewrite.prefix needs a prefix match",
+                );
+        }
+        if !((!self.redirect.is_some()
+            || !self
+                .redirect
+                .as_ref()
+                .is_some_and(|m| {
+                    matches!(m.replace, Some(route_redirect::Replace::Prefix(_)))
+                }))
+            || self
+                .r#match
+                .as_ref()
+                .is_some_and(|m| matches!(m.path, Some(route_match::Path::Prefix(_)))))
+        {
+            violations
+                .push(
+                    path,
+                    "route.redirect_prefix_needs_prefix_match",
+                    "redirect.prefix needs a prefix match",
+                );
+        }
         {
             let path = path.field("match");
             if let Some(value) = &self.r#match {
@@ -161,8 +265,91 @@ impl crate::validate::Validate for HttpRoute {
             let path = path.field("backend");
             if let Some(value) = &self.backend {
                 crate::validate::Validate::collect_violations(value, &path, violations);
-            } else {
-                violations.push(&path, "required", "value is required");
+            }
+        }
+        {
+            let path = path.field("backends");
+            let value = &self.backends;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            if !value
+                .iter()
+                .all(|element| {
+                    let cel_b = element;
+                    value
+                        .iter()
+                        .filter(|&element| {
+                            let cel_c = element;
+                            (cel_c.service.as_str() == cel_b.service.as_str())
+                                && (u64::from(cel_c.port) == u64::from(cel_b.port))
+                        })
+                        .count() == 1
+                })
+            {
+                violations
+                    .push(
+                        &path,
+                        "backends.unique_service_port",
+                        "must not list the same service and port twice",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                crate::validate::Validate::collect_violations(item, &path, violations);
+            }
+        }
+        {
+            let path = path.field("redirect");
+            if let Some(value) = &self.redirect {
+                crate::validate::Validate::collect_violations(value, &path, violations);
+            }
+        }
+        {
+            let path = path.field("rewrite");
+            if let Some(value) = &self.rewrite {
+                crate::validate::Validate::collect_violations(value, &path, violations);
+            }
+        }
+        {
+            let path = path.field("requestHeaders");
+            if let Some(value) = &self.request_headers {
+                crate::validate::Validate::collect_violations(value, &path, violations);
+            }
+        }
+        {
+            let path = path.field("responseHeaders");
+            if let Some(value) = &self.response_headers {
+                crate::validate::Validate::collect_violations(value, &path, violations);
+            }
+        }
+        {
+            let path = path.field("timeout");
+            let value = self.timeout.as_str();
+            if !(value.is_empty()) {
+                if crate::validate::char_len(value) > 28 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 28 characters");
+                }
+                if !PATTERN_1.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^([0-9]{1,5}(h|m|s|ms)){1,4}$`",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("retries");
+            if let Some(value) = &self.retries {
+                crate::validate::Validate::collect_violations(value, &path, violations);
             }
         }
     }
@@ -260,7 +447,7 @@ impl crate::validate::Validate for RouteMatch {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_1.is_match(value) {
+                if !PATTERN_2.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -310,7 +497,7 @@ impl crate::validate::Validate for RouteMatch {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_1.is_match(value) {
+                if !PATTERN_2.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -360,7 +547,7 @@ impl crate::validate::Validate for RouteMatch {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_2.is_match(value) {
+                if !PATTERN_3.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -396,7 +583,7 @@ impl crate::validate::Validate for HeaderMatch {
                     violations
                         .push(&path, "string.max_len", "must be at most 256 characters");
                 }
-                if !PATTERN_3.is_match(value) {
+                if !PATTERN_4.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -427,7 +614,7 @@ impl crate::validate::Validate for HeaderMatch {
                             "must be at most 4096 characters",
                         );
                 }
-                if !PATTERN_4.is_match(value) {
+                if !PATTERN_5.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -451,7 +638,7 @@ impl crate::validate::Validate for HeaderMatch {
                             "must be at most 4096 characters",
                         );
                 }
-                if !PATTERN_5.is_match(value) {
+                if !PATTERN_6.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -475,7 +662,7 @@ impl crate::validate::Validate for HeaderMatch {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_2.is_match(value) {
+                if !PATTERN_3.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -518,7 +705,7 @@ impl crate::validate::Validate for QueryParamMatch {
                     violations
                         .push(&path, "string.max_len", "must be at most 256 characters");
                 }
-                if !PATTERN_6.is_match(value) {
+                if !PATTERN_7.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -545,7 +732,7 @@ impl crate::validate::Validate for QueryParamMatch {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_7.is_match(value) {
+                if !PATTERN_8.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -569,7 +756,7 @@ impl crate::validate::Validate for QueryParamMatch {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_2.is_match(value) {
+                if !PATTERN_3.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -612,7 +799,7 @@ impl crate::validate::Validate for RouteBackend {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_8.is_match(value) {
+                if !PATTERN_9.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -628,6 +815,617 @@ impl crate::validate::Validate for RouteBackend {
             if value > 65535u32 {
                 violations
                     .push(&path, "uint32.lte", "must be less than or equal to 65535");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for WeightedBackend {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("service");
+            let value = self.service.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 253 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 253 characters");
+                }
+                if !PATTERN_9.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("port");
+            let value = self.port;
+            if value > 65535u32 {
+                violations
+                    .push(&path, "uint32.lte", "must be less than or equal to 65535");
+            }
+        }
+        {
+            let path = path.field("weight");
+            let value = self.weight;
+            if value > 1000000u32 {
+                violations
+                    .push(&path, "uint32.lte", "must be less than or equal to 1000000");
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns, clippy::collapsible_if)]
+impl crate::validate::Validate for RouteRedirect {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("scheme");
+            let value = self.scheme.as_str();
+            if !(value.is_empty()) {
+                if !matches!(value, "http" | "https") {
+                    violations.push(&path, "string.in", "must be in list [http, https]");
+                }
+            }
+        }
+        {
+            let path = path.field("host");
+            let value = self.host.as_str();
+            if !(value.is_empty()) {
+                if crate::validate::char_len(value) > 253 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 253 characters");
+                }
+                if !PATTERN_10.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("port");
+            let value = self.port;
+            if value > 65535u32 {
+                violations
+                    .push(&path, "uint32.lte", "must be less than or equal to 65535");
+            }
+        }
+        {
+            let path = path.field("statusCode");
+            let value = self.status_code;
+            if !(value == 0) {
+                if !matches!(value, 301u32 | 302u32 | 303u32 | 307u32 | 308u32) {
+                    violations
+                        .push(
+                            &path,
+                            "uint32.in",
+                            "must be in list [301, 302, 303, 307, 308]",
+                        );
+                }
+            }
+        }
+        #[allow(unreachable_patterns)]
+        match &self.replace {
+            Some(route_redirect::Replace::Path(value)) => {
+                let path = path.field("path");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+                if value.contains("//") {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_empty_segment",
+                            "must not contain an empty path segment (//)",
+                        );
+                }
+                if !((!value.contains("/./") && !value.contains("/../"))
+                    && (!value.ends_with("/.") && !value.ends_with("/..")))
+                {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_dot_segment",
+                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
+                        );
+                }
+                if !(!value.contains("%2F") && !value.contains("%2f")) {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_encoded_slash",
+                            "must not contain an encoded slash (%2F or %2f)",
+                        );
+                }
+            }
+            Some(route_redirect::Replace::Prefix(value)) => {
+                let path = path.field("prefix");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+                if value.contains("//") {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_empty_segment",
+                            "must not contain an empty path segment (//)",
+                        );
+                }
+                if !((!value.contains("/./") && !value.contains("/../"))
+                    && (!value.ends_with("/.") && !value.ends_with("/..")))
+                {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_dot_segment",
+                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
+                        );
+                }
+                if !(!value.contains("%2F") && !value.contains("%2f")) {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_encoded_slash",
+                            "must not contain an encoded slash (%2F or %2f)",
+                        );
+                }
+            }
+            None => {}
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns, clippy::collapsible_if)]
+impl crate::validate::Validate for RouteRewrite {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("host");
+            let value = self.host.as_str();
+            if !(value.is_empty()) {
+                if crate::validate::char_len(value) > 253 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 253 characters");
+                }
+                if !PATTERN_10.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`",
+                        );
+                }
+            }
+        }
+        #[allow(unreachable_patterns)]
+        match &self.replace {
+            Some(route_rewrite::Replace::Prefix(value)) => {
+                let path = path.field("prefix");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+                if value.contains("//") {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_empty_segment",
+                            "must not contain an empty path segment (//)",
+                        );
+                }
+                if !((!value.contains("/./") && !value.contains("/../"))
+                    && (!value.ends_with("/.") && !value.ends_with("/..")))
+                {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_dot_segment",
+                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
+                        );
+                }
+                if !(!value.contains("%2F") && !value.contains("%2f")) {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_encoded_slash",
+                            "must not contain an encoded slash (%2F or %2f)",
+                        );
+                }
+            }
+            Some(route_rewrite::Replace::Path(value)) => {
+                let path = path.field("path");
+                let value = value.as_str();
+                if crate::validate::char_len(value) < 1 {
+                    violations
+                        .push(&path, "string.min_len", "must be at least 1 characters");
+                }
+                if crate::validate::char_len(value) > 1024 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 1024 characters",
+                        );
+                }
+                if !PATTERN_2.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`",
+                        );
+                }
+                if value.contains("//") {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_empty_segment",
+                            "must not contain an empty path segment (//)",
+                        );
+                }
+                if !((!value.contains("/./") && !value.contains("/../"))
+                    && (!value.ends_with("/.") && !value.ends_with("/..")))
+                {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_dot_segment",
+                            "must not contain a dot segment (/./ or /../, or end in /. or /..)",
+                        );
+                }
+                if !(!value.contains("%2F") && !value.contains("%2f")) {
+                    violations
+                        .push(
+                            &path,
+                            "path.no_encoded_slash",
+                            "must not contain an encoded slash (%2F or %2f)",
+                        );
+                }
+            }
+            None => {}
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for HeaderModifier {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("set");
+            let value = &self.set;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            if !value
+                .iter()
+                .all(|element| {
+                    let cel_h = element;
+                    value
+                        .iter()
+                        .filter(|&element| {
+                            let cel_g = element;
+                            cel_g.name.as_str() == cel_h.name.as_str()
+                        })
+                        .count() == 1
+                })
+            {
+                violations
+                    .push(
+                        &path,
+                        "headers.unique_name",
+                        "must not name the same header twice",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                crate::validate::Validate::collect_violations(item, &path, violations);
+            }
+        }
+        {
+            let path = path.field("add");
+            let value = &self.add;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            if !value
+                .iter()
+                .all(|element| {
+                    let cel_h = element;
+                    value
+                        .iter()
+                        .filter(|&element| {
+                            let cel_g = element;
+                            cel_g.name.as_str() == cel_h.name.as_str()
+                        })
+                        .count() == 1
+                })
+            {
+                violations
+                    .push(
+                        &path,
+                        "headers.unique_name",
+                        "must not name the same header twice",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                crate::validate::Validate::collect_violations(item, &path, violations);
+            }
+        }
+        {
+            let path = path.field("remove");
+            let value = &self.remove;
+            if value.len() > 16 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 16 item(s)",
+                    );
+            }
+            if crate::validate::has_duplicates(value) {
+                violations
+                    .push(
+                        &path,
+                        "repeated.unique",
+                        "repeated value must contain unique items",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                let value = item.as_str();
+                if crate::validate::char_len(value) > 256 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 256 characters");
+                }
+                if !PATTERN_4.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9!#$%&'*+.^_`|~-]+$`",
+                        );
+                }
+                if matches!(
+                    value, "host" | "connection" | "keep-alive" | "proxy-connection" |
+                    "transfer-encoding" | "upgrade" | "te" | "trailer" | "content-length"
+                ) {
+                    violations
+                        .push(
+                            &path,
+                            "string.not_in",
+                            "must not be in list [host, connection, keep-alive, proxy-connection, transfer-encoding, upgrade, te, trailer, content-length]",
+                        );
+                }
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns)]
+impl crate::validate::Validate for HeaderValue {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("name");
+            let value = self.name.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 256 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 256 characters");
+                }
+                if !PATTERN_4.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[a-z0-9!#$%&'*+.^_`|~-]+$`",
+                        );
+                }
+                if matches!(
+                    value, "host" | "connection" | "keep-alive" | "proxy-connection" |
+                    "transfer-encoding" | "upgrade" | "te" | "trailer" | "content-length"
+                ) {
+                    violations
+                        .push(
+                            &path,
+                            "string.not_in",
+                            "must not be in list [host, connection, keep-alive, proxy-connection, transfer-encoding, upgrade, te, trailer, content-length]",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("value");
+            let value = self.value.as_str();
+            if value.is_empty() {
+                violations.push(&path, "required", "value is required");
+            } else {
+                if crate::validate::char_len(value) > 4096 {
+                    violations
+                        .push(
+                            &path,
+                            "string.max_len",
+                            "must be at most 4096 characters",
+                        );
+                }
+                if !PATTERN_5.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^[!-~]([\\t -~]*[!-~])?$`",
+                        );
+                }
+            }
+        }
+    }
+}
+#[allow(clippy::nonminimal_bool, clippy::manual_range_patterns, clippy::collapsible_if)]
+impl crate::validate::Validate for RouteRetry {
+    const ROOT: &'static str = "";
+    #[allow(unused_variables)]
+    fn collect_violations(
+        &self,
+        path: &crate::validate::FieldPath<'_>,
+        violations: &mut crate::validate::Violations,
+    ) {
+        {
+            let path = path.field("attempts");
+            let value = self.attempts;
+            if value > 10u32 {
+                violations.push(&path, "uint32.lte", "must be less than or equal to 10");
+            }
+        }
+        {
+            let path = path.field("perTryTimeout");
+            let value = self.per_try_timeout.as_str();
+            if !(value.is_empty()) {
+                if crate::validate::char_len(value) > 28 {
+                    violations
+                        .push(&path, "string.max_len", "must be at most 28 characters");
+                }
+                if !PATTERN_1.is_match(value) {
+                    violations
+                        .push(
+                            &path,
+                            "string.pattern",
+                            "does not match regex pattern `^([0-9]{1,5}(h|m|s|ms)){1,4}$`",
+                        );
+                }
+            }
+        }
+        {
+            let path = path.field("retryOn");
+            let value = &self.retry_on;
+            if value.len() > 7 {
+                violations
+                    .push(
+                        &path,
+                        "repeated.max_items",
+                        "must contain no more than 7 item(s)",
+                    );
+            }
+            if crate::validate::has_duplicates(value) {
+                violations
+                    .push(
+                        &path,
+                        "repeated.unique",
+                        "repeated value must contain unique items",
+                    );
+            }
+            for (index, item) in value.iter().enumerate() {
+                let path = path.index(index);
+                let value = item.as_str();
+                if !matches!(
+                    value, "5xx" | "gateway-error" | "reset" | "reset-before-request" |
+                    "connect-failure" | "refused-stream" | "retriable-4xx"
+                ) {
+                    violations
+                        .push(
+                            &path,
+                            "string.in",
+                            "must be in list [5xx, gateway-error, reset, reset-before-request, connect-failure, refused-stream, retriable-4xx]",
+                        );
+                }
             }
         }
     }
@@ -651,7 +1449,7 @@ impl crate::validate::Validate for VirtualHostTls {
                     violations
                         .push(&path, "string.max_len", "must be at most 253 characters");
                 }
-                if !PATTERN_8.is_match(value) {
+                if !PATTERN_9.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -753,7 +1551,7 @@ impl crate::validate::Validate for Condition {
                     violations
                         .push(&path, "string.max_len", "must be at most 316 characters");
                 }
-                if !PATTERN_9.is_match(value) {
+                if !PATTERN_11.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -797,7 +1595,7 @@ impl crate::validate::Validate for Condition {
                     violations
                         .push(&path, "string.max_len", "must be at most 64 characters");
                 }
-                if !PATTERN_10.is_match(value) {
+                if !PATTERN_12.is_match(value) {
                     violations
                         .push(
                             &path,
@@ -821,7 +1619,7 @@ impl crate::validate::Validate for Condition {
                             "must be at most 1024 characters",
                         );
                 }
-                if !PATTERN_11.is_match(value) {
+                if !PATTERN_13.is_match(value) {
                     violations
                         .push(
                             &path,

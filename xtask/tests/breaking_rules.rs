@@ -166,6 +166,12 @@ fn each_kind_of_tightening_is_named_and_each_loosening_passes() {
             "message RouteBackend {\n  option (buf.validate.message).cel = {id: \"backend.named\", message: \"named\", expression: \"this.service != ''\"};",
             &["RouteBackend: cel[backend.named] - → `this.service != ''`"],
         ),
+        // A message oneof rule, new: tighter, named by its fields.
+        (
+            "message VirtualHostTLS {",
+            "message VirtualHostTLS {\n  option (buf.validate.message).oneof = {fields: [\"secret_name\", \"provider\"]};",
+            &["VirtualHostTLS: oneof - → [{fields: [\"secret_name\", \"provider\"]}]"],
+        ),
         // The oneof no longer required: looser; required again is tighter.
         ("option (buf.validate.oneof).required = true;", "", &[]),
     ];

@@ -172,7 +172,17 @@ fn maps_the_rules_of_the_api() {
     assert_eq!(routes["x-kubernetes-list-type"], "atomic");
     assert_eq!(routes["maxItems"], 128);
     let route = &routes["items"];
-    assert_eq!(route["required"], serde_json::json!(["backend", "match"]));
+    // `backend` is one of three destinations: a message oneof rule, no
+    // longer a required property.
+    assert_eq!(route["required"], serde_json::json!(["match"]));
+    assert_eq!(
+        route["x-kubernetes-validations"][1],
+        serde_json::json!({
+            "rule": "[has(self.backend), (has(self.backends) && self.backends.size() > 0), has(self.redirect)]\
+                     .filter(x, x).size() >= 1",
+            "message": "one of backend, backends, redirect must be set [message.oneof]"
+        })
+    );
     let route_match = &route["properties"]["match"];
     assert_eq!(
         route_match["x-kubernetes-validations"],

@@ -178,7 +178,7 @@ fn a_manifest_drifting_from_the_newer_proto_is_caught() {
     let err = decode_strictly(&drifted, &newer).unwrap_err();
     assert!(err.contains("HASHICORP"), "{err}");
     let mut drifted = spec;
-    drifted["routes"][0]["retries"] = 3.into();
+    drifted["routes"][0]["retryBudget"] = 3.into();
     let err = decode_strictly(&drifted, &newer).unwrap_err();
-    assert!(err.contains("retries"), "{err}");
+    assert!(err.contains("retryBudget"), "{err}");
 }

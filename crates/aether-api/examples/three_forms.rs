@@ -24,6 +24,7 @@ fn main() {
                 service: "svc-users".to_owned(),
                 port: 8080,
             }),
+            ..Default::default()
         }],
         tls: Some(VirtualHostTls {
             secret_name: "example-tls".to_owned(),

@@ -27,11 +27,11 @@ use crate::config::v1::{VirtualHostSpec, VirtualHostStatus};
 /// A part of an object this build's schema does not know.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Unknown {
-    /// A field the schema does not have, at `path` (`spec.routes[0].timeout`).
+    /// A field the schema does not have, at `path` (`spec.routes[0].idleTimeout`).
     Field {
         /// Where, in the Kubernetes form.
         path: String,
-        /// Its name as written (`timeout`): `path` is the path of the
+        /// Its name as written (`idleTimeout`): `path` is the path of the
         /// object holding it ([`Unknown::parent`]), a dot, and the name,
         /// which may itself hold dots.
         name: String,
@@ -54,7 +54,7 @@ impl Unknown {
     }
 
     /// The path of the object holding an unknown field
-    /// (`spec.routes[0]` of `spec.routes[0].timeout`); for an enum value,
+    /// (`spec.routes[0]` of `spec.routes[0].idleTimeout`); for an enum value,
     /// its own path.
     pub fn parent(&self) -> &str {
         match self {
@@ -259,7 +259,7 @@ mod tests {
     fn unknown_fields_are_set_aside_and_named_the_rest_decodes() {
         let mut newer = proposal();
         newer["mirror"] = json!("svc-shadow");
-        newer["routes"][0]["timeout"] = json!("15s");
+        newer["routes"][0]["idleTimeout"] = json!("15s");
         newer["routes"][1]["match"]["cookies"] = json!([{"name": "session"}]);
         newer["tls"]["minVersion"] = json!("1.3");
         let tolerant = spec(&newer).unwrap();
@@ -268,7 +268,7 @@ mod tests {
             paths,
             [
                 "spec.mirror",
-                "spec.routes[0].timeout",
+                "spec.routes[0].idleTimeout",
                 "spec.routes[1].match.cookies",
                 "spec.tls.minVersion"
             ]
@@ -334,7 +334,7 @@ mod tests {
     #[test]
     fn set_aside_leaves_the_known_parts_in_place() {
         let mut newer = proposal();
-        newer["routes"][0]["timeout"] = json!("15s");
+        newer["routes"][0]["idleTimeout"] = json!("15s");
         newer["tls"]["provider"] = json!("VAULT");
         let unknown = set_aside(&mut newer, "spec");
         assert_eq!(unknown.len(), 2);

@@ -1,7 +1,8 @@
 //! One contract, three judges. For every fixture and for 12,000 specs drawn
 //! near the rules' edges (at least 10,000 of them using the matches beyond a
-//! path prefix or exact path, or the route order), these must agree on valid
-//! or invalid:
+//! path prefix or exact path, or the route order, and at least 10,000 using
+//! the route actions beyond `backend`), these must agree on valid or
+//! invalid:
 //!
 //! - (a) the Rust validator (`aether_api::validate`, generated from the rules);
 //! - (b) the CRD: its OpenAPI checks, set semantics and `x-kubernetes-validations`
@@ -31,6 +32,12 @@ fn uses_match_fields(spec: &VirtualHostSpec) -> bool {
                 || !m.headers.is_empty()
                 || !m.query_params.is_empty()
         })
+}
+
+/// Whether a spec uses a route action beyond v1's `backend`: `backends`,
+/// `redirect`, `rewrite`, header changes, `timeout` or `retries`.
+fn uses_actions(spec: &VirtualHostSpec) -> bool {
+    spec.routes.iter().any(common::actions::uses_actions)
 }
 
 /// The three verdicts on one spec, and what (a) and (c) said was wrong.
@@ -104,12 +111,20 @@ fn the_three_judges_agree_on_12000_specs_near_the_edges() {
         .filter(|(s, _)| uses_match_fields(s))
         .collect();
     let valid_with_match_fields = with_match_fields.iter().filter(|(_, v)| v.rust.is_empty()).count();
+    let with_actions: Vec<_> = specs.iter().zip(&verdicts).filter(|(s, _)| uses_actions(s)).collect();
+    let valid_with_actions = with_actions.iter().filter(|(_, v)| v.rust.is_empty()).count();
     println!(
         "{SAMPLES} specs: {valid} valid, {} invalid, {} disagreements; {} use the match fields or route order \
-         ({valid_with_match_fields} of them valid)",
+         ({valid_with_match_fields} of them valid); {} use the route actions ({valid_with_actions} of them valid)",
         SAMPLES - valid,
         failures.len(),
         with_match_fields.len(),
+        with_actions.len(),
+    );
+    assert!(
+        with_actions.len() >= 10_000 && valid_with_actions >= 1_000,
+        "{} specs use the route actions, {valid_with_actions} of them valid",
+        with_actions.len()
     );
     assert!(
         with_match_fields.len() >= 10_000 && valid_with_match_fields >= 1_000,
@@ -153,6 +168,17 @@ fn every_rule_of_the_proto_is_broken_somewhere_in_the_sample() {
         "uint32.lte",
         "string.in",
         "bool.const",
+        "message.oneof",
+        "backends.unique_service_port",
+        "uint32.in",
+        "string.not_in",
+        "headers.unique_name",
+        "route.redirect_no_rewrite",
+        "route.redirect_no_request_headers",
+        "route.redirect_no_timeout",
+        "route.redirect_no_retries",
+        "route.rewrite_prefix_needs_prefix_match",
+        "route.redirect_prefix_needs_prefix_match",
     ] {
         assert!(rules.contains(&rule), "no spec breaks {rule}: {rules:?}");
     }

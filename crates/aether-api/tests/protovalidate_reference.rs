@@ -6,11 +6,14 @@
 //! paths mapped to the Kubernetes JSON form), and what the case was written
 //! to show. The Rust validator and protovalidate must also give the same
 //! messages. The cases cover every rule of the proto, on both sides of each
-//! boundary. Not covered: both members of the `RouteMatch.path` oneof set at
-//! once, which neither a prost message nor protovalidate can hold.
+//! boundary. Not covered: both members of one oneof (`RouteMatch.path`,
+//! `RouteRewrite.replace`, ...) set at once, which neither a prost message
+//! nor protovalidate can hold.
 //!
 //! Needs the pinned venv of `cargo xtask pyenv` (`AETHER_PYTHON` overrides).
 
+#[path = "protovalidate_reference/actions.rs"]
+mod actions;
 mod common;
 #[path = "protovalidate_reference/matching.rs"]
 mod matching;
@@ -230,12 +233,12 @@ fn cases() -> Vec<Case> {
     spec(
         "missing backend",
         &|s| s.routes[1].backend = None,
-        &[("routes[1].backend", "required")],
+        &[("routes[1]", "message.oneof")],
     );
     spec(
         "an empty route",
         &|s| s.routes[0] = HttpRoute::default(),
-        &[("routes[0].match", "required"), ("routes[0].backend", "required")],
+        &[("routes[0].match", "required"), ("routes[0]", "message.oneof")],
     );
     spec(
         "a match with neither prefix nor exact",
@@ -396,6 +399,7 @@ fn cases() -> Vec<Case> {
     );
 
     matching::cases(&mut spec);
+    actions::cases(&mut spec);
 
     spec(
         "everything wrong at once",
@@ -660,10 +664,13 @@ fn agrees_with_protovalidate_on_every_rule() {
 
     // Every rule of the proto was broken by some case, and some cases are valid.
     let every_rule = [
+        "backends.unique_service_port",
         "bool.const",
         "conditions.unique_type",
         "enum.defined_only",
+        "headers.unique_name",
         "int64.gte",
+        "message.oneof",
         "path.no_dot_segment",
         "path.no_empty_segment",
         "path.no_encoded_slash",
@@ -671,10 +678,18 @@ fn agrees_with_protovalidate_on_every_rule() {
         "repeated.min_items",
         "repeated.unique",
         "required",
+        "route.redirect_no_request_headers",
+        "route.redirect_no_retries",
+        "route.redirect_no_rewrite",
+        "route.redirect_no_timeout",
+        "route.redirect_prefix_needs_prefix_match",
+        "route.rewrite_prefix_needs_prefix_match",
         "string.in",
         "string.max_len",
         "string.min_len",
+        "string.not_in",
         "string.pattern",
+        "uint32.in",
         "uint32.lte",
     ];
     assert_eq!(rules_seen.iter().map(String::as_str).collect::<Vec<_>>(), every_rule);
@@ -691,13 +706,13 @@ fn the_error_lists_every_violation() {
     assert_eq!(
         text,
         "2 validation errors:\n  - spec.hosts: must contain at least 1 item(s) [repeated.min_items]\n  \
-         - spec.routes[1].backend: value is required [required]"
+         - spec.routes[1]: one of backend, backends, redirect must be set [message.oneof]"
     );
     let boxed: Box<dyn std::error::Error> = Box::new(err);
-    assert!(boxed.to_string().contains("spec.routes[1].backend"));
+    assert!(boxed.to_string().contains("spec.routes[1]: one of"));
     // Another root, and the status's own.
     let at = spec.validate_at("virtualHost.spec").unwrap_err();
-    assert_eq!(at.violations()[1].field_path, "virtualHost.spec.routes[1].backend");
+    assert_eq!(at.violations()[1].field_path, "virtualHost.spec.routes[1]");
     let status = VirtualHostStatus {
         conditions: vec![Condition {
             status: "Maybe".into(),

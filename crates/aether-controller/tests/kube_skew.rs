@@ -252,7 +252,7 @@ async fn one_newer_object_in_the_list_is_left_out_unsupported_and_the_rest_is_se
     );
     let message = newer["message"].as_str().unwrap();
     assert!(
-        message.starts_with("left out: spec.mirror: unknown field") && message.contains("spec.routes[0].timeout"),
+        message.starts_with("left out: spec.mirror: unknown field") && message.contains("spec.routes[0].idleTimeout"),
         "{message}"
     );
     for patch in sent.values() {

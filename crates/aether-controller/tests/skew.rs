@@ -21,7 +21,7 @@ fn newer_objects_are_served_or_left_out_unsupported_and_the_rest_is_served() {
     assert_eq!(code, 0, "{log}");
     assert!(
         log.contains(
-            r#"fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored) object=skew/newer-fields fields=["spec.mirror", "spec.routes[0].timeout"]"#
+            r#"fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored) object=skew/newer-fields fields=["spec.mirror", "spec.routes[0].idleTimeout"]"#
         ),
         "{log}"
     );

@@ -16,6 +16,7 @@ use aether_api::reflect::{from_proto_json, to_proto_json};
 use aether_api::validate::Validate;
 use prost::Message;
 
+mod actions;
 pub mod structured;
 
 /// How far an input got.
@@ -223,12 +224,13 @@ pub fn projection(data: &[u8]) -> Outcome {
         // refuse, say) is left out; a route matching on a path prefix or
         // exact path alone is always served.
         let path_only = object.spec.routes.iter().all(|r| {
-            r.r#match.as_ref().is_some_and(|m| {
-                !matches!(m.path, Some(aether_api::config::v1::route_match::Path::Regex(_)))
-                    && m.methods.is_empty()
-                    && m.headers.is_empty()
-                    && m.query_params.is_empty()
-            })
+            actions::backend_only(r)
+                && r.r#match.as_ref().is_some_and(|m| {
+                    !matches!(m.path, Some(aether_api::config::v1::route_match::Path::Regex(_)))
+                        && m.methods.is_empty()
+                        && m.headers.is_empty()
+                        && m.query_params.is_empty()
+                })
         });
         if path_only {
             assert_eq!(virtual_host.routes.len(), object.spec.routes.len(), "every route");
@@ -449,11 +451,7 @@ pub fn validate_is_consistent(spec: &VirtualHostSpec) {
             None => panic!("an accepted match has a path, {spec:?}"),
         }
         match_fields_are_consistent(route_match, spec);
-        let backend = route.backend.as_ref().expect("an accepted route has a backend");
-        assert!(
-            !backend.service.is_empty() && backend.port <= 65535,
-            "backend, {spec:?}"
-        );
+        actions::are_consistent(route, spec);
     }
     assert!((0..=2).contains(&spec.route_order), "route order, {spec:?}");
     if let Some(tls) = &spec.tls {

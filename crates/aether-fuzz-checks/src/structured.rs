@@ -8,8 +8,9 @@
 //! rule away from valid, are common.
 
 use aether_api::config::v1::{
-    HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, VirtualHostSpec, VirtualHostTls, header_match,
-    query_param_match, route_match::Path,
+    HeaderMatch, HeaderModifier, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, RouteRedirect, RouteRetry,
+    RouteRewrite, VirtualHostSpec, VirtualHostTls, WeightedBackend, header_match, query_param_match, route_match::Path,
+    route_redirect, route_rewrite,
 };
 use arbitrary::Arbitrary;
 
@@ -82,6 +83,22 @@ pub const PIECES: &[&str] = &[
     "version",
     "&",
     "=",
+    "15s",
+    "0s",
+    "1m30s",
+    "1.5s",
+    "99999h99999m99999s99999ms",
+    "host",
+    "connection",
+    "transfer-encoding",
+    "5xx",
+    "connect-failure",
+    "refused-stream",
+    "retriable-status-codes",
+    "http",
+    "https",
+    "/v2",
+    "new.example.com",
 ];
 
 /// A string: a piece, two strings joined, a piece repeated, or anything.
@@ -186,6 +203,45 @@ pub struct ArbitraryRoute {
     pub methods: Vec<Text>,
     pub headers: Vec<ArbitraryHeader>,
     pub query_params: Vec<ArbitraryQueryParam>,
+    /// The actions beyond `backend`.
+    pub actions: ArbitraryActions,
+}
+
+/// A path replacement of a rewrite or a redirect.
+#[derive(Debug, Arbitrary)]
+pub enum Replace {
+    Prefix(Text),
+    Path(Text),
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct ArbitraryRedirect {
+    pub scheme: Text,
+    pub host: Text,
+    pub port: u32,
+    pub replace: Option<Replace>,
+    /// Mostly one of 0, 301, 302, 303, 307, 308; sometimes any.
+    pub status_code: u16,
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct ArbitraryHeaderChanges {
+    pub set: Vec<(Text, Text)>,
+    pub add: Vec<(Text, Text)>,
+    pub remove: Vec<Text>,
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct ArbitraryActions {
+    /// Weighted backends: service, port, weight.
+    pub backends: Vec<(Text, u32, u32)>,
+    pub redirect: Option<ArbitraryRedirect>,
+    pub rewrite: Option<(Option<Replace>, Text)>,
+    pub request_headers: Option<ArbitraryHeaderChanges>,
+    pub response_headers: Option<ArbitraryHeaderChanges>,
+    pub timeout: Text,
+    /// Attempts, per-try timeout, conditions.
+    pub retries: Option<(u8, Text, Vec<Text>)>,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -242,6 +298,79 @@ fn build_route(route: &ArbitraryRoute) -> HttpRoute {
             // Mostly in range, where the rule's edges are.
             port: if port & 0x8000_0000 == 0 { port % 65_540 } else { *port },
         }),
+        ..build_actions(&route.actions)
+    }
+}
+
+/// Mostly in range, where the rule's edges are.
+fn near(value: u32, bound: u32) -> u32 {
+    if value & 0x8000_0000 == 0 {
+        value % (bound + 5)
+    } else {
+        value
+    }
+}
+
+fn build_actions(actions: &ArbitraryActions) -> HttpRoute {
+    let changes = |c: &ArbitraryHeaderChanges| {
+        let pairs = |list: &[(Text, Text)]| {
+            list.iter()
+                .map(|(name, value)| aether_api::config::v1::HeaderValue {
+                    name: name.build(),
+                    value: value.build(),
+                })
+                .collect()
+        };
+        HeaderModifier {
+            set: pairs(&c.set),
+            add: pairs(&c.add),
+            remove: c.remove.iter().map(Text::build).collect(),
+        }
+    };
+    const CODES: [u32; 6] = [0, 301, 302, 303, 307, 308];
+    HttpRoute {
+        backends: actions
+            .backends
+            .iter()
+            .map(|(service, port, weight)| WeightedBackend {
+                service: service.build(),
+                port: near(*port, 65_535),
+                weight: near(*weight, 1_000_000),
+            })
+            .collect(),
+        redirect: actions.redirect.as_ref().map(|r| RouteRedirect {
+            scheme: r.scheme.build(),
+            host: r.host.build(),
+            port: near(r.port, 65_535),
+            replace: r.replace.as_ref().map(|replace| match replace {
+                Replace::Prefix(text) => route_redirect::Replace::Prefix(text.build()),
+                Replace::Path(text) => route_redirect::Replace::Path(text.build()),
+            }),
+            status_code: if r.status_code & 0x8000 == 0 {
+                CODES[usize::from(r.status_code) % CODES.len()]
+            } else {
+                u32::from(r.status_code & 0x7fff)
+            },
+        }),
+        rewrite: actions.rewrite.as_ref().map(|(replace, host)| RouteRewrite {
+            replace: replace.as_ref().map(|replace| match replace {
+                Replace::Prefix(text) => route_rewrite::Replace::Prefix(text.build()),
+                Replace::Path(text) => route_rewrite::Replace::Path(text.build()),
+            }),
+            host: host.build(),
+        }),
+        request_headers: actions.request_headers.as_ref().map(changes),
+        response_headers: actions.response_headers.as_ref().map(changes),
+        timeout: actions.timeout.build(),
+        retries: actions
+            .retries
+            .as_ref()
+            .map(|(attempts, per_try_timeout, retry_on)| RouteRetry {
+                attempts: u32::from(attempts % 12),
+                per_try_timeout: per_try_timeout.build(),
+                retry_on: retry_on.iter().map(Text::build).collect(),
+            }),
+        ..HttpRoute::default()
     }
 }
 

@@ -8,6 +8,7 @@
 //! and what it needs that a VirtualHost does not say. An empty list of
 //! notes means the HTTPRoute routes as the VirtualHost does.
 
+mod actions;
 mod backends;
 mod matches;
 mod order;
@@ -136,7 +137,9 @@ pub fn convert(namespace: &str, name: &str, spec: &VirtualHostSpec, gateway: Opt
                     &format!("{path}.match"),
                     &mut notes,
                 )),
-                backend_refs: Some(backends::convert(route, &path, &mut notes)),
+                backend_refs: Some(backends::convert(route, &path, &mut notes)).filter(|refs| !refs.is_empty()),
+                filters: Some(actions::filters(route, &path, &mut notes)).filter(|filters| !filters.is_empty()),
+                timeouts: actions::timeouts(route),
                 ..HttpRouteRules::default()
             }
         })

@@ -17,6 +17,7 @@ fn route(path: Path, service: &str, port: u32) -> HttpRoute {
             service: service.to_owned(),
             port,
         }),
+        ..HttpRoute::default()
     }
 }
 
@@ -358,4 +359,57 @@ fn many_routes_are_split_over_httproutes_in_order() {
         assert!(matches <= MAX_MATCHES, "{matches}");
     }
     assert_eq!(conversion.routes.len(), 2);
+}
+
+#[test]
+fn a_full_path_rewrite_and_a_timeout_carry_over_whole() {
+    use aether_api::config::v1::{RouteRewrite, route_rewrite};
+    let mut one = route(Path::Exact("/a".into()), "svc", 80);
+    one.rewrite = Some(RouteRewrite {
+        replace: Some(route_rewrite::Replace::Path("/b".into())),
+        host: String::new(),
+    });
+    one.timeout = "0s".into();
+    let conversion = convert("shop", "api", &spec(vec![one]), Some(&gateway()));
+    assert_eq!(notes_of(&conversion), []);
+    let json = serde_json::to_value(&conversion.routes[0]).unwrap();
+    let rule = &json["spec"]["rules"][0];
+    assert_eq!(
+        rule["filters"],
+        serde_json::json!([{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/b"}}}])
+    );
+    assert_eq!(rule["timeouts"], serde_json::json!({"request": "0s"}));
+}
+
+#[test]
+fn a_weight_of_0_is_written_and_redirect_codes_beyond_301_and_302_are_noted() {
+    use aether_api::config::v1::{RouteRedirect, WeightedBackend};
+    let mut split = route(Path::Prefix("/".into()), "svc", 80);
+    split.backend = None;
+    split.backends = vec![WeightedBackend {
+        service: "svc-a".into(),
+        port: 80,
+        weight: 0,
+    }];
+    let mut away = route(Path::Exact("/old".into()), "svc", 80);
+    away.backend = None;
+    away.redirect = Some(RouteRedirect {
+        status_code: 308,
+        ..RouteRedirect::default()
+    });
+    let conversion = convert("shop", "api", &spec(vec![away, split]), Some(&gateway()));
+    assert_eq!(
+        notes_of(&conversion),
+        [("spec.routes[0].redirect.statusCode", NoteKind::Differs)]
+    );
+    let json = serde_json::to_value(&conversion.routes[0]).unwrap();
+    let rules = &json["spec"]["rules"];
+    assert_eq!(
+        rules[1]["backendRefs"],
+        serde_json::json!([{"name": "svc-a", "port": 80, "weight": 0}])
+    );
+    assert_eq!(
+        rules[0]["filters"],
+        serde_json::json!([{"type": "RequestRedirect", "requestRedirect": {"statusCode": 308}}])
+    );
 }

@@ -49,7 +49,7 @@ pub struct VirtualHostObject {
     /// there is any. See [`Problem`].
     pub problems: Vec<Problem>,
     /// The unknown fields set aside when read [`Reading::Tolerant`] (from a
-    /// newer API version), by path (`spec.routes[0].timeout`): dropped
+    /// newer API version), by path (`spec.routes[0].idleTimeout`): dropped
     /// from `spec` and `status`, named here for a reader to log. Always
     /// empty when read strictly, where each is a problem.
     pub set_aside: Vec<String>,

@@ -9,14 +9,16 @@
 //! cannot be read without it; exactly (see [`read`]): an unknown field is
 //! unsupported when the object holding it, once the unknown parts are set
 //! aside, breaks a `required` rule of its own (one of its fields, or one of
-//! its oneofs, is required and unset), other than one only a set-aside enum
+//! its oneofs, is required and unset; or none of the fields of its required
+//! message oneof rule is set), other than one only a set-aside enum
 //! value explains.
 //!
 //! Why that rule: a newer API server admitted the object under the newer
 //! schema, so whatever this build requires there and does not find was
 //! given in a form this build does not know: a new member of a oneof
-//! (`match: {template: ...}`), or a newer alternative to a field the newer
-//! proto no longer requires. Reading on without the unknown field would
+//! (`match: {template: ...}`), a new field of a required message oneof
+//! rule (a route whose only destination is of a newer kind), or a newer
+//! alternative to a field the newer proto no longer requires. Reading on without the unknown field would
 //! report the object as breaking a rule its writer never broke. A
 //! hand-written manifest that both misses a required field and holds an
 //! unknown field beside it is therefore reported unsupported (the
@@ -72,11 +74,12 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
         .map(Unknown::path)
         .collect();
     // The objects missing a required field or oneof of their own (a
-    // oneof's violation is named after it: `spec.routes[0].match.path`).
+    // oneof's violation is named after it: `spec.routes[0].match.path`; a
+    // message oneof rule's after the object: `spec.routes[0]`).
     let incomplete: Vec<String> = violations(&value)
         .into_iter()
-        .filter(|v| v.rule_id == "required" && !dropped_values.contains(&v.field_path.as_str()))
-        .filter_map(|v| holder(&v.field_path).map(str::to_owned))
+        .filter(|v| !dropped_values.contains(&v.field_path.as_str()))
+        .filter_map(|v| missing_in(&v).map(str::to_owned))
         .collect();
     let mut problems = Vec::new();
     let mut set_aside = Vec::new();
@@ -105,6 +108,20 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     }
 }
 
+/// The object a violation says misses a required field or oneof: the
+/// holder of a `required` field or oneof, or the object of a required
+/// message oneof rule (`(buf.validate.message).oneof`) none of whose fields
+/// is set. That rule's message says which: protovalidate's "one of a, b
+/// must be set" for none, "only one of a, b can be set" for two or more
+/// (two set is no field missing).
+fn missing_in(violation: &Violation) -> Option<&str> {
+    match violation.rule_id {
+        "required" => holder(&violation.field_path),
+        "message.oneof" if violation.message.ends_with("must be set") => Some(&violation.field_path),
+        _ => None,
+    }
+}
+
 /// The object holding the field or oneof a validator violation names:
 /// `spec.routes[0].match` of `spec.routes[0].match.path`. Field and oneof
 /// names are proto identifiers (no dot, no bracket), so the last dot
@@ -127,7 +144,7 @@ mod tests {
 
     const NEWER: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
                          spec:\n  hosts: [a.example.com]\n  mirror: svc-shadow\n  routes:\n\
-                         \x20 - match: {prefix: /}\n    backend: {service: web, port: 8080}\n    timeout: 15s\n";
+                         \x20 - match: {prefix: /}\n    backend: {service: web, port: 8080}\n    idleTimeout: 15s\n";
 
     fn one(text: &str, reading: Reading) -> VirtualHostObject {
         let limits = Limits {
@@ -150,7 +167,7 @@ mod tests {
             rules(&object),
             [
                 ("spec.mirror", RULE_UNKNOWN_FIELD),
-                ("spec.routes[0].timeout", RULE_UNKNOWN_FIELD)
+                ("spec.routes[0].idleTimeout", RULE_UNKNOWN_FIELD)
             ]
         );
         assert_eq!(object.set_aside, Vec::<String>::new());
@@ -160,7 +177,7 @@ mod tests {
     fn tolerant_reading_sets_unknown_fields_aside_and_keeps_the_known_ones() {
         let object = one(NEWER, Reading::Tolerant);
         assert_eq!(object.violations(), []);
-        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].timeout"]);
+        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].idleTimeout"]);
         let backend = object.spec.routes[0].backend.as_ref().unwrap();
         assert_eq!((backend.service.as_str(), backend.port), ("web", 8080));
         assert_eq!(object.spec.hosts, ["a.example.com"]);
@@ -195,7 +212,7 @@ mod tests {
                 ("spec.routes[0].match.path".to_owned(), "required")
             ]
         );
-        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].timeout"]);
+        assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].idleTimeout"]);
     }
 
     #[test]
@@ -264,18 +281,35 @@ mod tests {
             },
             Case {
                 what: "a new field where a required message of the same object is unset",
-                route: "{match: {prefix: /}, redirect: {host: b.example.com}}",
+                route: "{matchAll: {prefix: /}, backend: {service: web}}",
                 tls: no_tls,
-                unsupported: &["spec.routes[0].redirect"],
+                unsupported: &["spec.routes[0].matchAll"],
                 set_aside: &[],
-                other: &[("spec.routes[0].backend", "required")],
+                other: &[("spec.routes[0].match", "required")],
+            },
+            Case {
+                what: "a new field where none of a required message oneof's fields is set",
+                route: "{match: {prefix: /}, forward: {host: b.example.com}}",
+                tls: no_tls,
+                unsupported: &["spec.routes[0].forward"],
+                set_aside: &[],
+                // The route's own rule is not listed: a problem inside it says more.
+                other: &[],
+            },
+            Case {
+                what: "a new field where two of a message oneof's fields are set: invalid, the field set aside",
+                route: "{match: {prefix: /}, backend: {service: web}, redirect: {}, forward: {host: b.example.com}}",
+                tls: no_tls,
+                unsupported: &[],
+                set_aside: &["spec.routes[0].forward"],
+                other: &[("spec.routes[0]", "message.oneof")],
             },
             Case {
                 what: "a new field in another object than the one missing a field: invalid, the field set aside",
-                route: "{match: {prefix: /}, backend: {port: 80}, timeout: 15s}",
+                route: "{match: {prefix: /}, backend: {port: 80}, idleTimeout: 15s}",
                 tls: no_tls,
                 unsupported: &[],
-                set_aside: &["spec.routes[0].timeout"],
+                set_aside: &["spec.routes[0].idleTimeout"],
                 other: &[("spec.routes[0].backend.service", "required")],
             },
             Case {

@@ -31,6 +31,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
                 service: format!("svc-{}", (i + r) % 500),
                 port: [0, 8080, 9090][r % 3],
             }),
+            ..Default::default()
         })
         .collect();
     VirtualHostObject {

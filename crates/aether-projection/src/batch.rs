@@ -137,14 +137,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
             });
         }
         envoy::encode_virtual_host(&object.key().to_string(), &domains, &routes, &mut route_configuration);
-        dependencies.extend(
-            object
-                .spec
-                .routes
-                .iter()
-                .filter_map(|r| r.backend.as_ref())
-                .map(|b| (b.service.as_str(), b.port)),
-        );
+        dependencies.extend(object.spec.routes.iter().flat_map(envoy::route_backends));
         let secret = TlsSecret::of(object);
         tls_secrets.extend(secret.clone());
         served.push((object.key(), domains, secret));

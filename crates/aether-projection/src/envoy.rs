@@ -3,9 +3,10 @@
 
 use aether_api::config::v1::{HttpRoute, VirtualHostSpec};
 use envoy_types::pb::envoy::config::route::v3 as route;
-use envoy_types::pb::google::protobuf::{Duration, UInt32Value};
+use envoy_types::pb::google::protobuf::UInt32Value;
 use prost::Message;
 
+use crate::actions;
 use crate::config::RetryConfig;
 use crate::matching;
 use crate::validation::Problem;
@@ -43,11 +44,7 @@ pub(crate) fn retry_policy(config: &RetryConfig) -> Option<route::RetryPolicy> {
         num_retries: Some(UInt32Value {
             value: config.num_retries,
         }),
-        per_try_timeout: config.per_try_timeout.map(|timeout| Duration {
-            // Saturates rather than wraps for absurd timeouts.
-            seconds: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
-            nanos: i32::try_from(timeout.subsec_nanos()).unwrap_or(0),
-        }),
+        per_try_timeout: config.per_try_timeout.map(actions::proto_duration),
         ..Default::default()
     })
 }
@@ -80,13 +77,36 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
                 continue;
             }
         }
-        if let Some(route) = self::route(http_route, retry) {
-            prost::encoding::message::encode(ROUTES_FIELD, &route, &mut out);
+        match self::route(index, http_route, retry) {
+            Ok(Some(route)) => prost::encoding::message::encode(ROUTES_FIELD, &route, &mut out),
+            Ok(None) => {}
+            Err(problems) => left_out.push((index, problems)),
         }
     }
     // In listed order, whatever the order of the routes.
     left_out.sort_by_key(|(index, _)| *index);
     (out, left_out.into_iter().flat_map(|(_, problems)| problems).collect())
+}
+
+/// Every problem for which the edge leaves a route of `spec` out, with its
+/// field path: a regular expression RE2 would refuse (rule `re2`), else an
+/// action Envoy would refuse (rule `envoy`), exactly as [`encoded_routes`]
+/// leaves them out. The webhook denies an object with any.
+pub fn edge_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (index, http_route) in spec.routes.iter().enumerate() {
+        let regexes = http_route
+            .r#match
+            .as_ref()
+            .map(|route_match| matching::route_regex_problems(index, route_match))
+            .unwrap_or_default();
+        if !regexes.is_empty() {
+            problems.extend(regexes);
+        } else if let Err(refused) = actions::actions(index, http_route, None) {
+            problems.extend(refused);
+        }
+    }
+    problems
 }
 
 /// Appends one entry of `RouteConfiguration.virtual_hosts`: the virtual host
@@ -138,21 +158,44 @@ pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
     .encode_raw(out);
 }
 
-/// `None` only for a route without match or backend, which validation has
-/// already refused.
-fn route(http_route: &HttpRoute, retry: Option<&route::RetryPolicy>) -> Option<route::Route> {
-    let route_match = matching::envoy_match(http_route.r#match.as_ref()?)?;
-    let backend = http_route.backend.as_ref()?;
-    Some(route::Route {
+/// Every `(service, port)` a route sends to: its backend, or each of its
+/// weighted backends (weight 0 too: the cluster is named, so the control
+/// plane making clusters must know it).
+pub(crate) fn route_backends(http_route: &HttpRoute) -> impl Iterator<Item = (&str, u32)> {
+    http_route
+        .backend
+        .iter()
+        .map(|backend| (backend.service.as_str(), backend.port))
+        .chain(
+            http_route
+                .backends
+                .iter()
+                .map(|backend| (backend.service.as_str(), backend.port)),
+        )
+}
+
+/// `Ok(None)` only for a route without match or action, which validation
+/// has already refused; `Err` for one Envoy would refuse.
+fn route(
+    index: usize,
+    http_route: &HttpRoute,
+    retry: Option<&route::RetryPolicy>,
+) -> Result<Option<route::Route>, Vec<Problem>> {
+    let Some(route_match) = http_route.r#match.as_ref().and_then(matching::envoy_match) else {
+        return Ok(None);
+    };
+    let actions = match actions::actions(index, http_route, retry) {
+        Ok(actions) => actions,
+        Err(problems) if problems.is_empty() => return Ok(None),
+        Err(problems) => return Err(problems),
+    };
+    Ok(Some(route::Route {
         r#match: Some(route_match),
-        action: Some(route::route::Action::Route(route::RouteAction {
-            cluster_specifier: Some(route::route_action::ClusterSpecifier::Cluster(cluster_name(
-                &backend.service,
-                backend.port,
-            ))),
-            retry_policy: retry.cloned(),
-            ..Default::default()
-        })),
+        action: Some(actions.action),
+        request_headers_to_add: actions.request_headers_to_add,
+        request_headers_to_remove: actions.request_headers_to_remove,
+        response_headers_to_add: actions.response_headers_to_add,
+        response_headers_to_remove: actions.response_headers_to_remove,
         ..Default::default()
-    })
+    }))
 }

@@ -36,9 +36,11 @@
 
 #![deny(missing_docs)]
 
+mod actions;
 mod batch;
 mod config;
 pub mod descriptors;
+mod duration;
 mod envoy;
 mod input;
 pub mod listener;
@@ -52,10 +54,12 @@ mod snapshot;
 mod tls;
 mod validation;
 
+pub use actions::{NO_WEIGHT_STATUS, RULE_ENVOY, WHOLE_PATH};
 pub use aether_api::ObjectKey;
 pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
-pub use envoy::cluster_name;
+pub use duration::{DurationError, parse_gateway_duration};
+pub use envoy::{cluster_name, edge_problems};
 pub use input::{ReadProblem, VirtualHostObject};
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
 pub use matching::{RULE_RE2, regex_problems};
@@ -66,5 +70,7 @@ pub use snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, Rou
 pub use tls::{TlsChain, covering_wildcards};
 pub use validation::Problem;
 
+/// Envoy's generated core types (header values of a route's header changes).
+pub use envoy_types::pb::envoy::config::core::v3 as envoy_core;
 /// Envoy's generated types, as returned by [`Snapshot::route_configuration`].
 pub use envoy_types::pb::envoy::config::route::v3 as envoy_route;

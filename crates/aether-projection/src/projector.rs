@@ -339,8 +339,8 @@ impl Projector {
             .spec
             .routes
             .iter()
-            .filter_map(|route| route.backend.as_ref())
-            .map(|backend| (backend.service.clone(), backend.port))
+            .flat_map(envoy::route_backends)
+            .map(|(service, port)| (service.to_owned(), port))
             .collect();
         let secret = TlsSecret::of(object);
         let (routes, routes_left_out) = envoy::encoded_routes(&object.spec, self.retry.as_ref());

@@ -123,9 +123,9 @@ pub struct Report {
     /// Objects with no virtual host in the output, sorted by `namespace/name`.
     pub left_out: Vec<LeftOut>,
     /// Served objects some of whose routes are not in the output, sorted by
-    /// `namespace/name`: routes with a regular expression Envoy would refuse
-    /// (it refuses a whole route configuration for one; see
-    /// [`re2`](crate::re2)). The rest of the object is served.
+    /// `namespace/name`: routes with a regular expression (see
+    /// [`re2`](crate::re2)) or an action Envoy would refuse (it refuses a
+    /// whole route configuration for one). The rest of the object is served.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub routes_left_out: Vec<RoutesLeftOut>,
 }
@@ -136,9 +136,9 @@ pub struct Report {
 pub struct RoutesLeftOut {
     /// Which object.
     pub object: ObjectKey,
-    /// Why, per regular expression: its field path
-    /// (`spec.routes[2].match.regex`), rule `re2`, and what Envoy would
-    /// refuse in it.
+    /// Why: the field path (`spec.routes[2].match.regex`), the rule (`re2`
+    /// for a regular expression, `envoy` for an action), and what Envoy
+    /// would refuse in it.
     pub problems: Vec<Problem>,
 }
 

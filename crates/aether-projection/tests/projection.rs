@@ -303,6 +303,11 @@ fn checked_in_examples_project_with_conflicts_and_an_invalid_object() {
     assert_eq!(
         names,
         [
+            "action-headers.yaml",
+            "action-redirect.yaml",
+            "action-rewrite.yaml",
+            "action-timeouts-retries.yaml",
+            "action-weights.yaml",
             "invalid.yaml",
             "match-headers.yaml",
             "match-methods.yaml",
@@ -322,9 +327,14 @@ fn checked_in_examples_project_with_conflicts_and_an_invalid_object() {
             ("default/api".to_owned(), vec!["api.example.com".to_owned()]),
             ("default/canary".to_owned(), vec!["canary.example.org".to_owned()]),
             ("default/docs".to_owned(), vec!["docs.example.org".to_owned()]),
+            ("default/headers".to_owned(), vec!["headers.example.org".to_owned()]),
             ("default/orders".to_owned(), vec!["orders.example.org".to_owned()]),
+            ("default/redirect".to_owned(), vec!["redirect.example.org".to_owned()]),
+            ("default/rewrite".to_owned(), vec!["rewrite.example.org".to_owned()]),
             ("default/search".to_owned(), vec!["search.example.org".to_owned()]),
+            ("default/timeouts".to_owned(), vec!["timeouts.example.org".to_owned()]),
             ("default/users".to_owned(), vec!["users.example.org".to_owned()]),
+            ("default/weights".to_owned(), vec!["weights.example.org".to_owned()]),
             ("legacy/legacy-api".to_owned(), vec!["legacy.example.com".to_owned()]),
             ("platform/tenants".to_owned(), vec!["*.example.com".to_owned()]),
             (

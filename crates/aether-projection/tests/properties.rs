@@ -92,6 +92,7 @@ fn route_strategy() -> impl Strategy<Value = HttpRoute> {
                     service: service.into(),
                     port,
                 }),
+                ..Default::default()
             },
         )
 }

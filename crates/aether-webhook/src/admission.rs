@@ -170,9 +170,10 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
         return (response.deny(invalid_message(&problems)), Decision::DeniedInvalid);
     }
     // Regular expressions the edge's Envoy would refuse (RE2 syntax it
-    // reads otherwise, or a program above its limit): no CRD rule can say
-    // it, and admitted, the edge would leave their routes out.
-    let regexes: Vec<Problem> = aether_projection::regex_problems(&spec)
+    // reads otherwise, or a program above its limit), and actions it would
+    // refuse: no CRD rule can say it, and admitted, the edge would leave
+    // their routes out.
+    let regexes: Vec<Problem> = aether_projection::edge_problems(&spec)
         .into_iter()
         .map(|problem| Problem {
             path: problem.field_path,

@@ -45,7 +45,7 @@ fn new_fields_are_admitted_with_a_warning_naming_each() {
         .collect();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("spec.mirror"), "{warnings:?}");
-    assert!(warnings[1].contains("spec.routes[0].timeout"), "{warnings:?}");
+    assert!(warnings[1].contains("spec.routes[0].idleTimeout"), "{warnings:?}");
 }
 
 #[test]

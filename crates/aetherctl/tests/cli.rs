@@ -648,11 +648,17 @@ fn admit_on_the_examples_admits_denies_and_warns_as_the_webhook_would() {
         // The matching examples, each admitted.
         format!("{}: CREATE admitted\n", at("match-headers.yaml", 0, "default/canary")),
         format!("{}: CREATE admitted\n", at("route-order.yaml", 0, "default/docs")),
+        // The action examples, each admitted.
+        format!("{}: CREATE admitted\n", at("action-weights.yaml", 0, "default/weights")),
+        format!(
+            "{}: CREATE admitted\n",
+            at("action-timeouts-retries.yaml", 0, "default/timeouts")
+        ),
     ] {
         assert!(run.stdout.contains(&expected), "no {expected:?} in:\n{}", run.stdout);
     }
     assert!(
-        run.stdout.ends_with("11 object(s): 8 admitted, 3 denied\n"),
+        run.stdout.ends_with("16 object(s): 13 admitted, 3 denied\n"),
         "{}",
         run.stdout
     );
@@ -796,7 +802,7 @@ fn status_on_the_examples_says_what_the_controller_would_write() {
         assert!(run.stdout.contains(&expected), "no {expected:?} in:\n{}", run.stdout);
     }
     assert!(
-        run.stdout.ends_with("11 object(s): 8 fully served, 3 not\n"),
+        run.stdout.ends_with("16 object(s): 13 fully served, 3 not\n"),
         "{}",
         run.stdout
     );

@@ -178,3 +178,65 @@ fn a_gateway_reference_is_namespace_name_and_section() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("expected NAME, NAMESPACE/NAME"), "{}", run.stderr);
 }
+
+#[test]
+fn route_actions_become_filters_weighted_backend_refs_and_timeouts() {
+    let file = root().join("crates/aether-api/tests/fixtures/valid/actions_example.yaml");
+    let run = aetherctl(&[
+        "convert",
+        "--to",
+        "gateway-api",
+        "--gateway",
+        "edge/public",
+        "-o",
+        "json",
+        &file.display().to_string(),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    let rules = &list["items"][0]["spec"]["rules"];
+    // The weighted split, a weight always written (Gateway API's absent
+    // weight is 1); the second backend has no port, which HTTPRoute needs.
+    assert_eq!(
+        rules[0]["backendRefs"],
+        serde_json::json!([
+            {"name": "svc-api", "port": 8080, "weight": 90},
+            {"name": "svc-api-canary", "weight": 10},
+        ])
+    );
+    assert_eq!(rules[0]["timeouts"], serde_json::json!({"request": "15s"}));
+    assert_eq!(
+        rules[0]["filters"],
+        serde_json::json!([
+            {"type": "RequestHeaderModifier", "requestHeaderModifier": {
+                "set": [{"name": "x-team", "value": "a"}],
+                "add": [{"name": "x-via", "value": "edge"}],
+                "remove": ["x-debug"]}},
+            {"type": "URLRewrite", "urlRewrite": {
+                "hostname": "api.internal",
+                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/v2"}}},
+            {"type": "ResponseHeaderModifier", "responseHeaderModifier": {
+                "set": [{"name": "x-served-by", "value": "edge"}],
+                "remove": ["server"]}},
+        ])
+    );
+    // The redirect: a filter alone, no backendRefs.
+    assert_eq!(rules[1].get("backendRefs"), None);
+    assert_eq!(
+        rules[1]["filters"],
+        serde_json::json!([
+            {"type": "RequestRedirect", "requestRedirect": {
+                "scheme": "https", "hostname": "new.example.com", "port": 443, "statusCode": 301,
+                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/new"}}},
+        ])
+    );
+    // What does not carry over exactly, by path.
+    for expected in [
+        "spec.routes[0].backends[1].port: needs:",
+        "spec.routes[0].rewrite.prefix: differs:",
+        "spec.routes[0].retries: dropped: HTTPRoute's retry is experimental",
+        "spec.routes[1].redirect.prefix: differs:",
+    ] {
+        assert!(run.stderr.contains(expected), "{expected} not in:\n{}", run.stderr);
+    }
+}

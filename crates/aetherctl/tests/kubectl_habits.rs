@@ -104,7 +104,20 @@ fn project_takes_dash_o_and_its_old_format_flag_still_works() {
         "conflict: host shop.example.com: served by shop/storefront, not shop/storefront-canary",
         "left out: shop/storefront-canary: every host went to an older object",
         "  regex /users/[0-9]+(/.*)? -> svc-users:8080",
-        "9 virtual host(s), 28 route(s), 21 backend service(s), 3 TLS secret(s); 2 host conflict(s), 2 left out",
+        // The actions: a split, a 500, rewrites, redirects, header
+        // changes, a timeout, retries.
+        "  prefix /api -> svc-api:8080 (90), svc-api-canary (10)",
+        "  prefix /drained -> answer 500",
+        "  prefix /api -> svc-api; rewrite prefix /v2",
+        "  exact /status -> svc-health; rewrite path /healthz; rewrite host health.internal",
+        "  prefix /old -> redirect 301 https://new.example.com:8443 prefix /new",
+        "  prefix /secure -> redirect 302 https://HOST:443",
+        "  exact /moved -> redirect 308 path /here",
+        "  prefix / -> svc-web; request headers: set x-team=a, set x-discount=50%, add x-via=edge, remove x-debug; \
+         response headers: set cache-control=no-store, add x-served-by=edge, remove x-internal",
+        "  prefix /slow -> svc-slow; timeout 1s",
+        "  prefix /flaky -> svc-flaky; timeout 15s; retries 3 on connect-failure,refused-stream,5xx, per try 2s",
+        "14 virtual host(s), 43 route(s), 25 backend service(s), 3 TLS secret(s); 2 host conflict(s), 2 left out",
     ] {
         assert!(
             text.stdout.lines().any(|l| l == line),

@@ -26,7 +26,7 @@ fn validate_is_strict_by_default_and_names_each_unknown_field() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("spec.mirror: unknown field"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("spec.routes[0].timeout: unknown field"),
+        run.stdout.contains("spec.routes[0].idleTimeout: unknown field"),
         "{}",
         run.stdout
     );
@@ -144,7 +144,7 @@ fn admit_reads_as_the_webhook_does_denying_only_what_it_cannot_judge() {
         newer["warnings"],
         serde_json::json!([
             "unknown field spec.mirror not judged (from a newer API version than this webhook's)",
-            "unknown field spec.routes[0].timeout not judged (from a newer API version than this webhook's)"
+            "unknown field spec.routes[0].idleTimeout not judged (from a newer API version than this webhook's)"
         ])
     );
     // What the webhook cannot judge: denied as unsupported, naming field and value.

@@ -369,6 +369,16 @@ fn show(value: &Value) -> String {
         Value::U32(v) => v.to_string(),
         Value::U64(v) => v.to_string(),
         Value::List(items) => format!("[{}]", items.iter().map(show).collect::<Vec<_>>().join(", ")),
+        // A rule message such as a message oneof rule: its set fields, as
+        // protobuf's text format writes them.
+        Value::Message(message) => format!(
+            "{{{}}}",
+            message
+                .fields()
+                .map(|(field, value)| format!("{}: {}", field.name(), show(value)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         other => format!("{other:?}"),
     }
 }

@@ -122,7 +122,7 @@ fn invalid_path() -> impl Strategy<Value = String> {
     ])
 }
 
-fn path() -> impl Strategy<Value = String> {
+pub(crate) fn path() -> impl Strategy<Value = String> {
     prop_oneof![
         40 => valid_path(),
         2 => Just(format!("/{}", "a".repeat(1023))),
@@ -176,7 +176,7 @@ fn methods() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
-fn header_name() -> impl Strategy<Value = String> {
+pub(crate) fn header_name() -> impl Strategy<Value = String> {
     prop_oneof![
         60 => "[a-z0-9!#$%&'*+.^_`|~-]{1,12}",
         2 => Just(format!("x-{}", "a".repeat(254))),
@@ -296,7 +296,7 @@ fn route_match() -> impl Strategy<Value = Option<RouteMatch>> {
     ]
 }
 
-fn dns_subdomain() -> impl Strategy<Value = String> {
+pub(crate) fn dns_subdomain() -> impl Strategy<Value = String> {
     prop_oneof![
         40 => "[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?(\\.[a-z0-9]{1,5}){0,2}",
         2 => Just(name_of_length(253)),
@@ -313,7 +313,7 @@ fn dns_subdomain() -> impl Strategy<Value = String> {
     ]
 }
 
-fn backend() -> impl Strategy<Value = Option<RouteBackend>> {
+pub(crate) fn backend() -> impl Strategy<Value = Option<RouteBackend>> {
     let port = prop_oneof![
         10 => Just(0u32),
         10 => 1u32..=65535,
@@ -327,9 +327,7 @@ fn backend() -> impl Strategy<Value = Option<RouteBackend>> {
 }
 
 fn routes() -> impl Strategy<Value = Vec<HttpRoute>> {
-    let route = (route_match(), backend())
-        .prop_map(|(r#match, backend)| HttpRoute { r#match, backend })
-        .boxed();
+    let route = super::actions::route(route_match()).boxed();
     prop_oneof![
         30 => proptest::collection::vec(route.clone(), 1..5),
         1 => Just(Vec::new()),

@@ -18,6 +18,7 @@ pub fn route_to(path: Path, service: &str, port: u32) -> HttpRoute {
             service: service.into(),
             port,
         }),
+        ..Default::default()
     }
 }
 
@@ -98,8 +99,16 @@ fn route() -> impl Strategy<Value = HttpRoute> {
             query_params,
         });
     let backend = (text(), any::<u32>()).prop_map(|(service, port)| RouteBackend { service, port });
-    (proptest::option::of(route_match), proptest::option::of(backend))
-        .prop_map(|(r#match, backend)| HttpRoute { r#match, backend })
+    // The actions as the parity sample draws them (every field, set and
+    // not), with a backend of any text.
+    (
+        actions::route(proptest::option::of(route_match)),
+        proptest::option::of(backend),
+    )
+        .prop_map(|(route, backend)| HttpRoute {
+            backend: backend.filter(|_| route.backend.is_some()),
+            ..route
+        })
 }
 
 /// Any spec whose enum values are named (what both JSON forms can carry).
@@ -182,6 +191,7 @@ pub fn sample<S: Strategy>(strategy: S, count: usize) -> Vec<S::Value> {
         .collect()
 }
 
+pub mod actions;
 pub mod boundary;
 pub mod crd;
 pub mod protovalidate;

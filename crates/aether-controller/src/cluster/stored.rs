@@ -21,7 +21,7 @@ pub(super) struct Known {
     /// The stored `status.conditions` as written, unknown fields and all:
     /// what a patch sends back for the conditions of other owners.
     pub(super) stored_conditions: Vec<Value>,
-    /// The unknown fields set aside (`spec.routes[0].timeout`), logged
+    /// The unknown fields set aside (`spec.routes[0].idleTimeout`), logged
     /// when the object changes.
     pub(super) set_aside: Vec<String>,
 }

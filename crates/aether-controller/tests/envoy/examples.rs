@@ -94,7 +94,8 @@ fn check(mode: Mode) {
     assert_eq!(edge.rejected(), 0, "{}", edge.logs());
 }
 
-/// Each route of each accepted object matching on the path alone, asked
+/// Each route of each accepted object matching on the path alone and
+/// sending to one backend, asked
 /// for on each of its object's domains (a wildcard as `x.` + its suffix),
 /// reaches the backend of the first route of that object that matches the
 /// path, as Envoy's first-match order says. (Objects matching on more, the
@@ -106,6 +107,7 @@ fn every_route_reaches_its_backend(edge: &Edge) {
         .route_configuration()
         .expect("the projection decodes");
     let mut checked = 0;
+    // To one backend: the other actions are checked by `actions.rs`.
     let path_only = |route: &aether_projection::envoy_route::Route| {
         route.r#match.as_ref().is_some_and(|m| {
             m.headers.is_empty()
@@ -114,7 +116,11 @@ fn every_route_reaches_its_backend(edge: &Edge) {
                     m.path_specifier,
                     Some(PathSpecifier::Prefix(_) | PathSpecifier::Path(_))
                 )
-        })
+        }) && matches!(
+            &route.action,
+            Some(aether_projection::envoy_route::route::Action::Route(action))
+                if matches!(action.cluster_specifier, Some(aether_projection::envoy_route::route_action::ClusterSpecifier::Cluster(_)))
+        )
     };
     for virtual_host in config.virtual_hosts.iter().filter(|vh| vh.routes.iter().all(path_only)) {
         let paths: Vec<(PathSpecifier, String)> = virtual_host

@@ -5,6 +5,7 @@
 //!
 //! `cargo test -p aether-controller --test envoy` runs it alone.
 
+mod actions;
 mod escapes;
 mod examples;
 mod faults;

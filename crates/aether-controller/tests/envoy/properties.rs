@@ -2,7 +2,9 @@
 //! accepts every configuration the controller gives it, and runs exactly
 //! the projection. Routes match on paths, regexes near Envoy's program
 //! limit (and some above it, whose routes are left out), methods, headers
-//! and query parameters, in either route order.
+//! and query parameters, in either route order; and every action: one
+//! backend, weighted splits (weight 0 and all 0 among them), redirects,
+//! rewrites, header changes on both sides, timeouts and retries.
 
 use aether_projection::envoy_route::RouteConfiguration;
 use aether_projection::{LeftOutReason, descriptors};
@@ -143,6 +145,156 @@ fn query_param() -> impl Strategy<Value = Value> {
         })
 }
 
+/// A header change of one side: `set` and `add` entries (names unique in
+/// each list), names to remove; values with `%` (literal, so escaped for
+/// Envoy), spaces and every printable character class.
+fn header_changes() -> impl Strategy<Value = Value> {
+    let name = || prop::sample::select(vec!["x-a", "x-team", "cache-control", "x-%41", "x-b", "accept"]);
+    let value = prop::sample::select(vec![
+        "a",
+        "50%",
+        "%REQ(x-a)%",
+        "%%",
+        "a b\tc",
+        "~!#$&'*+.^_`|",
+        "no-store",
+    ]);
+    let entries = move || {
+        prop::collection::btree_map(name(), value.clone(), 0..3).prop_map(|entries| {
+            entries
+                .into_iter()
+                .map(|(name, value)| json!({"name": name, "value": value}))
+                .collect::<Vec<_>>()
+        })
+    };
+    (entries(), entries(), prop::collection::btree_set(name(), 0..3))
+        .prop_map(|(set, add, remove)| json!({"set": set, "add": add, "remove": remove}))
+}
+
+/// A duration in Gateway API's form, from 1 ms to the longest.
+fn duration() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "0s",
+        "1ms",
+        "500ms",
+        "15s",
+        "1m30s",
+        "1h2m3s4ms",
+        "99999h99999h99999h99999h",
+    ])
+    .prop_map(String::from)
+}
+
+/// Where a route sends: one backend, a weighted split (weights of 0, all 0
+/// too, up to the largest), or a redirect (a prefix only after a prefix
+/// match); then, unless it redirects, rewrites, request header changes, a
+/// timeout and retries; response header changes either way.
+fn actions(prefix_match: bool) -> impl Strategy<Value = Value> {
+    let split = prop::collection::btree_map(
+        (service(), prop_oneof![Just(0u32), 1..=65535u32]),
+        prop::sample::select(vec![0u32, 1, 10, 90, 500_000, 1_000_000]),
+        1..5,
+    )
+    .prop_map(|backends| {
+        let backends: Vec<Value> = backends
+            .into_iter()
+            .map(|((service, port), weight)| json!({"service": service, "port": port, "weight": weight}))
+            .collect();
+        json!({"backends": backends})
+    });
+    let single = (service(), prop_oneof![Just(0u32), 1..=65535u32])
+        .prop_map(|(service, port)| json!({"backend": {"service": service, "port": port}}));
+    let replace = prop_oneof![
+        Just(None),
+        path().prop_map(|path| Some(("path", path))),
+        path().prop_map(move |path| prefix_match.then_some(("prefix", path))),
+    ];
+    let redirect = (
+        prop::option::of(prop::sample::select(vec!["http", "https"])),
+        prop::option::of(label(63)),
+        prop::sample::select(vec![0u32, 80, 443, 8443, 65535]),
+        replace.clone(),
+        prop::option::of(prop::sample::select(vec![301u32, 302, 303, 307, 308])),
+    )
+        .prop_map(|(scheme, host, port, replace, status)| {
+            let mut redirect = json!({"port": port});
+            if let Some(scheme) = scheme {
+                redirect["scheme"] = json!(scheme);
+            }
+            if let Some(host) = host {
+                redirect["host"] = json!(format!("{host}.example.com"));
+            }
+            if let Some((field, path)) = replace {
+                redirect[field] = json!(path);
+            }
+            if let Some(status) = status {
+                redirect["statusCode"] = json!(status);
+            }
+            json!({"redirect": redirect})
+        });
+    let forward = (
+        prop_oneof![single, split],
+        prop::option::of((replace, prop::option::of(label(20)))),
+        prop::option::of(header_changes()),
+        prop::option::of(duration()),
+        prop::option::of((
+            0..=10u32,
+            prop::option::of(duration()),
+            prop::sample::subsequence(
+                vec![
+                    "5xx",
+                    "gateway-error",
+                    "reset",
+                    "reset-before-request",
+                    "connect-failure",
+                    "refused-stream",
+                    "retriable-4xx",
+                ],
+                0..=3,
+            ),
+        )),
+    )
+        .prop_map(|(mut forward, rewrite, request_headers, timeout, retries)| {
+            if let Some((replace, host)) = rewrite {
+                let mut rewrite = json!({});
+                if let Some((field, path)) = replace {
+                    rewrite[field] = json!(path);
+                }
+                if let Some(host) = host {
+                    rewrite["host"] = json!(format!("{host}.internal"));
+                }
+                forward["rewrite"] = rewrite;
+            }
+            if let Some(changes) = request_headers {
+                forward["requestHeaders"] = changes;
+            }
+            if let Some(timeout) = timeout {
+                forward["timeout"] = json!(timeout);
+            }
+            if let Some((attempts, per_try_timeout, on)) = retries {
+                let mut retries = json!({"attempts": attempts, RETRY_ON: on});
+                if let Some(timeout) = per_try_timeout {
+                    retries["perTryTimeout"] = json!(timeout);
+                }
+                forward["retries"] = retries;
+            }
+            forward
+        });
+    (
+        prop_oneof![4 => forward, 1 => redirect],
+        prop::option::of(header_changes()),
+    )
+        .prop_map(|(mut actions, response_headers)| {
+            if let Some(changes) = response_headers {
+                actions["responseHeaders"] = changes;
+            }
+            actions
+        })
+}
+
+/// The Kubernetes name of the retry conditions.
+const RETRY_ON: &str = "retryOn";
+
 fn route() -> impl Strategy<Value = Value> {
     (
         0..3u8,
@@ -151,10 +303,8 @@ fn route() -> impl Strategy<Value = Value> {
         prop::sample::subsequence(vec!["GET", "POST", "PUT", "DELETE"], 0..=3),
         prop::collection::vec(header(), 0..3),
         prop::collection::vec(query_param(), 0..3),
-        service(),
-        prop_oneof![Just(0u32), 1..=65535u32],
     )
-        .prop_map(|(kind, path, regex, methods, headers, query_params, service, port)| {
+        .prop_flat_map(|(kind, path, regex, methods, headers, query_params)| {
             let mut route_match = match kind {
                 0 => json!({"exact": path}),
                 1 => json!({"prefix": path}),
@@ -163,7 +313,10 @@ fn route() -> impl Strategy<Value = Value> {
             route_match["methods"] = json!(methods);
             route_match["headers"] = json!(headers);
             route_match["queryParams"] = json!(query_params);
-            json!({"match": route_match, "backend": {"service": service, "port": port}})
+            actions(kind == 1).prop_map(move |mut route| {
+                route["match"] = route_match.clone();
+                route
+            })
         })
 }
 
@@ -219,6 +372,7 @@ fn check(mode: Mode, seed: u8) {
         proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &[seed; 32]),
     );
     let strategy = object_set();
+    let mut kinds = ActionKinds::default();
     for case in 0..CASES {
         let objects = strategy.new_tree(&mut runner).expect("a case").current();
         let text: String = objects
@@ -233,6 +387,9 @@ fn check(mode: Mode, seed: u8) {
             );
         }
         let expected = snapshot.route_configuration().expect("the projection decodes");
+        for route in expected.virtual_hosts.iter().flat_map(|vh| &vh.routes) {
+            kinds.count(route);
+        }
         edge.write("set.yaml", &text);
         aether_e2e::wait_until(
             &format!("{mode:?} case {case}: Envoy running the projection"),
@@ -248,6 +405,80 @@ fn check(mode: Mode, seed: u8) {
                 let running = edge.envoy.dynamic_route_config()?;
                 (from_dump(running["route_config"].clone()) == expected).then_some(())
             },
+        );
+    }
+    eprintln!("{mode:?}: Envoy ran routes with {kinds:?}");
+    kinds.assert_every_kind();
+}
+
+/// How many of the routes Envoy ran used each action, so that a generator
+/// that stopped making one fails rather than passes on less.
+#[derive(Debug, Default)]
+struct ActionKinds {
+    weighted: usize,
+    no_weight_500: usize,
+    redirect: usize,
+    prefix_rewrite: usize,
+    path_rewrite: usize,
+    host_rewrite: usize,
+    percent_in_header_value: usize,
+    header_removed: usize,
+    timeout: usize,
+    retry_override: usize,
+    no_retries: usize,
+}
+
+impl ActionKinds {
+    fn count(&mut self, route: &aether_projection::envoy_route::Route) {
+        use aether_projection::envoy_route::route::Action;
+        use aether_projection::envoy_route::route_action::ClusterSpecifier;
+        let default_retry_on = aether_projection::RetryConfig::default().retry_on;
+        match &route.action {
+            Some(Action::Route(action)) => {
+                self.weighted += usize::from(matches!(
+                    action.cluster_specifier,
+                    Some(ClusterSpecifier::WeightedClusters(_))
+                ));
+                self.prefix_rewrite += usize::from(!action.prefix_rewrite.is_empty());
+                self.path_rewrite += usize::from(action.regex_rewrite.is_some());
+                self.host_rewrite += usize::from(action.host_rewrite_specifier.is_some());
+                self.timeout += usize::from(action.timeout.is_some());
+                match &action.retry_policy {
+                    None => self.no_retries += 1,
+                    Some(policy) if policy.retry_on != default_retry_on => self.retry_override += 1,
+                    Some(_) => {}
+                }
+            }
+            Some(Action::Redirect(_)) => self.redirect += 1,
+            Some(Action::DirectResponse(_)) => self.no_weight_500 += 1,
+            _ => {}
+        }
+        self.percent_in_header_value += route
+            .request_headers_to_add
+            .iter()
+            .chain(&route.response_headers_to_add)
+            .filter(|option| option.header.as_ref().is_some_and(|h| h.value.contains('%')))
+            .count();
+        self.header_removed += route.request_headers_to_remove.len() + route.response_headers_to_remove.len();
+    }
+
+    fn assert_every_kind(&self) {
+        let counts = [
+            self.weighted,
+            self.no_weight_500,
+            self.redirect,
+            self.prefix_rewrite,
+            self.path_rewrite,
+            self.host_rewrite,
+            self.percent_in_header_value,
+            self.header_removed,
+            self.timeout,
+            self.retry_override,
+            self.no_retries,
+        ];
+        assert!(
+            counts.iter().all(|count| *count > 0),
+            "an action never generated: {self:?}"
         );
     }
 }

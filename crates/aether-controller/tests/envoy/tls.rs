@@ -101,7 +101,15 @@ fn sni_selects_the_certificate_and_tls_routes_as_plain(mode: Mode) {
         ("a.b.example.com", "/z"),
     ] {
         let plain = edge.served(host, path).expect("served over plain HTTP");
-        assert_eq!(edge.served_tls(host, path, &ca.der), Some(plain), "{host}{path}");
+        let tls = edge.served_tls(host, path, &ca.der).expect("served over TLS");
+        assert_eq!(
+            (&tls.cluster, &tls.path, &tls.host),
+            (&plain.cluster, &plain.path, &plain.host),
+            "{host}{path}"
+        );
+        // The backend learns how the client came.
+        assert_eq!(tls.header_values("x-forwarded-proto"), ["https"], "{host}{path}");
+        assert_eq!(plain.header_values("x-forwarded-proto"), ["http"], "{host}{path}");
     }
     // A Host that no object serves is Envoy's 404 over TLS too.
     let response = edge
