@@ -161,7 +161,7 @@ pub struct HttpRoute {
     /// Rewrites the request's path or Host before it is sent on.
     #[prost(message, optional, tag = "5")]
     pub rewrite: ::core::option::Option<RouteRewrite>,
-    /// Changes the request's headers before it is sent on (after `rewrite`).
+    /// Changes the request's headers before it is sent on.
     #[prost(message, optional, tag = "6")]
     pub request_headers: ::core::option::Option<HeaderModifier>,
     /// Changes the response's headers before it is sent back, the redirect
