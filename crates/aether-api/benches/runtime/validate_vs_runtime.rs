@@ -41,10 +41,11 @@ fn main() {
     let measure = std::env::args().any(|a| a == "--bench");
     let runtime = prost_protovalidate::Validator::new();
     // (name, spec, how many violations both must find)
-    let cases: [(&str, VirtualHostSpec, usize); 4] = [
+    let cases: [(&str, VirtualHostSpec, usize); 5] = [
         ("proposal manifest", specs::proposal(), 0),
         ("16 hosts, 128 routes", specs::worst_case(), 0),
         ("phase 2 matching, 8 routes", specs::matching(), 0),
+        ("phase 2 actions, 6 routes", specs::actions(), 0),
         ("invalid: proposal with 4 violations", specs::invalid(), 4),
     ];
     for (name, spec, violations) in &cases {

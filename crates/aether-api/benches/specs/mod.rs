@@ -24,6 +24,7 @@ fn route(path: Path, service: &str, port: u32) -> HttpRoute {
             service: service.into(),
             port,
         }),
+        ..Default::default()
     }
 }
 
@@ -88,6 +89,44 @@ tls: {secretName: example-tls, provider: KUBERNETES}
 "#,
     )
     .expect("the phase 2 bench spec parses")
+}
+
+/// The phase 2 actions on six routes: a weighted split, rewrites, a
+/// redirect, header changes on both sides, a timeout and retries.
+pub fn actions() -> VirtualHostSpec {
+    serde_saphyr::from_str(
+        r#"
+hosts: [shop.example.com]
+routes:
+  - match: {prefix: /api}
+    backends:
+      - {service: svc-api, port: 8080, weight: 90}
+      - {service: svc-api-canary, port: 8080, weight: 10}
+    rewrite: {prefix: /v2, host: api.internal}
+    timeout: 15s
+    retries: {attempts: 3, perTryTimeout: 2s, retryOn: [connect-failure, refused-stream, 5xx]}
+  - match: {exact: /status}
+    backend: {service: svc-health}
+    rewrite: {path: /healthz}
+  - match: {prefix: /old}
+    redirect: {scheme: https, host: new.example.com, port: 443, prefix: /new, statusCode: 301}
+  - match: {prefix: /checkout}
+    backend: {service: svc-checkout, port: 8443}
+    requestHeaders:
+      set: [{name: x-team, value: payments}]
+      add: [{name: x-via, value: edge}]
+      remove: [x-debug]
+    responseHeaders:
+      set: [{name: cache-control, value: no-store}]
+      remove: [server]
+    timeout: 1m30s
+  - match: {exact: /legacy}
+    redirect: {path: /, statusCode: 308}
+  - match: {prefix: /}
+    backend: {service: svc-web}
+"#,
+    )
+    .expect("the actions bench spec parses")
 }
 
 /// The proposal's spec with four violations: a host with an upper-case
