@@ -319,11 +319,24 @@ pub fn admission_review(data: &[u8]) -> Outcome {
     let spec: Option<VirtualHostSpec> =
         spec.and_then(|spec| aether_api::tolerant::spec(spec).ok().map(|read| read.value));
     match decision {
-        // Invalid: a spec that breaks a rule, or one with a value that does
-        // not decode (denied naming it, as the API server's schema would).
+        // Invalid: a spec that breaks a rule, one with a value that does not
+        // decode (denied naming it, as the API server's schema would), or a
+        // valid one with a regular expression the edge's RE2 refuses (denied
+        // naming each such field, with the `re2` rule).
         Decision::DeniedInvalid => {
-            if let Some(spec) = spec {
-                assert!(spec.validate().is_err(), "denied as invalid, yet valid: {answer}");
+            if let Some(spec) = spec
+                && spec.validate().is_ok()
+            {
+                let refused = aether_projection::regex_problems(&spec);
+                assert!(!refused.is_empty(), "denied as invalid, yet valid: {answer}");
+                let message = response["status"]["message"].as_str().unwrap_or_default();
+                for problem in &refused {
+                    assert!(
+                        message.contains(&format!("{}: ", problem.field_path)),
+                        "the denial does not name {}: {answer}",
+                        problem.field_path
+                    );
+                }
             }
         }
         Decision::DeniedConflict => {
@@ -332,6 +345,16 @@ pub fn admission_review(data: &[u8]) -> Outcome {
             assert!(
                 spec.hosts.iter().any(|h| OWNED_HOSTS.contains(&h.as_str())),
                 "a conflict without an owned host: {answer}"
+            );
+        }
+        // Admitted: valid, and every regular expression one the edge's
+        // Envoy compiles (admitted, a refused one would lose its route).
+        Decision::Allowed | Decision::AllowedWithWarnings => {
+            let spec = spec.expect("an admitted spec was read");
+            assert!(spec.validate().is_ok(), "admitted, yet invalid: {answer}");
+            assert!(
+                aether_projection::regex_problems(&spec).is_empty(),
+                "admitted with a regular expression the edge refuses: {answer}"
             );
         }
         _ => {}
