@@ -16,7 +16,10 @@ use aether_api::reflect::{from_proto_json, to_proto_json};
 use aether_api::validate::Validate;
 use prost::Message;
 
+mod re2_guard;
 pub mod structured;
+
+pub use re2_guard::re2_guard;
 
 /// How far an input got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +67,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "admission_review",
         check: admission_review,
+    },
+    Target {
+        name: "re2_guard",
+        check: re2_guard,
     },
 ];
 
@@ -198,6 +205,11 @@ pub fn projection(data: &[u8]) -> Outcome {
     for object in &objects {
         by_key.insert(object.key(), object);
     }
+    // Each object's spec judged once: the checks below ask twice per object.
+    let spec_valid: BTreeMap<_, bool> = by_key
+        .iter()
+        .map(|(key, o)| (key.clone(), o.spec.validate().is_ok()))
+        .collect();
     let snapshot = match project(&objects, &config) {
         Err(ProjectError::DuplicateObject(key)) => {
             assert!(by_key.len() < objects.len(), "{key} is not duplicated");
@@ -210,15 +222,11 @@ pub fn projection(data: &[u8]) -> Outcome {
     let routes = snapshot.route_configuration().expect("the route configuration decodes");
     let mut domains = BTreeSet::new();
     for virtual_host in &routes.virtual_hosts {
-        let object = by_key
-            .values()
-            .find(|o| o.key().to_string() == virtual_host.name)
+        let (key, object) = by_key
+            .iter()
+            .find(|(key, _)| key.to_string() == virtual_host.name)
             .unwrap_or_else(|| panic!("virtual host {} names no object", virtual_host.name));
-        assert!(
-            object.spec.validate().is_ok(),
-            "{} is invalid yet projected",
-            virtual_host.name
-        );
+        assert!(spec_valid[key], "{} is invalid yet projected", virtual_host.name);
         // A route the edge cannot serve as written (a regex Envoy would
         // refuse, say) is left out; a route matching on a path prefix or
         // exact path alone is always served.
@@ -246,9 +254,9 @@ pub fn projection(data: &[u8]) -> Outcome {
     }
     // Every host of a valid object is served, by that object or an older one.
     let claimed: BTreeSet<String> = by_key
-        .values()
-        .filter(|o| o.spec.validate().is_ok() && structured::valid_metadata(o))
-        .flat_map(|o| o.spec.hosts.iter().cloned())
+        .iter()
+        .filter(|(key, o)| spec_valid[*key] && structured::valid_metadata(o))
+        .flat_map(|(_, o)| o.spec.hosts.iter().cloned())
         .collect();
     assert_eq!(domains, claimed, "the served hosts are the valid objects' hosts");
 
@@ -628,6 +636,13 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
                 name: format!("{name}.json"),
                 bytes: to_proto_json(spec).into_bytes(),
             });
+            for (i, regex) in regexes(spec).into_iter().enumerate() {
+                seeds.push(Seed {
+                    target: "re2_guard",
+                    name: format!("{name}-{i}.re"),
+                    bytes: regex.as_bytes().to_vec(),
+                });
+            }
         }
     }
     seeds.push(Seed {
@@ -635,7 +650,39 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
         name: "all-documents.yaml".into(),
         bytes: all,
     });
+    // Expressions of every construct the guard reads or refuses, as its
+    // comparison with RE2 generates them.
+    let mut expressions = aether_projection::re2::testing::Expressions::new(16);
+    for i in 0..64 {
+        seeds.push(Seed {
+            target: "re2_guard",
+            name: format!("generated-{i}.re"),
+            bytes: expressions.next_expression().into_bytes(),
+        });
+    }
     Ok(seeds)
+}
+
+/// Every regular expression of `spec`: paths, header and query values.
+fn regexes(spec: &VirtualHostSpec) -> Vec<&str> {
+    use aether_api::config::v1::{header_match, query_param_match, route_match::Path};
+    let mut regexes = Vec::new();
+    for route_match in spec.routes.iter().filter_map(|r| r.r#match.as_ref()) {
+        if let Some(Path::Regex(regex)) = &route_match.path {
+            regexes.push(regex.as_str());
+        }
+        for header in &route_match.headers {
+            if let Some(header_match::Value::Regex(regex)) = &header.value {
+                regexes.push(regex.as_str());
+            }
+        }
+        for param in &route_match.query_params {
+            if let Some(query_param_match::Value::Regex(regex)) = &param.value {
+                regexes.push(regex.as_str());
+            }
+        }
+    }
+    regexes
 }
 
 /// A CREATE AdmissionReview carrying `object`, as the API server sends it.
