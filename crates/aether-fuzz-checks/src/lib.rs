@@ -17,7 +17,10 @@ use aether_api::validate::Validate;
 use prost::Message;
 
 mod actions;
+mod re2_guard;
 pub mod structured;
+
+pub use re2_guard::re2_guard;
 
 /// How far an input got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +68,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "admission_review",
         check: admission_review,
+    },
+    Target {
+        name: "re2_guard",
+        check: re2_guard,
     },
 ];
 
@@ -199,6 +206,11 @@ pub fn projection(data: &[u8]) -> Outcome {
     for object in &objects {
         by_key.insert(object.key(), object);
     }
+    // Each object's spec judged once: the checks below ask twice per object.
+    let spec_valid: BTreeMap<_, bool> = by_key
+        .iter()
+        .map(|(key, o)| (key.clone(), o.spec.validate().is_ok()))
+        .collect();
     let snapshot = match project(&objects, &config) {
         Err(ProjectError::DuplicateObject(key)) => {
             assert!(by_key.len() < objects.len(), "{key} is not duplicated");
@@ -211,15 +223,11 @@ pub fn projection(data: &[u8]) -> Outcome {
     let routes = snapshot.route_configuration().expect("the route configuration decodes");
     let mut domains = BTreeSet::new();
     for virtual_host in &routes.virtual_hosts {
-        let object = by_key
-            .values()
-            .find(|o| o.key().to_string() == virtual_host.name)
+        let (key, object) = by_key
+            .iter()
+            .find(|(key, _)| key.to_string() == virtual_host.name)
             .unwrap_or_else(|| panic!("virtual host {} names no object", virtual_host.name));
-        assert!(
-            object.spec.validate().is_ok(),
-            "{} is invalid yet projected",
-            virtual_host.name
-        );
+        assert!(spec_valid[key], "{} is invalid yet projected", virtual_host.name);
         // A route the edge cannot serve as written (a regex Envoy would
         // refuse, say) is left out; a route matching on a path prefix or
         // exact path alone is always served.
@@ -248,9 +256,9 @@ pub fn projection(data: &[u8]) -> Outcome {
     }
     // Every host of a valid object is served, by that object or an older one.
     let claimed: BTreeSet<String> = by_key
-        .values()
-        .filter(|o| o.spec.validate().is_ok() && structured::valid_metadata(o))
-        .flat_map(|o| o.spec.hosts.iter().cloned())
+        .iter()
+        .filter(|(key, o)| spec_valid[*key] && structured::valid_metadata(o))
+        .flat_map(|(_, o)| o.spec.hosts.iter().cloned())
         .collect();
     assert_eq!(domains, claimed, "the served hosts are the valid objects' hosts");
 
@@ -321,11 +329,24 @@ pub fn admission_review(data: &[u8]) -> Outcome {
     let spec: Option<VirtualHostSpec> =
         spec.and_then(|spec| aether_api::tolerant::spec(spec).ok().map(|read| read.value));
     match decision {
-        // Invalid: a spec that breaks a rule, or one with a value that does
-        // not decode (denied naming it, as the API server's schema would).
+        // Invalid: a spec that breaks a rule, one with a value that does not
+        // decode (denied naming it, as the API server's schema would), or a
+        // valid one with a regular expression the edge's RE2 refuses (denied
+        // naming each such field, with the `re2` rule).
         Decision::DeniedInvalid => {
-            if let Some(spec) = spec {
-                assert!(spec.validate().is_err(), "denied as invalid, yet valid: {answer}");
+            if let Some(spec) = spec
+                && spec.validate().is_ok()
+            {
+                let refused = aether_projection::regex_problems(&spec);
+                assert!(!refused.is_empty(), "denied as invalid, yet valid: {answer}");
+                let message = response["status"]["message"].as_str().unwrap_or_default();
+                for problem in &refused {
+                    assert!(
+                        message.contains(&format!("{}: ", problem.field_path)),
+                        "the denial does not name {}: {answer}",
+                        problem.field_path
+                    );
+                }
             }
         }
         Decision::DeniedConflict => {
@@ -334,6 +355,16 @@ pub fn admission_review(data: &[u8]) -> Outcome {
             assert!(
                 spec.hosts.iter().any(|h| OWNED_HOSTS.contains(&h.as_str())),
                 "a conflict without an owned host: {answer}"
+            );
+        }
+        // Admitted: valid, and every regular expression one the edge's
+        // Envoy compiles (admitted, a refused one would lose its route).
+        Decision::Allowed | Decision::AllowedWithWarnings => {
+            let spec = spec.expect("an admitted spec was read");
+            assert!(spec.validate().is_ok(), "admitted, yet invalid: {answer}");
+            assert!(
+                aether_projection::regex_problems(&spec).is_empty(),
+                "admitted with a regular expression the edge refuses: {answer}"
             );
         }
         _ => {}
@@ -603,6 +634,13 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
                 name: format!("{name}.json"),
                 bytes: to_proto_json(spec).into_bytes(),
             });
+            for (i, regex) in regexes(spec).into_iter().enumerate() {
+                seeds.push(Seed {
+                    target: "re2_guard",
+                    name: format!("{name}-{i}.re"),
+                    bytes: regex.as_bytes().to_vec(),
+                });
+            }
         }
     }
     seeds.push(Seed {
@@ -610,7 +648,39 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
         name: "all-documents.yaml".into(),
         bytes: all,
     });
+    // Expressions of every construct the guard reads or refuses, as its
+    // comparison with RE2 generates them.
+    let mut expressions = aether_projection::re2::testing::Expressions::new(16);
+    for i in 0..64 {
+        seeds.push(Seed {
+            target: "re2_guard",
+            name: format!("generated-{i}.re"),
+            bytes: expressions.next_expression().into_bytes(),
+        });
+    }
     Ok(seeds)
+}
+
+/// Every regular expression of `spec`: paths, header and query values.
+fn regexes(spec: &VirtualHostSpec) -> Vec<&str> {
+    use aether_api::config::v1::{header_match, query_param_match, route_match::Path};
+    let mut regexes = Vec::new();
+    for route_match in spec.routes.iter().filter_map(|r| r.r#match.as_ref()) {
+        if let Some(Path::Regex(regex)) = &route_match.path {
+            regexes.push(regex.as_str());
+        }
+        for header in &route_match.headers {
+            if let Some(header_match::Value::Regex(regex)) = &header.value {
+                regexes.push(regex.as_str());
+            }
+        }
+        for param in &route_match.query_params {
+            if let Some(query_param_match::Value::Regex(regex)) = &param.value {
+                regexes.push(regex.as_str());
+            }
+        }
+    }
+    regexes
 }
 
 /// A CREATE AdmissionReview carrying `object`, as the API server sends it.

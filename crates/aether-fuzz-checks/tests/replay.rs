@@ -77,6 +77,7 @@ fn every_repository_manifest_decodes_in_every_form_it_seeds() {
         "kubernetes_json",
         "proto_json",
         "admission_review",
+        "re2_guard",
     ] {
         assert!(seeds.iter().any(|s| s.target == target), "no seed for {target}");
     }
@@ -84,6 +85,10 @@ fn every_repository_manifest_decodes_in_every_form_it_seeds() {
         let check = TARGETS.iter().find(|t| t.name == seed.target).unwrap().check;
         let outcome = catch_unwind(AssertUnwindSafe(|| check(&seed.bytes)))
             .unwrap_or_else(|_| panic!("seed {}/{} breaks an invariant", seed.target, seed.name));
-        assert_eq!(outcome, Outcome::Decoded, "seed {}/{}", seed.target, seed.name);
+        // The guard's seeds include expressions it refuses (from the invalid
+        // fixtures, and generated ones); refusing them is its job.
+        if seed.target != "re2_guard" {
+            assert_eq!(outcome, Outcome::Decoded, "seed {}/{}", seed.target, seed.name);
+        }
     }
 }

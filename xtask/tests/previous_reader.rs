@@ -1,0 +1,326 @@
+//! The phase 2 matching fields are additive for readers built before them:
+//! the `aether-api` crate of the last main commit without them
+//! ([`BASELINE`]) is extracted from git, built (offline, with that commit's
+//! `Cargo.lock`) with a small reader program, and handed every example
+//! object in the Kubernetes form and in binary. What it must do is what
+//! `docs/design.md` ("Evolving the API", "Reading a newer writer's
+//! objects") promises an older reader:
+//!
+//! - the strict reader (the serde impls) refuses an object using a new
+//!   field, naming the field; the same object without its new fields reads;
+//! - the tolerant reader (`aether_api::tolerant::spec`) reads it, names each
+//!   new field it set aside (`spec.routes[0].match.regex: unknown field`),
+//!   and what it keeps is the object without them;
+//! - binary decoding of the newer writer's bytes succeeds and gives the same
+//!   known parts;
+//! - the known parts judged by the old rules: valid, unless a route's path
+//!   is the new `regex` member of the required path oneof (then invalid at
+//!   that route's match: readers call it unsupported and leave it out).
+//!
+//! Objects without new fields read the same in every way. Two controls,
+//! objects the old reader must not read (a value of the wrong JSON type, a
+//! field number reused with another wire type), show the reader reports
+//! what it cannot read, so a change that broke old readers fails here.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use aether_api::config::v1::VirtualHostSpec;
+use prost::Message;
+use serde_json::{Value, json};
+use xtask::workspace_root;
+
+/// The last main commit whose proto has none of the phase 2 matching fields
+/// (the first parent of the merge that added them).
+const BASELINE: &str = "132734d93548a9cd4576ef0c1ae85430a8c7dc08";
+
+/// Phase 2's fields, in the Kubernetes form: the spec's, and a match's.
+const NEW_SPEC_FIELDS: &[&str] = &["routeOrder"];
+const NEW_MATCH_FIELDS: &[&str] = &["regex", "methods", "headers", "queryParams"];
+
+/// The reader built against the baseline's crate: one JSON array of cases
+/// on stdin, one JSON array of what each reading gave on stdout.
+const READER_MAIN: &str = r#"
+use std::io::Read;
+
+use aether_api::config::v1::VirtualHostSpec;
+use aether_api::validate::Validate;
+use prost::Message;
+use serde_json::{Value, json};
+
+fn judged(spec: &VirtualHostSpec) -> Value {
+    let violations: Vec<String> = match spec.validate() {
+        Ok(()) => Vec::new(),
+        Err(violations) => violations.iter().map(|v| v.field_path.clone()).collect(),
+    };
+    json!({"spec": serde_json::to_value(spec).unwrap(), "violations": violations})
+}
+
+fn main() {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).unwrap();
+    let cases: Vec<Value> = serde_json::from_str(&input).unwrap();
+    let mut out = Vec::new();
+    for case in &cases {
+        let strict = match serde_json::from_value::<VirtualHostSpec>(case["spec"].clone()) {
+            Ok(spec) => json!({"ok": judged(&spec)}),
+            Err(e) => json!({"error": e.to_string()}),
+        };
+        let tolerant = match aether_api::tolerant::spec(&case["spec"]) {
+            Ok(read) => {
+                let unknown: Vec<String> = read.unknown.iter().map(|u| u.to_string()).collect();
+                json!({"ok": judged(&read.value), "unknown": unknown})
+            }
+            Err(e) => json!({"error": e.to_string()}),
+        };
+        let bytes: Vec<u8> = serde_json::from_value(case["binary"].clone()).unwrap();
+        let binary = match VirtualHostSpec::decode(bytes.as_slice()) {
+            Ok(spec) => json!({"ok": judged(&spec)}),
+            Err(e) => json!({"error": e.to_string()}),
+        };
+        out.push(json!({"strict": strict, "tolerant": tolerant, "binary": binary}));
+    }
+    println!("{}", serde_json::to_string(&out).unwrap());
+}
+"#;
+
+const READER_MANIFEST: &str = r#"[package]
+name = "aether-previous-reader"
+publish = false
+edition.workspace = true
+version.workspace = true
+
+[dependencies]
+aether-api = { workspace = true, features = ["serde", "tolerant", "validate"] }
+prost.workspace = true
+serde_json.workspace = true
+"#;
+
+fn git(root: &Path, args: &[&str]) -> std::process::Output {
+    let out = Command::new("git").current_dir(root).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The baseline's tree in `dir` (its workspace, whose `crates/*` members
+/// take the reader in), with the reader added; builds it and returns the
+/// reader's path.
+fn build_reader(dir: &Path) -> PathBuf {
+    let root = workspace_root();
+    let proto = git(
+        &root,
+        &["show", &format!("{BASELINE}:api/aether/config/v1/virtual_host.proto")],
+    );
+    let proto = String::from_utf8(proto.stdout).unwrap();
+    for field in ["route_order", "regex", "methods", "HeaderMatch", "QueryParamMatch"] {
+        assert!(!proto.contains(field), "the baseline already has {field}");
+    }
+    let archive = git(&root, &["archive", "--format=tar", BASELINE]);
+    let mut tar = Command::new("tar")
+        .args(["-x", "-C"])
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &archive.stdout).unwrap();
+    assert!(tar.wait().unwrap().success(), "tar -x of the baseline");
+
+    let reader = dir.join("crates/aether-previous-reader");
+    std::fs::create_dir_all(reader.join("src")).unwrap();
+    std::fs::write(reader.join("Cargo.toml"), READER_MANIFEST).unwrap();
+    std::fs::write(reader.join("src/main.rs"), READER_MAIN).unwrap();
+
+    // The shared target directory when there is one (the baseline's
+    // dependencies are mostly today's, already built), else this
+    // workspace's. Offline: only what the baseline's Cargo.lock pins.
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(dir)
+        .args(["build", "--offline", "--quiet", "--package", "aether-previous-reader"])
+        .env("CARGO_TARGET_DIR", &target)
+        .status()
+        .unwrap();
+    assert!(status.success(), "building the reader against {BASELINE}'s aether-api");
+    target.join("debug/aether-previous-reader")
+}
+
+/// Every example object (`examples/*.yaml` but the invalid one) by file,
+/// with its spec in the Kubernetes form.
+fn examples() -> Vec<(String, Value)> {
+    let dir = workspace_root().join("examples");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.extension().is_none_or(|e| e != "yaml") || name == "invalid.yaml" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for object in serde_saphyr::from_multiple::<Value>(&text).unwrap() {
+            if object["kind"] == "VirtualHost" {
+                found.push((format!("{name} {}", object["metadata"]["name"]), object["spec"].clone()));
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+/// The paths of the phase 2 fields `spec` uses, and `spec` without them.
+fn new_fields(spec: &Value) -> (BTreeSet<String>, Value) {
+    let mut used = BTreeSet::new();
+    let mut known = spec.clone();
+    let fields = known.as_object_mut().unwrap();
+    for field in NEW_SPEC_FIELDS {
+        if fields.remove(*field).is_some() {
+            used.insert(format!("spec.{field}"));
+        }
+    }
+    for (i, route) in fields["routes"].as_array_mut().unwrap().iter_mut().enumerate() {
+        let Some(route_match) = route.get_mut("match").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for field in NEW_MATCH_FIELDS {
+            if route_match.remove(*field).is_some() {
+                used.insert(format!("spec.routes[{i}].match.{field}"));
+            }
+        }
+    }
+    (used, known)
+}
+
+/// Runs the reader on `cases` (`{"spec", "binary"}` each).
+fn read(reader: &Path, cases: &[Value]) -> Vec<Value> {
+    let mut child = Command::new(reader)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(cases).unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &input).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the reader failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn binary(spec: &Value) -> Value {
+    let spec: VirtualHostSpec = serde_json::from_value(spec.clone()).unwrap();
+    json!(spec.encode_to_vec())
+}
+
+#[test]
+fn the_previous_crate_reads_phase_2_objects_as_the_skew_rules_promise() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = build_reader(dir.path());
+
+    let examples = examples();
+    let mut cases = Vec::new();
+    let mut expected = Vec::new();
+    for (name, spec) in &examples {
+        let (used, known) = new_fields(spec);
+        // Read twice: as written, and without its new fields (what the old
+        // reader must make of it).
+        cases.push(json!({"spec": spec, "binary": binary(spec)}));
+        cases.push(json!({"spec": known, "binary": binary(&known)}));
+        expected.push((name, used));
+    }
+    // Every new field is in some example, so each is read here.
+    let all_used: BTreeSet<&str> = expected
+        .iter()
+        .flat_map(|(_, used)| used.iter().map(|path| path.rsplit('.').next().unwrap()))
+        .collect();
+    for field in NEW_SPEC_FIELDS.iter().chain(NEW_MATCH_FIELDS) {
+        assert!(all_used.contains(field), "no example uses {field}");
+    }
+
+    let results = read(&reader, &cases);
+    assert_eq!(results.len(), cases.len());
+    for ((name, used), pair) in expected.iter().zip(results.chunks(2)) {
+        let (full, known) = (&pair[0], &pair[1]);
+        // Without its new fields, the object is one the old crate reads.
+        let old = &known["strict"]["ok"];
+        assert!(
+            old.is_object(),
+            "{name}: the old reader refuses it without its new fields: {known}"
+        );
+        assert_eq!(known["tolerant"]["ok"], *old, "{name}: {known}");
+        assert_eq!(known["tolerant"]["unknown"], json!([]), "{name}: {known}");
+
+        // Strict: refused naming a new field, exactly when there is one.
+        if used.is_empty() {
+            assert_eq!(full["strict"]["ok"], *old, "{name}: {full}");
+        } else {
+            let error = full["strict"]["error"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{name}: {full}"));
+            assert!(
+                error.contains("unknown field")
+                    && used
+                        .iter()
+                        .any(|path| error.contains(&format!("`{}`", path.rsplit('.').next().unwrap()))),
+                "{name}: the strict reader's error names no new field it uses ({used:?}): {error}"
+            );
+        }
+        // Tolerant: the known parts, and each new field named.
+        let unknown: BTreeSet<String> = full["tolerant"]["unknown"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: the tolerant reader refuses it: {full}"))
+            .iter()
+            .map(|u| u.as_str().unwrap().to_owned())
+            .collect();
+        let named: BTreeSet<String> = used.iter().map(|path| format!("{path}: unknown field")).collect();
+        assert_eq!(unknown, named, "{name}: what the tolerant reader set aside");
+        assert_eq!(full["tolerant"]["ok"], *old, "{name}: the tolerant reader kept {full}");
+        // Binary: the newer writer's bytes decode to the same known parts.
+        assert_eq!(full["binary"]["ok"], *old, "{name}: binary {full}");
+        assert_eq!(known["binary"]["ok"], *old, "{name}: binary {known}");
+
+        // The old rules: valid, but where a route's path is a regex (the
+        // required path oneof has no member the old crate knows).
+        let regex_routes: BTreeSet<String> = used
+            .iter()
+            .filter_map(|path| path.strip_suffix(".regex"))
+            .map(|at| at.to_owned())
+            .collect();
+        let violations: Vec<&str> = old["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let at: BTreeSet<String> = violations
+            .iter()
+            .filter_map(|v| regex_routes.iter().find(|r| v.starts_with(r.as_str())).cloned())
+            .collect();
+        assert_eq!(at, regex_routes, "{name}: old violations {violations:?}");
+        assert!(
+            violations
+                .iter()
+                .all(|v| regex_routes.iter().any(|r| v.starts_with(r.as_str()))),
+            "{name}: the old rules refuse more than its regex routes: {violations:?}"
+        );
+    }
+
+    // Controls: objects no reader of any version reads. The reader reports
+    // them, so an incompatible change to the examples' forms fails above.
+    let (_, spec) = examples
+        .iter()
+        .find(|(name, _)| name.starts_with("match-regex"))
+        .unwrap();
+    let mut wrong_type = spec.clone();
+    wrong_type["hosts"] = json!("users.example.org");
+    let mut bytes: Vec<u8> = serde_json::from_value(binary(spec)).unwrap();
+    // Field 1 (hosts, a string) written as a varint.
+    bytes.extend_from_slice(&[0x08, 0x01]);
+    let controls = read(&reader, &[json!({"spec": wrong_type, "binary": bytes})]);
+    assert!(controls[0]["strict"]["error"].is_string(), "{}", controls[0]);
+    assert!(controls[0]["tolerant"]["error"].is_string(), "{}", controls[0]);
+    assert!(controls[0]["binary"]["error"].is_string(), "{}", controls[0]);
+}
