@@ -1,4 +1,5 @@
-//! The phase 2 matching fields are additive for readers built before them:
+//! The phase 2 fields (matching and route actions) are additive for readers
+//! built before them:
 //! the `aether-api` crate of the last main commit without them
 //! ([`BASELINE`]) is extracted from git, built (offline, with that commit's
 //! `Cargo.lock`) with a small reader program, and handed every example
@@ -15,7 +16,9 @@
 //!   known parts;
 //! - the known parts judged by the old rules: valid, unless a route's path
 //!   is the new `regex` member of the required path oneof (then invalid at
-//!   that route's match: readers call it unsupported and leave it out).
+//!   that route's match) or its destination is new, `backends` or
+//!   `redirect` (then invalid at its required `backend`): readers call
+//!   such routes unsupported and leave them out.
 //!
 //! Objects without new fields read the same in every way. Two controls,
 //! objects the old reader must not read (a value of the wrong JSON type, a
@@ -35,8 +38,18 @@ use xtask::workspace_root;
 /// (the first parent of the merge that added them).
 const BASELINE: &str = "132734d93548a9cd4576ef0c1ae85430a8c7dc08";
 
-/// Phase 2's fields, in the Kubernetes form: the spec's, and a match's.
+/// Phase 2's fields, in the Kubernetes form: the spec's, a route's (the
+/// actions) and a match's.
 const NEW_SPEC_FIELDS: &[&str] = &["routeOrder"];
+const NEW_ROUTE_FIELDS: &[&str] = &[
+    "backends",
+    "redirect",
+    "rewrite",
+    "requestHeaders",
+    "responseHeaders",
+    "timeout",
+    "retries",
+];
 const NEW_MATCH_FIELDS: &[&str] = &["regex", "methods", "headers", "queryParams"];
 
 /// The reader built against the baseline's crate: one JSON array of cases
@@ -183,6 +196,11 @@ fn new_fields(spec: &Value) -> (BTreeSet<String>, Value) {
         }
     }
     for (i, route) in fields["routes"].as_array_mut().unwrap().iter_mut().enumerate() {
+        for field in NEW_ROUTE_FIELDS {
+            if route.as_object_mut().unwrap().remove(*field).is_some() {
+                used.insert(format!("spec.routes[{i}].{field}"));
+            }
+        }
         let Some(route_match) = route.get_mut("match").and_then(Value::as_object_mut) else {
             continue;
         };
@@ -236,7 +254,7 @@ fn the_previous_crate_reads_phase_2_objects_as_the_skew_rules_promise() {
         .iter()
         .flat_map(|(_, used)| used.iter().map(|path| path.rsplit('.').next().unwrap()))
         .collect();
-    for field in NEW_SPEC_FIELDS.iter().chain(NEW_MATCH_FIELDS) {
+    for field in NEW_SPEC_FIELDS.iter().chain(NEW_ROUTE_FIELDS).chain(NEW_MATCH_FIELDS) {
         assert!(all_used.contains(field), "no example uses {field}");
     }
 
@@ -283,11 +301,19 @@ fn the_previous_crate_reads_phase_2_objects_as_the_skew_rules_promise() {
         assert_eq!(known["binary"]["ok"], *old, "{name}: binary {known}");
 
         // The old rules: valid, but where a route's path is a regex (the
-        // required path oneof has no member the old crate knows).
-        let regex_routes: BTreeSet<String> = used
+        // required path oneof has no member the old crate knows) and where
+        // a route's destination is new (`backends` or `redirect`: the old
+        // crate requires `backend`).
+        let refused_at: BTreeSet<String> = used
             .iter()
-            .filter_map(|path| path.strip_suffix(".regex"))
-            .map(|at| at.to_owned())
+            .filter_map(|path| {
+                path.strip_suffix(".regex").map(str::to_owned).or_else(|| {
+                    let route = path
+                        .strip_suffix(".backends")
+                        .or_else(|| path.strip_suffix(".redirect"))?;
+                    Some(format!("{route}.backend"))
+                })
+            })
             .collect();
         let violations: Vec<&str> = old["violations"]
             .as_array()
@@ -297,14 +323,14 @@ fn the_previous_crate_reads_phase_2_objects_as_the_skew_rules_promise() {
             .collect();
         let at: BTreeSet<String> = violations
             .iter()
-            .filter_map(|v| regex_routes.iter().find(|r| v.starts_with(r.as_str())).cloned())
+            .filter_map(|v| refused_at.iter().find(|r| v.starts_with(r.as_str())).cloned())
             .collect();
-        assert_eq!(at, regex_routes, "{name}: old violations {violations:?}");
+        assert_eq!(at, refused_at, "{name}: old violations {violations:?}");
         assert!(
             violations
                 .iter()
-                .all(|v| regex_routes.iter().any(|r| v.starts_with(r.as_str()))),
-            "{name}: the old rules refuse more than its regex routes: {violations:?}"
+                .all(|v| refused_at.iter().any(|r| v.starts_with(r.as_str()))),
+            "{name}: the old rules refuse more than its regex routes and new destinations: {violations:?}"
         );
     }
 
