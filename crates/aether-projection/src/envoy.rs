@@ -90,7 +90,7 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
 
 /// Every problem for which the edge leaves a route of `spec` out, with its
 /// field path: a regular expression RE2 would refuse (rule `re2`), else an
-/// action Envoy would refuse (rule `envoy`), exactly as [`encoded_routes`]
+/// action Envoy would refuse (rule `envoy`), exactly as `encoded_routes`
 /// leaves them out. The webhook denies an object with any.
 pub fn edge_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
     let mut problems = Vec::new();
