@@ -57,8 +57,9 @@ const ROUTES_FIELD: u32 = 3;
 /// A valid object's routes, in the order the edge tries them
 /// ([`matching::route_order`]: as listed, or by specificity), as the
 /// encoded `routes` fields of an Envoy `VirtualHost`; and the problems of
-/// the routes left out, those holding a regular expression Envoy would
-/// refuse (Envoy refuses a whole route configuration for one such).
+/// the routes left out, those holding a regular expression or an action
+/// Envoy would refuse ([`served_actions`]; Envoy refuses a whole route
+/// configuration for one such).
 ///
 /// Why bytes rather than the prost structs: an envoy-types `Route` is over
 /// 2 KiB in memory (every optional message of Envoy's route is inline),
@@ -69,15 +70,7 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
     let mut out = Vec::new();
     let mut left_out = Vec::new();
     for index in matching::route_order(spec) {
-        let http_route = &spec.routes[index];
-        if let Some(route_match) = &http_route.r#match {
-            let problems = matching::route_regex_problems(index, route_match);
-            if !problems.is_empty() {
-                left_out.push((index, problems));
-                continue;
-            }
-        }
-        match self::route(index, http_route, retry) {
+        match self::route(index, &spec.routes[index], retry) {
             Ok(Some(route)) => prost::encoding::message::encode(ROUTES_FIELD, &route, &mut out),
             Ok(None) => {}
             Err(problems) => left_out.push((index, problems)),
@@ -93,20 +86,30 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
 /// action Envoy would refuse (rule `envoy`), exactly as `encoded_routes`
 /// leaves them out. The webhook denies an object with any.
 pub fn edge_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    for (index, http_route) in spec.routes.iter().enumerate() {
-        let regexes = http_route
-            .r#match
-            .as_ref()
-            .map(|route_match| matching::route_regex_problems(index, route_match))
-            .unwrap_or_default();
-        if !regexes.is_empty() {
-            problems.extend(regexes);
-        } else if let Err(refused) = actions::actions(index, http_route, None) {
-            problems.extend(refused);
+    spec.routes
+        .iter()
+        .enumerate()
+        .filter_map(|(index, http_route)| served_actions(index, http_route, None).err())
+        .flatten()
+        .collect()
+}
+
+/// Route `index`'s actions, unless the edge leaves the route out: a regular
+/// expression RE2 would refuse (rule `re2`), else an action Envoy would
+/// refuse (rule `envoy`). The one decision behind both [`route`] and
+/// [`edge_problems`], so the webhook denies exactly what the edge leaves out.
+fn served_actions(
+    index: usize,
+    http_route: &HttpRoute,
+    retry: Option<&route::RetryPolicy>,
+) -> Result<actions::Actions, Vec<Problem>> {
+    if let Some(route_match) = &http_route.r#match {
+        let problems = matching::route_regex_problems(index, route_match);
+        if !problems.is_empty() {
+            return Err(problems);
         }
     }
-    problems
+    actions::actions(index, http_route, retry)
 }
 
 /// Appends one entry of `RouteConfiguration.virtual_hosts`: the virtual host
@@ -181,13 +184,13 @@ fn route(
     http_route: &HttpRoute,
     retry: Option<&route::RetryPolicy>,
 ) -> Result<Option<route::Route>, Vec<Problem>> {
-    let Some(route_match) = http_route.r#match.as_ref().and_then(matching::envoy_match) else {
-        return Ok(None);
-    };
-    let actions = match actions::actions(index, http_route, retry) {
+    let actions = match served_actions(index, http_route, retry) {
         Ok(actions) => actions,
         Err(problems) if problems.is_empty() => return Ok(None),
         Err(problems) => return Err(problems),
+    };
+    let Some(route_match) = http_route.r#match.as_ref().and_then(matching::envoy_match) else {
+        return Ok(None);
     };
     Ok(Some(route::Route {
         r#match: Some(route_match),
