@@ -70,7 +70,7 @@ fn pass(c: &mut Criterion) {
             .sample_size(10)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(5));
-        for n in [1_000, 10_000, 50_000] {
+        for n in [1_000, 10_000, 50_000, 100_000] {
             let (mut projector, observed, written, _dir) = steady_state(n, now);
             let mut version = 1;
             group.bench_function(format!("{n}"), |b| {

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use crate::{ReadError, error, io_error};
 
 /// What the manifests under some paths were when last looked at: each
-/// file's path, size and modification time. Watchers that poll (the
-/// controller's and the webhook's local modes) read the files again when it
-/// changes; comparing stamps costs one `stat` per file, no reading.
-pub type Stamp = Vec<(PathBuf, u64, Option<std::time::SystemTime>)>;
+/// file's path and [`FileStamp`]. Watchers that poll (the controller's and
+/// the webhook's local modes) read the files again when it changes;
+/// comparing stamps costs one `stat` per file, no reading.
+pub type Stamp = Vec<(PathBuf, Option<FileStamp>)>;
 
 /// The [`Stamp`] of the manifest files under `paths` now. Unlistable paths
 /// are left out (reading them reports the error).
@@ -18,12 +18,38 @@ pub fn stamp(paths: &[PathBuf]) -> Stamp {
     files
         .into_iter()
         .map(|file| {
-            let metadata = std::fs::metadata(&file).ok();
-            let len = metadata.as_ref().map_or(0, |m| m.len());
-            let modified = metadata.and_then(|m| m.modified().ok());
-            (file, len, modified)
+            let stamp = FileStamp::of(&file);
+            (file, stamp)
         })
         .collect()
+}
+
+/// What identifies a file's content without reading it: size, modification
+/// and change times, device and inode. Writing a file changes its change
+/// time (nanoseconds here), replacing it (an atomic rename, Kubernetes'
+/// volume links) its inode; so equal stamps mean the bytes last read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp {
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+    device: u64,
+    inode: u64,
+}
+
+impl FileStamp {
+    /// The stamp of `file` now (following links), if it can be examined.
+    pub fn of(file: &std::path::Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(file).ok()?;
+        Some(Self {
+            len: metadata.len(),
+            modified: (metadata.mtime(), metadata.mtime_nsec()),
+            changed: (metadata.ctime(), metadata.ctime_nsec()),
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        })
+    }
 }
 
 /// Every manifest file named by `paths`, expanded from directories, in order

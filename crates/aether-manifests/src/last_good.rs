@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::load::{Load, LoadError, Loaded, first_copies, read_objects};
+use crate::files::FileStamp;
+use crate::load::{Load, LoadError, Loaded, Skipped, first_copies, read_objects};
 use crate::{Failure, Limits};
 
 /// Per file, the objects it gave when last read. [`LastGood::load`] reads
@@ -22,9 +23,16 @@ use crate::{Failure, Limits};
 ///
 /// Two copies of one object are then resolved by [`first_copies`], over
 /// the files in path order (for one directory, the order it is walked in).
+///
+/// A file last read whole is not read again while its [`FileStamp`] stays
+/// the same: at tens of thousands of objects, parsing every file again was
+/// most of a pass after a one-file change.
 #[derive(Debug, Default)]
 pub struct LastGood {
     files: BTreeMap<PathBuf, Vec<Loaded>>,
+    /// The files last read without an error: their stamp then, and the
+    /// documents of other kinds they held (reported on every load).
+    whole: BTreeMap<PathBuf, (FileStamp, Vec<Skipped>)>,
 }
 
 impl LastGood {
@@ -40,9 +48,29 @@ impl LastGood {
         let mut stale = Vec::new();
         let mut skipped = Vec::new();
         let mut now: BTreeMap<PathBuf, Vec<Loaded>> = BTreeMap::new();
+        let mut whole = BTreeMap::new();
+        let mut unchanged = Vec::new();
         let deadline = std::time::Instant::now() + limits.max_settle_wait;
         for file in files {
+            // Stamped before reading: a change while it is read gives a
+            // stamp the next load does not match.
+            let stamp = FileStamp::of(&file);
+            if let (Some(stamp), Some((last, others)), Some(objects)) =
+                (&stamp, self.whole.get(&file), self.files.get(&file))
+                && stamp == last
+            {
+                skipped.extend(others.iter().cloned());
+                now.insert(file.clone(), objects.clone());
+                whole.insert(file.clone(), (stamp.clone(), others.clone()));
+                unchanged.push(file);
+                continue;
+            }
             let read = read_objects(&file, limits, deadline);
+            if let Some(stamp) = stamp
+                && read.errors.is_empty()
+            {
+                whole.insert(file.clone(), (stamp, read.skipped.clone()));
+            }
             let objects = match self.files.get(&file) {
                 Some(previous) if !read.errors.is_empty() => {
                     stale.push(file.clone());
@@ -69,11 +97,13 @@ impl LastGood {
         let (objects, duplicates) = first_copies(now.values().flatten().cloned().collect());
         errors.extend(duplicates);
         self.files = now;
+        self.whole = whole;
         Load {
             objects,
             errors,
             stale,
             skipped,
+            unchanged,
         }
     }
 }
@@ -138,6 +168,66 @@ mod tests {
         // Deleted (the listing succeeds without it): gone.
         std::fs::remove_file(&a).unwrap();
         assert_eq!(names(&store.load(&paths, &Limits::default())), ["b"]);
+    }
+
+    #[test]
+    fn a_file_is_read_again_only_when_its_stamp_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a.yaml"),
+            dir.path().join("b.yaml"),
+            dir.path().join("c.yaml"),
+        );
+        write(&a, &host("a"));
+        write(
+            &b,
+            &format!(
+                "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: other}}\n",
+                host("b")
+            ),
+        );
+        write(&c, "spec: [unclosed");
+        let paths = [dir.path().to_path_buf()];
+        let limits = Limits {
+            other_kinds: crate::OtherKinds::Skip,
+            ..Limits::default()
+        };
+        let mut store = LastGood::new();
+        let first = store.load(&paths, &limits);
+        assert_eq!(
+            (names(&first), first.unchanged.len()),
+            (vec!["a".into(), "b".into()], 0)
+        );
+
+        // Nothing changed: the files read whole are not read again, and give
+        // the same objects and skipped documents; the broken one is read
+        // again (its error is reported on every load).
+        let second = store.load(&paths, &limits);
+        assert_eq!(second.unchanged, [a.clone(), b.clone()]);
+        assert_eq!(
+            (&second.objects, &second.skipped, second.errors.len()),
+            (&first.objects, &first.skipped, 1)
+        );
+
+        // Rewritten with the same size: read again.
+        write(&a, &host("z"));
+        let third = store.load(&paths, &limits);
+        assert_eq!(third.unchanged, std::slice::from_ref(&b));
+        assert_eq!(names(&third), ["z", "b"]);
+
+        // Replaced by a rename (a new inode, as Kubernetes' volumes do): read again.
+        let next = dir.path().join("next.tmp");
+        write(&next, &host("bb"));
+        std::fs::rename(&next, &b).unwrap();
+        let fourth = store.load(&paths, &limits);
+        assert_eq!(fourth.unchanged, std::slice::from_ref(&a));
+        assert_eq!(names(&fourth), ["z", "bb"]);
+        assert!(fourth.skipped.is_empty());
+
+        // Repaired: read, and from then on unchanged.
+        write(&c, &host("c"));
+        assert_eq!(names(&store.load(&paths, &limits)), ["z", "bb", "c"]);
+        assert_eq!(store.load(&paths, &limits).unchanged, [a, b, c]);
     }
 
     #[test]

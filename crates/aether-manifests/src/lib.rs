@@ -44,7 +44,7 @@ mod schema;
 pub mod testing;
 mod tolerant;
 
-pub use files::{Stamp, files, stamp};
+pub use files::{FileStamp, Stamp, files, stamp};
 pub use last_good::LastGood;
 pub use load::{Load, LoadError, Loaded, Skipped, first_copies, load, load_bytes, read_all, read_stream_all};
 pub use read::{read, read_stream};

@@ -108,6 +108,10 @@ pub struct Load {
     /// The documents of other kinds left out, in path and document order:
     /// always empty unless [`Limits::other_kinds`] is [`OtherKinds::Skip`].
     pub skipped: Vec<Skipped>,
+    /// Files not read again because nothing about them changed since they
+    /// were last read whole ([`crate::LastGood`] only): their objects are
+    /// those of that read.
+    pub unchanged: Vec<PathBuf>,
 }
 
 /// Every VirtualHost under `paths` (see [`crate::files`] for what is read),
@@ -152,6 +156,7 @@ pub fn read_stream_all(name: &Path, stream: impl std::io::Read, limits: &Limits)
         errors: read.errors,
         stale: Vec::new(),
         skipped: read.skipped,
+        unchanged: Vec::new(),
     }
 }
 
@@ -170,6 +175,7 @@ pub fn load_bytes(file: &Path, bytes: &[u8], limits: &Limits) -> Load {
         errors,
         stale: Vec::new(),
         skipped: read.skipped,
+        unchanged: Vec::new(),
     }
 }
 

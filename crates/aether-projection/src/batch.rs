@@ -97,8 +97,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     }
 
     let retry = envoy::retry_policy(&config.retry);
-    let mut route_configuration = Vec::new();
-    envoy::encode_route_configuration_head(&config.route_configuration_name, &mut route_configuration);
+    let mut virtual_hosts = Vec::new();
     // Sets by hash, sorted once at the end: many routes share few backends,
     // and sorting every route's pair would be the one O(routes log routes).
     let mut dependencies: HashSet<(&str, u32)> = HashSet::new();
@@ -136,7 +135,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
                 problems,
             });
         }
-        envoy::encode_virtual_host(&object.key().to_string(), &domains, &routes, &mut route_configuration);
+        virtual_hosts.push(envoy::virtual_host(&object.key().to_string(), &domains, &routes));
         dependencies.extend(object.spec.routes.iter().flat_map(envoy::route_backends));
         let secret = TlsSecret::of(object);
         tls_secrets.extend(secret.clone());
@@ -147,7 +146,6 @@ pub fn project<O: Borrow<VirtualHostObject>>(
             .iter()
             .map(|(key, domains, secret)| (key.clone(), domains.as_slice(), secret.as_ref())),
     );
-    envoy::encode_route_configuration_tail(&mut route_configuration);
     let mut dependencies: Vec<(String, u32)> = dependencies
         .into_iter()
         .map(|(service, port)| (service.to_owned(), port))
@@ -156,7 +154,8 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     let mut tls_secrets: Vec<TlsSecret> = tls_secrets.into_iter().collect();
     tls_secrets.sort_unstable();
     Ok(Snapshot {
-        route_configuration,
+        route_configuration: envoy::route_configuration(&config.route_configuration_name, &virtual_hosts),
+        virtual_hosts,
         dependencies: Dependency::group(&dependencies),
         tls_secrets,
         tls_chains,

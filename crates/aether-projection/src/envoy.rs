@@ -5,6 +5,7 @@ use aether_api::config::v1::{HttpRoute, VirtualHostSpec};
 use envoy_types::pb::envoy::config::route::v3 as route;
 use envoy_types::pb::google::protobuf::UInt32Value;
 use prost::Message;
+use prost::bytes::Bytes;
 
 use crate::actions;
 use crate::config::RetryConfig;
@@ -112,27 +113,35 @@ fn served_actions(
     actions::actions(index, http_route, retry)
 }
 
-/// Appends one entry of `RouteConfiguration.virtual_hosts`: the virtual host
-/// `name` with `domains` and the routes of [`encoded_routes`].
+/// The virtual host `name` with `domains` and the routes of
+/// [`encoded_routes`], encoded as a `VirtualHost` message: one buffer,
+/// shared by every snapshot it is part of (see [`Snapshot::virtual_hosts`](crate::Snapshot::virtual_hosts)).
 ///
 /// The result is byte for byte what prost writes for the whole message:
 /// prost writes fields in field-number order, and `name` (1) and `domains`
 /// (2) come before `routes` (3), the last field set.
-pub(crate) fn encode_virtual_host(name: &str, domains: &[String], routes: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn virtual_host(name: &str, domains: &[String], routes: &[u8]) -> Bytes {
     let head = route::VirtualHost {
         name: name.to_owned(),
         domains: domains.to_vec(),
         ..Default::default()
     };
-    let len = head.encoded_len() + routes.len();
-    prost::encoding::encode_key(VIRTUAL_HOSTS_FIELD, prost::encoding::WireType::LengthDelimited, out);
-    prost::encoding::encode_varint(len as u64, out);
-    head.encode_raw(out);
+    let mut out = Vec::with_capacity(head.encoded_len() + routes.len());
+    head.encode_raw(&mut out);
     out.extend_from_slice(routes);
+    Bytes::from(out)
+}
+
+/// Appends an encoded `VirtualHost` (from [`virtual_host`]) as one entry of
+/// `RouteConfiguration.virtual_hosts`.
+pub(crate) fn append_virtual_host(virtual_host: &[u8], out: &mut Vec<u8>) {
+    prost::encoding::encode_key(VIRTUAL_HOSTS_FIELD, prost::encoding::WireType::LengthDelimited, out);
+    prost::encoding::encode_varint(virtual_host.len() as u64, out);
+    out.extend_from_slice(virtual_host);
 }
 
 /// The encoded `RouteConfiguration` up to its virtual hosts: its `name`
-/// (field 1), to which [`encode_virtual_host`] appends the entries of
+/// (field 1), to which [`append_virtual_host`] appends the entries of
 /// `virtual_hosts` (2), and after them [`encode_route_configuration_tail`].
 pub(crate) fn encode_route_configuration_head(name: &str, out: &mut Vec<u8>) {
     route::RouteConfiguration {
@@ -159,6 +168,20 @@ pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
         ..Default::default()
     }
     .encode_raw(out);
+}
+
+/// The encoded `RouteConfiguration` named `name` holding `virtual_hosts`
+/// (each from [`virtual_host`]), in that order.
+pub(crate) fn route_configuration(name: &str, virtual_hosts: &[Bytes]) -> Vec<u8> {
+    // Each entry adds a key byte and at most five bytes of length.
+    let size = virtual_hosts.iter().map(|host| host.len() + 6).sum::<usize>() + name.len() + 16;
+    let mut out = Vec::with_capacity(size);
+    encode_route_configuration_head(name, &mut out);
+    for virtual_host in virtual_hosts {
+        append_virtual_host(virtual_host, &mut out);
+    }
+    encode_route_configuration_tail(&mut out);
+    out
 }
 
 /// Every `(service, port)` a route sends to: its backend, or each of its

@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use envoy_types::pb::envoy::config::route::v3 as route;
+use prost::bytes::Bytes;
 
 use crate::config::ProjectionConfig;
 use crate::envoy;
@@ -87,7 +88,9 @@ pub struct Projector {
 #[derive(Debug, Clone)]
 enum Entry {
     Invalid(Vec<Problem>),
-    Valid(Valid),
+    /// Boxed: most objects are valid, and a valid one's parts are what
+    /// the map holds, so the invalid ones need not be as large.
+    Valid(Box<Valid>),
 }
 
 #[derive(Debug, Clone)]
@@ -99,8 +102,11 @@ struct Valid {
     hosts: Vec<String>,
     /// The hosts currently won, in spec order.
     domains: Vec<String>,
-    /// The Envoy routes, built and encoded once.
-    routes: Vec<u8>,
+    /// The Envoy virtual host (name, domains, then the routes, built and
+    /// encoded once), re-encoded only when its domains change.
+    virtual_host: Bytes,
+    /// Where the encoded routes start in `virtual_host`.
+    routes_at: usize,
     /// The problems of the routes left out of them.
     routes_left_out: Vec<Problem>,
     /// Distinct `(service, port)` pairs of the routes.
@@ -261,15 +267,16 @@ impl Projector {
     }
 
     /// The current output. O(size of the output): the virtual hosts are
-    /// copied from the per-object cache in key order, the other parts read
+    /// taken from the per-object cache in key order (each shared, not
+    /// copied, with [`Snapshot::virtual_hosts`]; copied once into the
+    /// route configuration's bytes), the other parts read
     /// from their sorted maps.
     pub fn snapshot(&self) -> Snapshot {
-        let mut route_configuration = Vec::new();
-        envoy::encode_route_configuration_head(&self.config.route_configuration_name, &mut route_configuration);
+        let mut virtual_hosts = Vec::with_capacity(self.included.len());
         let mut routes_left_out = Vec::new();
         for key in &self.included {
             if let Some(Entry::Valid(valid)) = self.objects.get(key) {
-                envoy::encode_virtual_host(&valid.name, &valid.domains, &valid.routes, &mut route_configuration);
+                virtual_hosts.push(valid.virtual_host.clone());
                 if !valid.routes_left_out.is_empty() {
                     routes_left_out.push(RoutesLeftOut {
                         object: key.clone(),
@@ -278,7 +285,6 @@ impl Projector {
                 }
             }
         }
-        envoy::encode_route_configuration_tail(&mut route_configuration);
         let dependencies = Dependency::group(self.dependencies.keys());
         let mut conflicts = Vec::new();
         for host in &self.contested {
@@ -315,7 +321,8 @@ impl Projector {
                 _ => None,
             }));
         Snapshot {
-            route_configuration,
+            route_configuration: envoy::route_configuration(&self.config.route_configuration_name, &virtual_hosts),
+            virtual_hosts,
             dependencies,
             tls_secrets: self.secrets.keys().cloned().collect(),
             tls_chains,
@@ -344,17 +351,20 @@ impl Projector {
             .collect();
         let secret = TlsSecret::of(object);
         let (routes, routes_left_out) = envoy::encoded_routes(&object.spec, self.retry.as_ref());
-        Entry::Valid(Valid {
-            routes,
+        let name = rank.key.to_string();
+        let virtual_host = envoy::virtual_host(&name, &[], &routes);
+        Entry::Valid(Box::new(Valid {
+            routes_at: virtual_host.len() - routes.len(),
+            virtual_host,
             routes_left_out,
             domains: Vec::new(),
-            name: rank.key.to_string(),
+            name,
             hosts: object.spec.hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
             rank,
             backends: backends.into_iter().collect(),
             secret,
             included: false,
-        })
+        }))
     }
 
     /// Re-derives the object's domains from the host index, and moves it in
@@ -364,12 +374,19 @@ impl Projector {
             return;
         };
         let claims = &self.claims;
-        valid.domains = valid
+        let domains: Vec<String> = valid
             .hosts
             .iter()
             .filter(|host| claims.get(*host).and_then(|claimants| claimants.first()) == Some(&valid.rank))
             .cloned()
             .collect();
+        if domains != valid.domains {
+            let routes = &valid.virtual_host[valid.routes_at..];
+            let virtual_host = envoy::virtual_host(&valid.name, &domains, routes);
+            valid.routes_at = virtual_host.len() - routes.len();
+            valid.virtual_host = virtual_host;
+            valid.domains = domains;
+        }
         let include = !valid.domains.is_empty();
         if include != valid.included {
             valid.included = include;

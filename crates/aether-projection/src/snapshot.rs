@@ -4,6 +4,7 @@
 use aether_api::config::v1::SecretProvider;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use prost::Message;
+use prost::bytes::Bytes;
 use serde::Serialize;
 
 use crate::input::VirtualHostObject;
@@ -23,6 +24,9 @@ pub struct Snapshot {
     /// about twenty times smaller than envoy-types' structs (see
     /// [`Snapshot::route_configuration`] for those).
     pub(crate) route_configuration: Vec<u8>,
+    /// Each virtual host of the route configuration, encoded as a
+    /// `VirtualHost` message, in the same order.
+    pub(crate) virtual_hosts: Vec<Bytes>,
     /// Every backend service the route configuration sends to, with its
     /// ports, sorted by service.
     pub dependencies: Vec<Dependency>,
@@ -53,6 +57,16 @@ impl Snapshot {
     /// The route configuration as binary protobuf, what an xDS server sends.
     pub fn route_configuration_binary(&self) -> &[u8] {
         &self.route_configuration
+    }
+
+    /// Each virtual host of the route configuration, encoded as an
+    /// `envoy.config.route.v3.VirtualHost`, in the route configuration's
+    /// order. Between two snapshots of one [`Projector`](crate::Projector),
+    /// a virtual host that did not change is the same buffer (the same
+    /// [`Bytes::as_ptr`]), so work done per virtual host can be kept for the
+    /// next snapshot and redone only for what changed.
+    pub fn virtual_hosts(&self) -> &[Bytes] {
+        &self.virtual_hosts
     }
 }
 

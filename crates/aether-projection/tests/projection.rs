@@ -565,3 +565,74 @@ fn projector_follows_changes() {
     assert!(!projector.remove(&ObjectKey::new("a", "old")));
     assert_eq!(projector.len(), 1);
 }
+
+/// The buffer of each virtual host in `snapshot`, by name.
+fn buffers(snapshot: &Snapshot) -> std::collections::BTreeMap<String, *const u8> {
+    let names = domains(snapshot).into_iter().map(|(name, _)| name);
+    names
+        .zip(snapshot.virtual_hosts())
+        .map(|(name, bytes)| (name, bytes.as_ptr()))
+        .collect()
+}
+
+#[test]
+fn a_virtual_host_whose_object_and_domains_are_unchanged_keeps_its_buffer() {
+    let mut projector = Projector::new(ProjectionConfig::default());
+    projector.upsert(object(
+        "team",
+        "a",
+        Some("2026-01-02T00:00:00Z"),
+        &["a.example.com", "shared.example.com"],
+    ));
+    projector.upsert(object("team", "b", Some("2026-01-03T00:00:00Z"), &["b.example.com"]));
+    let first = projector.snapshot();
+    // Each virtual host is the route configuration's entry, byte for byte.
+    let decoded = first.route_configuration().unwrap();
+    for (virtual_host, bytes) in decoded.virtual_hosts.iter().zip(first.virtual_hosts()) {
+        assert_eq!(virtual_host.encode_to_vec(), bytes.as_ref());
+    }
+
+    // An unrelated object: neither buffer is rebuilt.
+    projector.upsert(object("team", "c", Some("2026-01-04T00:00:00Z"), &["c.example.com"]));
+    let second = projector.snapshot();
+    assert_eq!(buffers(&second)["team/a"], buffers(&first)["team/a"]);
+    assert_eq!(buffers(&second)["team/b"], buffers(&first)["team/b"]);
+
+    // An older object takes one of a's hosts: a's domains change, so its
+    // virtual host is encoded again; b's stays.
+    projector.upsert(object(
+        "team",
+        "old",
+        Some("2025-01-01T00:00:00Z"),
+        &["shared.example.com"],
+    ));
+    let third = projector.snapshot();
+    assert_ne!(buffers(&third)["team/a"], buffers(&second)["team/a"]);
+    assert_eq!(buffers(&third)["team/b"], buffers(&first)["team/b"]);
+    assert_eq!(
+        domains(&third)
+            .into_iter()
+            .find(|(name, _)| name == "team/a")
+            .unwrap()
+            .1,
+        ["a.example.com"]
+    );
+    assert_eq!(
+        third,
+        project(
+            vec![
+                object(
+                    "team",
+                    "a",
+                    Some("2026-01-02T00:00:00Z"),
+                    &["a.example.com", "shared.example.com"]
+                ),
+                object("team", "b", Some("2026-01-03T00:00:00Z"), &["b.example.com"]),
+                object("team", "c", Some("2026-01-04T00:00:00Z"), &["c.example.com"]),
+                object("team", "old", Some("2025-01-01T00:00:00Z"), &["shared.example.com"]),
+            ],
+            &ProjectionConfig::default()
+        )
+        .unwrap()
+    );
+}
