@@ -19,7 +19,7 @@ fn full_build(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    for n in [100, 1_000, 10_000, 50_000] {
+    for n in [100, 1_000, 10_000, 50_000, 100_000] {
         let objects = fixtures::objects(n);
         // The input is borrowed: neither cloned nor dropped in the measure.
         group.bench_function(format!("{n}"), |b| {

@@ -32,10 +32,19 @@ const MARKER: &str = "\u{1}virtual hosts go here\u{1}";
 /// keyed by, so sharing it changes no output.
 #[derive(Clone, Default)]
 pub struct RoutesJson {
-    memo: Arc<Mutex<HashMap<(usize, usize), Rendered>>>,
+    memo: Arc<Mutex<Memo>>,
 }
 
-/// One virtual host's JSON, without the frame's indentation.
+#[derive(Default)]
+struct Memo {
+    /// The indentation the entries are rendered with (the frame's).
+    indent: Vec<u8>,
+    /// Keyed by the encoded virtual host's address and length.
+    entries: HashMap<(usize, usize), Rendered>,
+}
+
+/// One virtual host's JSON, indented as in the file, so that a rendering
+/// is a concatenation.
 struct Rendered {
     /// Held so that its address, part of the key, is not reused while the
     /// entry lives.
@@ -45,7 +54,7 @@ struct Rendered {
 
 impl std::fmt::Debug for RoutesJson {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let held = self.memo.lock().unwrap_or_else(PoisonError::into_inner).len();
+        let held = self.memo.lock().unwrap_or_else(PoisonError::into_inner).entries.len();
         f.debug_struct("RoutesJson").field("virtual_hosts_held", &held).finish()
     }
 }
@@ -59,45 +68,40 @@ impl RoutesJson {
         let virtual_hosts = snapshot.virtual_hosts();
         if virtual_hosts.is_empty() {
             // No `virtualHosts` field at all; nothing to keep.
-            self.memo.lock().unwrap_or_else(PoisonError::into_inner).clear();
+            self.memo.lock().unwrap_or_else(PoisonError::into_inner).entries.clear();
             return whole(&version_of(binary), binary);
         }
         let Frame { head, indent, tail } = frame(&version_of(binary), binary, virtual_hosts)?;
-        let mut previous = std::mem::take(&mut *self.memo.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut memo = std::mem::take(&mut *self.memo.lock().unwrap_or_else(PoisonError::into_inner));
+        if memo.indent != indent {
+            memo.entries.clear();
+        }
         let mut next = HashMap::with_capacity(virtual_hosts.len());
-        let mut parts = Vec::with_capacity(virtual_hosts.len());
+        let mut size = head.len() + tail.len();
         for virtual_host in virtual_hosts {
             let key = (virtual_host.as_ptr() as usize, virtual_host.len());
-            let json = match previous.remove(&key).or_else(|| next.remove(&key)) {
+            let rendered = match memo.entries.remove(&key) {
                 Some(rendered) => rendered,
                 None => Rendered {
                     _source: virtual_host.clone(),
-                    json: virtual_host_json(virtual_host)?.into(),
+                    json: indented(&virtual_host_json(virtual_host)?, &indent).into(),
                 },
             };
-            parts.push(json.json.clone());
-            next.insert(key, json);
+            size += rendered.json.len() + 2 + indent.len();
+            next.insert(key, rendered);
         }
-        *self.memo.lock().unwrap_or_else(PoisonError::into_inner) = next;
-
-        let newlines: usize = parts
-            .iter()
-            .map(|part| part.iter().filter(|byte| **byte == b'\n').count())
-            .sum();
-        let size = head.len()
-            + tail.len()
-            + parts.iter().map(|part| part.len()).sum::<usize>()
-            + (newlines + parts.len()) * (indent.len() + 2);
         let mut out = Vec::with_capacity(size);
         out.extend_from_slice(&head);
-        for (i, part) in parts.iter().enumerate() {
+        for (i, virtual_host) in virtual_hosts.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(b",\n");
                 out.extend_from_slice(&indent);
             }
-            push_indented(&mut out, part, &indent);
+            let key = (virtual_host.as_ptr() as usize, virtual_host.len());
+            out.extend_from_slice(&next[&key].json);
         }
         out.extend_from_slice(&tail);
+        *self.memo.lock().unwrap_or_else(PoisonError::into_inner) = Memo { indent, entries: next };
         Ok(out)
     }
 }
@@ -211,16 +215,10 @@ fn virtual_host_json(encoded: &[u8]) -> Result<Vec<u8>, RenderError> {
     serde_json::to_vec_pretty(&message).map_err(RenderError::Json)
 }
 
-/// `json` with `indent` after each of its newlines.
+/// `json` with `indent` after each of its newlines (JSON strings hold
+/// none raw: serde_json escapes them).
 fn indented(json: &[u8], indent: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(json.len());
-    push_indented(&mut out, json, indent);
-    out
-}
-
-/// Appends `json` with `indent` after each of its newlines (JSON strings
-/// hold none raw: serde_json escapes them).
-fn push_indented(out: &mut Vec<u8>, json: &[u8], indent: &[u8]) {
     for (i, line) in json.split(|byte| *byte == b'\n').enumerate() {
         if i > 0 {
             out.push(b'\n');
@@ -228,4 +226,5 @@ fn push_indented(out: &mut Vec<u8>, json: &[u8], indent: &[u8]) {
         }
         out.extend_from_slice(line);
     }
+    out
 }
