@@ -1,4 +1,4 @@
-//! Local mode on the inputs of issue 12 that once made it serve the wrong
+//! Local mode on the inputs that once made it serve the wrong
 //! thing: each case fails on the code before its fix.
 
 mod common;

@@ -228,23 +228,48 @@ pub fn projection(data: &[u8]) -> Outcome {
             .find(|(key, _)| key.to_string() == virtual_host.name)
             .unwrap_or_else(|| panic!("virtual host {} names no object", virtual_host.name));
         assert!(spec_valid[key], "{} is invalid yet projected", virtual_host.name);
-        // A route the edge cannot serve as written (a regex Envoy would
-        // refuse, say) is left out; a route matching on a path prefix or
-        // exact path alone is always served.
-        let path_only = object.spec.routes.iter().all(|r| {
-            actions::backend_only(r)
-                && r.r#match.as_ref().is_some_and(|m| {
+        // Every route is served, but for those the edge cannot serve as
+        // written (a regex RE2 refuses, an action Envoy would refuse): those
+        // are reported left out, each problem naming its route, and are
+        // exactly what the webhook denies (`edge_problems`).
+        let left_out = snapshot
+            .report
+            .routes_left_out
+            .iter()
+            .find(|routes| routes.object == *key)
+            .map(|routes| routes.problems.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            left_out,
+            aether_projection::edge_problems(&object.spec),
+            "{}: the routes left out are the ones the webhook denies",
+            virtual_host.name
+        );
+        let left_out_routes: BTreeSet<usize> = left_out
+            .iter()
+            .map(|problem| {
+                route_index(&problem.field_path).unwrap_or_else(|| panic!("{} names no route", problem.field_path))
+            })
+            .collect();
+        // v1's routes (a backend, a path prefix or exact path alone) are
+        // never left out.
+        for index in &left_out_routes {
+            let route = &object.spec.routes[*index];
+            let plain = actions::backend_only(route)
+                && route.r#match.as_ref().is_some_and(|m| {
                     !matches!(m.path, Some(aether_api::config::v1::route_match::Path::Regex(_)))
                         && m.methods.is_empty()
                         && m.headers.is_empty()
                         && m.query_params.is_empty()
-                })
-        });
-        if path_only {
-            assert_eq!(virtual_host.routes.len(), object.spec.routes.len(), "every route");
-        } else {
-            assert!(virtual_host.routes.len() <= object.spec.routes.len(), "no route twice");
+                });
+            assert!(!plain, "{}: route {index} of v1's kind left out", virtual_host.name);
         }
+        assert_eq!(
+            virtual_host.routes.len() + left_out_routes.len(),
+            object.spec.routes.len(),
+            "{}: every route served or reported left out",
+            virtual_host.name
+        );
         for domain in &virtual_host.domains {
             assert!(
                 object.spec.hosts.contains(domain),
@@ -272,6 +297,12 @@ pub fn projection(data: &[u8]) -> Outcome {
     assert_eq!(projector.snapshot(), snapshot, "the incremental projector differs");
     snapshot.to_json().expect("a snapshot renders as JSON");
     Outcome::Decoded
+}
+
+/// The route index of a field path under `spec.routes[i]`.
+fn route_index(field_path: &str) -> Option<usize> {
+    let rest = field_path.strip_prefix("spec.routes[")?;
+    rest[..rest.find(']')?].parse().ok()
 }
 
 /// The hosts already owned when the admission target runs, by

@@ -1,4 +1,4 @@
-//! What a real Envoy in front of the projection needs (issue 11): the
+//! What a real Envoy in front of the projection needs: the
 //! settings and forms under which every valid object is reachable.
 
 use aether_projection::envoy_route::route_match::PathSpecifier;

@@ -170,7 +170,7 @@ async fn reviews_during_a_flood(args: &[&str], held: usize, kept: Duration, new:
     }
 }
 
-/// The requirement: with 2,000 idle TLS connections that reconnect
+/// The requirement: with 2,000 idle TLS connections that reconnect
 /// when closed, a valid review is still answered in under 1 s (the API
 /// server gives up at 5 s). The default bound holds them all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

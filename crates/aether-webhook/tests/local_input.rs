@@ -1,4 +1,4 @@
-//! The webhook binary in local mode on the inputs of issue 12 that once made
+//! The webhook binary in local mode on the inputs that once made
 //! it admit what it should deny.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The reading faults of issue 12, through the binary: each input that once
+//! The reading faults, through the binary: each input that once
 //! hung it, or made it report the wrong thing, gives a clear answer.
 
 mod common;
