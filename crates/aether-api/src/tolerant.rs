@@ -134,7 +134,7 @@ fn decode<T: DeserializeOwned>(value: &Value, property: &str) -> Result<Tolerant
 pub fn set_aside(value: &mut Value, property: &str) -> Vec<Unknown> {
     let schema = &schema()["properties"][property];
     let mut unknown = Vec::new();
-    if walk(value, schema, property, &mut unknown) == Keep::No {
+    if walk(value, schema, &mut property.to_owned(), &mut unknown) == Keep::No {
         *value = Value::Null;
     }
     unknown
@@ -157,7 +157,10 @@ enum Keep {
 
 /// Removes from `value` what `schema` does not know, recording it; `No`
 /// when `value` itself is an unknown enum value (its parent removes it).
-fn walk(value: &mut Value, schema: &Value, path: &str, unknown: &mut Vec<Unknown>) -> Keep {
+/// `path` is where `value` is: one buffer, extended by each field or
+/// index walked into and cut back after, so a known part costs no
+/// allocation (the admission webhook walks every reviewed spec).
+fn walk(value: &mut Value, schema: &Value, path: &mut String, unknown: &mut Vec<Unknown>) -> Keep {
     match value {
         Value::Object(fields) => {
             if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
@@ -168,8 +171,12 @@ fn walk(value: &mut Value, schema: &Value, path: &str, unknown: &mut Vec<Unknown
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 let mut index = 0;
+                let len = path.len();
                 items.retain_mut(|item| {
-                    let keep = walk(item, item_schema, &format!("{path}[{index}]"), unknown);
+                    use std::fmt::Write as _;
+                    let _ = write!(path, "[{index}]");
+                    let keep = walk(item, item_schema, path, unknown);
+                    path.truncate(len);
                     index += 1;
                     keep == Keep::Yes
                 });
@@ -179,7 +186,7 @@ fn walk(value: &mut Value, schema: &Value, path: &str, unknown: &mut Vec<Unknown
         Value::String(text) => match schema.get("enum").and_then(Value::as_array) {
             Some(allowed) if !is_listed(text, allowed) => {
                 unknown.push(Unknown::EnumValue {
-                    path: path.to_owned(),
+                    path: path.clone(),
                     value: text.clone(),
                 });
                 Keep::No
@@ -193,26 +200,29 @@ fn walk(value: &mut Value, schema: &Value, path: &str, unknown: &mut Vec<Unknown
 fn walk_fields(
     fields: &mut Map<String, Value>,
     properties: &Map<String, Value>,
-    path: &str,
+    path: &mut String,
     unknown: &mut Vec<Unknown>,
 ) {
     let mut drop = Vec::new();
+    let len = path.len();
     for (name, field) in fields.iter_mut() {
-        let field_path = format!("{path}.{name}");
+        path.push('.');
+        path.push_str(name);
         match properties.get(name) {
             None => {
                 unknown.push(Unknown::Field {
-                    path: field_path,
+                    path: path.clone(),
                     name: name.clone(),
                 });
                 drop.push(name.clone());
             }
             Some(field_schema) => {
-                if walk(field, field_schema, &field_path, unknown) == Keep::No {
+                if walk(field, field_schema, path, unknown) == Keep::No {
                     drop.push(name.clone());
                 }
             }
         }
+        path.truncate(len);
     }
     for name in drop {
         fields.remove(&name);

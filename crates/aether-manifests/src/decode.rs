@@ -21,7 +21,17 @@ pub const MAX_PROBLEMS: usize = 32;
 /// decoded, and the problems, in the order found (a mapping's fields in
 /// name order).
 pub fn decode_reporting<T: DeserializeOwned + Default>(value: &Value, root: &str) -> (T, Vec<Problem>) {
-    let mut value = value.clone();
+    decode_owned_reporting(value.clone(), root)
+}
+
+/// [`decode_reporting`] of a value the caller no longer needs: no copy.
+pub(crate) fn decode_owned_reporting<T: DeserializeOwned + Default>(mut value: Value, root: &str) -> (T, Vec<Problem>) {
+    // Most values decode: the plain decoder first, the path-tracking one
+    // (several times slower) only to find where a refused value is. Both
+    // run the same `Deserialize`, so they accept and give the same.
+    if let Ok(decoded) = T::deserialize(&value) {
+        return (decoded, Vec::new());
+    }
     let mut problems: Vec<Problem> = Vec::new();
     loop {
         let error = match serde_path_to_error::deserialize::<_, T>(&value) {

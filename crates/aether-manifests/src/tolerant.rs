@@ -33,7 +33,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Reading;
-use crate::decode::decode_reporting;
+use crate::decode::{decode_owned_reporting, decode_reporting};
 use crate::objects::Problem;
 use crate::schema::RULE_UNSUPPORTED;
 
@@ -67,7 +67,7 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     }
     let mut cleaned = value.clone();
     let unknown = set_aside(&mut cleaned, root);
-    let (value, decoded) = decode_reporting::<T>(&cleaned, root);
+    let (value, decoded) = decode_owned_reporting::<T>(cleaned, root);
     let dropped_values: Vec<&str> = unknown
         .iter()
         .filter(|part| matches!(part, Unknown::EnumValue { .. }))

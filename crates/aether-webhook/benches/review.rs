@@ -1,0 +1,50 @@
+//! The review alone, without TLS or HTTP: `admission::review` on the load
+//! benchmark's bodies against its 10k-object index, and its stages (parse,
+//! decide, encode). `cargo bench -p aether-webhook --bench review`.
+
+use std::hint::black_box;
+
+use aether_webhook::admission;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+mod common;
+
+fn reviews(c: &mut Criterion) {
+    let index = common::index();
+    let [allowed, denied, warned] = common::mix(7);
+    let mut group = c.benchmark_group("review");
+    for (name, body) in [
+        ("allowed", &allowed),
+        ("denied_conflict", &denied),
+        ("allowed_with_warning", &warned),
+    ] {
+        group.bench_function(name, |b| b.iter(|| admission::review(black_box(body), &index).unwrap()));
+    }
+    group.bench_function("parse", |b| b.iter(|| admission::parse(black_box(&allowed)).unwrap()));
+    let request = admission::parse(&allowed).unwrap();
+    group.bench_function("decide", |b| b.iter(|| admission::decide(black_box(&request), &index)));
+    let object = request.object.as_ref().unwrap();
+    let spec_value = object.data.get("spec");
+    group.bench_function("decode_spec", |b| {
+        b.iter(|| {
+            aether_manifests::objects::decode_spec_reading(black_box(spec_value), aether_manifests::Reading::Tolerant)
+        })
+    });
+    let (spec, _, _) = aether_manifests::objects::decode_spec_reading(spec_value, aether_manifests::Reading::Tolerant);
+    group.bench_function("validate", |b| {
+        b.iter(|| aether_api::validate::Validate::validate(black_box(&spec)))
+    });
+    group.bench_function("edge_problems", |b| {
+        b.iter(|| aether_projection::edge_problems(black_box(&spec)))
+    });
+    let key = aether_webhook::index::ObjectKey::new("bench", "new7");
+    group.bench_function("index_check", |b| b.iter(|| index.check(black_box(&key), &spec.hosts)));
+    let (response, _) = admission::decide(&request, &index);
+    group.bench_function("encode", |b| {
+        b.iter(|| serde_json::to_vec(&black_box(&response).clone().into_review()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, reviews);
+criterion_main!(benches);
