@@ -43,7 +43,6 @@ use std::time::Duration;
 
 use aether_listener::{ListenerMetrics, Protocol};
 use aether_projection::Snapshot;
-use bytes::Bytes;
 use envoy_types::pb::envoy::config::core::v3::Node;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use futures_util::StreamExt;
@@ -92,9 +91,9 @@ impl Publisher {
             {
                 return false;
             }
-            // The same version as routes.json's versionInfo; the one copy
-            // of the configuration every response of this version sends.
-            let next = Resources::new(vec![(self.name.to_string(), Bytes::copy_from_slice(binary))]);
+            // The same version as routes.json's versionInfo; the one buffer
+            // (the snapshot's own) every response of this version sends.
+            let next = Resources::new(vec![(self.name.to_string(), snapshot.route_configuration_bytes())]);
             info!(version = %next.version, bytes = binary.len(), "xds: new route configuration");
             *current = Some(Arc::new(next));
             true

@@ -97,7 +97,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     }
 
     let retry = envoy::retry_policy(&config.retry);
-    let mut virtual_hosts = Vec::new();
+    let mut writer = envoy::RouteConfigurationWriter::new(&config.route_configuration_name);
     // Sets by hash, sorted once at the end: many routes share few backends,
     // and sorting every route's pair would be the one O(routes log routes).
     let mut dependencies: HashSet<(&str, u32)> = HashSet::new();
@@ -135,7 +135,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
                 problems,
             });
         }
-        virtual_hosts.push(envoy::virtual_host(&object.key().to_string(), &domains, &routes));
+        writer.push(&object.key().to_string(), &domains, &routes);
         dependencies.extend(object.spec.routes.iter().flat_map(envoy::route_backends));
         let secret = TlsSecret::of(object);
         tls_secrets.extend(secret.clone());
@@ -153,8 +153,9 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     dependencies.sort_unstable();
     let mut tls_secrets: Vec<TlsSecret> = tls_secrets.into_iter().collect();
     tls_secrets.sort_unstable();
+    let (route_configuration, virtual_hosts) = writer.finish();
     Ok(Snapshot {
-        route_configuration: envoy::route_configuration(&config.route_configuration_name, &virtual_hosts),
+        route_configuration,
         virtual_hosts,
         dependencies: Dependency::group(&dependencies),
         tls_secrets,

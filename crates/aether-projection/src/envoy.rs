@@ -172,7 +172,7 @@ pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
 
 /// The encoded `RouteConfiguration` named `name` holding `virtual_hosts`
 /// (each from [`virtual_host`]), in that order.
-pub(crate) fn route_configuration(name: &str, virtual_hosts: &[Bytes]) -> Vec<u8> {
+pub(crate) fn route_configuration(name: &str, virtual_hosts: &[Bytes]) -> Bytes {
     // Each entry adds a key byte and at most five bytes of length.
     let size = virtual_hosts.iter().map(|host| host.len() + 6).sum::<usize>() + name.len() + 16;
     let mut out = Vec::with_capacity(size);
@@ -181,7 +181,55 @@ pub(crate) fn route_configuration(name: &str, virtual_hosts: &[Bytes]) -> Vec<u8
         append_virtual_host(virtual_host, &mut out);
     }
     encode_route_configuration_tail(&mut out);
-    out
+    Bytes::from(out)
+}
+
+/// Builds a `RouteConfiguration` in one buffer, its virtual hosts encoded in
+/// place, for a one-off projection: the virtual hosts handed out are slices
+/// of that buffer, not copies.
+pub(crate) struct RouteConfigurationWriter {
+    out: Vec<u8>,
+    virtual_hosts: Vec<std::ops::Range<usize>>,
+}
+
+impl RouteConfigurationWriter {
+    /// A route configuration named `name`, no virtual host yet.
+    pub(crate) fn new(name: &str) -> Self {
+        let mut out = Vec::new();
+        encode_route_configuration_head(name, &mut out);
+        Self {
+            out,
+            virtual_hosts: Vec::new(),
+        }
+    }
+
+    /// Appends the virtual host of [`virtual_host`]`(name, domains, routes)`.
+    pub(crate) fn push(&mut self, name: &str, domains: &[String], routes: &[u8]) {
+        let head = route::VirtualHost {
+            name: name.to_owned(),
+            domains: domains.to_vec(),
+            ..Default::default()
+        };
+        let len = head.encoded_len() + routes.len();
+        prost::encoding::encode_key(
+            VIRTUAL_HOSTS_FIELD,
+            prost::encoding::WireType::LengthDelimited,
+            &mut self.out,
+        );
+        prost::encoding::encode_varint(len as u64, &mut self.out);
+        let start = self.out.len();
+        head.encode_raw(&mut self.out);
+        self.out.extend_from_slice(routes);
+        self.virtual_hosts.push(start..self.out.len());
+    }
+
+    /// The route configuration, and each virtual host as a slice of it.
+    pub(crate) fn finish(mut self) -> (Bytes, Vec<Bytes>) {
+        encode_route_configuration_tail(&mut self.out);
+        let all = Bytes::from(self.out);
+        let virtual_hosts = self.virtual_hosts.into_iter().map(|range| all.slice(range)).collect();
+        (all, virtual_hosts)
+    }
 }
 
 /// Every `(service, port)` a route sends to: its backend, or each of its

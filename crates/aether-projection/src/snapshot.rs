@@ -23,7 +23,7 @@ pub struct Snapshot {
     /// object, sorted by namespace, then name. Kept encoded because that is
     /// about twenty times smaller than envoy-types' structs (see
     /// [`Snapshot::route_configuration`] for those).
-    pub(crate) route_configuration: Vec<u8>,
+    pub(crate) route_configuration: Bytes,
     /// Each virtual host of the route configuration, encoded as a
     /// `VirtualHost` message, in the same order.
     pub(crate) virtual_hosts: Vec<Bytes>,
@@ -51,12 +51,18 @@ impl Snapshot {
     /// virtual host per projected object, named `namespace/name`, sorted by
     /// namespace, then name. Decoded on each call, so keep the result.
     pub fn route_configuration(&self) -> Result<RouteConfiguration, prost::DecodeError> {
-        RouteConfiguration::decode(self.route_configuration.as_slice())
+        RouteConfiguration::decode(self.route_configuration.as_ref())
     }
 
     /// The route configuration as binary protobuf, what an xDS server sends.
     pub fn route_configuration_binary(&self) -> &[u8] {
         &self.route_configuration
+    }
+
+    /// [`Snapshot::route_configuration_binary`] as a shared buffer: what an
+    /// xDS server keeps for a version without copying it.
+    pub fn route_configuration_bytes(&self) -> Bytes {
+        self.route_configuration.clone()
     }
 
     /// Each virtual host of the route configuration, encoded as an
