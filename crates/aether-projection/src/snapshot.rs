@@ -69,7 +69,7 @@ impl Snapshot {
     /// `envoy.config.route.v3.VirtualHost`, in the route configuration's
     /// order. Between two snapshots of one [`Projector`](crate::Projector),
     /// a virtual host that did not change is the same buffer (the same
-    /// [`Bytes::as_ptr`]), so work done per virtual host can be kept for the
+    /// `as_ptr`), so work done per virtual host can be kept for the
     /// next snapshot and redone only for what changed.
     pub fn virtual_hosts(&self) -> &[Bytes] {
         &self.virtual_hosts
