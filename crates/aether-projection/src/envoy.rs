@@ -203,24 +203,13 @@ impl RouteConfigurationWriter {
         }
     }
 
-    /// Appends the virtual host of [`virtual_host`]`(name, domains, routes)`.
+    /// Appends the virtual host of [`virtual_host`]`(name, domains, routes)`
+    /// (encoded there, then copied in: one virtual host's worth at a time).
     pub(crate) fn push(&mut self, name: &str, domains: &[String], routes: &[u8]) {
-        let head = route::VirtualHost {
-            name: name.to_owned(),
-            domains: domains.to_vec(),
-            ..Default::default()
-        };
-        let len = head.encoded_len() + routes.len();
-        prost::encoding::encode_key(
-            VIRTUAL_HOSTS_FIELD,
-            prost::encoding::WireType::LengthDelimited,
-            &mut self.out,
-        );
-        prost::encoding::encode_varint(len as u64, &mut self.out);
-        let start = self.out.len();
-        head.encode_raw(&mut self.out);
-        self.out.extend_from_slice(routes);
-        self.virtual_hosts.push(start..self.out.len());
+        let message = virtual_host(name, domains, routes);
+        append_virtual_host(&message, &mut self.out);
+        let end = self.out.len();
+        self.virtual_hosts.push(end - message.len()..end);
     }
 
     /// The route configuration, and each virtual host as a slice of it.

@@ -49,7 +49,7 @@ struct Rendered {
     /// Held so that its address, part of the key, is not reused while the
     /// entry lives.
     _source: Bytes,
-    json: Arc<[u8]>,
+    json: Box<[u8]>,
 }
 
 impl std::fmt::Debug for RoutesJson {
