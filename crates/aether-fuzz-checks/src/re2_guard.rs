@@ -83,12 +83,7 @@ fn hex_escapes_as_bytes(ast: &mut Ast) {
         Ast::Group(group) => hex_escapes_as_bytes(&mut group.ast),
         Ast::Alternation(alternation) => alternation.asts.iter_mut().for_each(hex_escapes_as_bytes),
         Ast::Concat(concat) => concat.asts.iter_mut().for_each(hex_escapes_as_bytes),
-        Ast::Empty(_)
-        | Ast::Flags(_)
-        | Ast::Dot(_)
-        | Ast::Assertion(_)
-        | Ast::ClassUnicode(_)
-        | Ast::ClassPerl(_) => {}
+        Ast::Empty(_) | Ast::Flags(_) | Ast::Dot(_) | Ast::Assertion(_) | Ast::ClassUnicode(_) | Ast::ClassPerl(_) => {}
     }
 }
 
