@@ -4,7 +4,9 @@
 # checked-in corpus plus the seeds written from the repository's manifests,
 # growing a working corpus under fuzz/work/<target>/ (not checked in).
 # Logs go to fuzz/logs/long-<target>.log; the last lines hold libFuzzer's
-# `DONE cov: ... ft: ...` and its final stats.
+# `DONE cov: ... ft: ...` and its final stats. MAX_LEN (4096) and TIMEOUT
+# (300 s: libFuzzer times wall-clock, and a niced run can be starved by
+# builds) override the limits.
 set -euo pipefail
 cd "$(dirname "$0")"
 runs="${RUNS:-10000000}"
@@ -17,7 +19,7 @@ for target in "${targets[@]}"; do
     start=$(date +%s)
     status=0
     nice -n 19 cargo +nightly fuzz run --sanitizer none "$target" "work/$target" "corpus/$target" "seeds/$target" \
-        -- -runs="$runs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -- -runs="$runs" -max_len="${MAX_LEN:-4096}" -timeout="${TIMEOUT:-300}" -rss_limit_mb=2048 -print_final_stats=1 \
         >"logs/long-$target.log" 2>&1 || status=$?
     echo "$target: exit $status in $(($(date +%s) - start)) s"
     grep -E '^#[0-9]+ +DONE|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "logs/long-$target.log" || true

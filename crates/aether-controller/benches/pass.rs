@@ -11,7 +11,11 @@
 //!
 //! ```text
 //! cargo bench -p aether-controller --bench pass
+//! AETHER_PASS_SIZES=50000 cargo bench -p aether-controller --bench pass -- --profile-time 20
 //! ```
+//!
+//! `AETHER_PASS_SIZES` (comma-separated) picks the fleet sizes: a criterion
+//! filter skips the measurement but not the steady state each size builds.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -70,7 +74,7 @@ fn pass(c: &mut Criterion) {
             .sample_size(10)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(5));
-        for n in [1_000, 10_000, 50_000, 100_000] {
+        for n in sizes() {
             let (mut projector, observed, written, _dir) = steady_state(n, now);
             let mut version = 1;
             group.bench_function(format!("{n}"), |b| {
@@ -93,6 +97,17 @@ fn pass(c: &mut Criterion) {
 
 criterion_group!(benches, pass);
 criterion_main!(benches);
+
+/// The fleet sizes measured: `AETHER_PASS_SIZES`, or 1k to 100k.
+fn sizes() -> Vec<usize> {
+    match std::env::var("AETHER_PASS_SIZES") {
+        Ok(sizes) => sizes
+            .split(',')
+            .map(|n| n.trim().parse().expect("AETHER_PASS_SIZES: comma-separated numbers"))
+            .collect(),
+        Err(_) => vec![1_000, 10_000, 50_000, 100_000],
+    }
+}
 
 /// No secret read: every referenced one is refused.
 fn no_tls() -> aether_controller::EdgeTls {
