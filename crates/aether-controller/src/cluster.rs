@@ -276,6 +276,13 @@ impl ClusterState {
             resolutions: self.resolve_secrets(&snapshot.tls_secrets),
             settings: self.tls.clone(),
         };
+        // Envoys over gRPC get the snapshot first: they wait neither for the
+        // files nor for the statuses, and a file that cannot be written does
+        // not hold their answer back.
+        if let Some(publisher) = &self.xds {
+            publisher.publish(&snapshot);
+            publisher.publish_tls(&snapshot, &tls);
+        }
         let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);
@@ -292,10 +299,6 @@ impl ClusterState {
         metrics.file_writes.inc_by(written.len() as u64);
         if !written.is_empty() {
             info!(files = ?written, out = %self.out.display(), "wrote");
-        }
-        if let Some(publisher) = &self.xds {
-            publisher.publish(&snapshot);
-            publisher.publish_tls(&snapshot, &tls);
         }
 
         let mut summary = Summary {

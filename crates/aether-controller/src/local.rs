@@ -262,6 +262,13 @@ impl Local {
             settings: self.options.tls.clone(),
         };
         self.referenced = snapshot.tls_secrets.clone();
+        // Envoys over gRPC get the snapshot first: they wait neither for the
+        // files nor for the statuses, and a file that cannot be written does
+        // not hold their answer back.
+        if let Some(publisher) = &self.xds {
+            publisher.publish(&snapshot);
+            publisher.publish_tls(&snapshot, &tls);
+        }
         let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
         self.metrics.conflicts.set(plan.conflicts as i64);
         self.metrics.invalid_objects.set(plan.invalid as i64);
@@ -290,10 +297,6 @@ impl Local {
         .with_context(|| format!("in {}", self.options.out.display()))?;
         self.metrics.file_writes.inc_by(written.len() as u64);
         self.metrics.status_patches.inc_by(status_changes as u64);
-        if let Some(publisher) = &self.xds {
-            publisher.publish(&snapshot);
-            publisher.publish_tls(&snapshot, &tls);
-        }
         Ok(Summary {
             written,
             status_changes,

@@ -386,6 +386,34 @@ fn routes_json_carries_the_xds_version_and_both_change_with_the_routes() {
 }
 
 #[test]
+fn xds_is_published_before_the_files_and_even_when_they_cannot_be_written() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
+    let (publisher, _service) = xds::channel("aether-edge", Arc::new(Metrics::new()));
+    let mut local = Local::new(options(input.path(), out.path()))
+        .unwrap()
+        .with_xds(publisher.clone());
+    local.reconcile().unwrap();
+    let first = publisher.current().unwrap().version.clone();
+
+    // routes.json cannot be replaced (a directory holds its name): the pass
+    // fails, yet gRPC clients get the new routes.
+    let routes = out.path().join(ROUTES_FILE);
+    std::fs::remove_file(&routes).unwrap();
+    std::fs::create_dir_all(routes.join("in-the-way")).unwrap();
+    std::fs::write(input.path().join("a.yaml"), named("b")).unwrap();
+    let error = local.reconcile().unwrap_err();
+    assert!(format!("{error:#}").contains(ROUTES_FILE), "{error:#}");
+    let published = publisher.current().unwrap().version.clone();
+    assert_ne!(published, first, "the change is served over gRPC");
+
+    // Once the file can be written, it holds the version already served.
+    std::fs::remove_dir_all(&routes).unwrap();
+    local.reconcile().unwrap();
+    assert_eq!(version_info(&std::fs::read(&routes).unwrap()), published);
+}
+
+#[test]
 fn a_pass_that_changes_only_statuses_leaves_routes_json_alone() {
     use std::os::unix::fs::MetadataExt;
 
