@@ -261,7 +261,7 @@ impl Local {
                 .resolve(&snapshot.tls_secrets, &self.options.tls, now.as_second()),
             settings: self.options.tls.clone(),
         };
-        self.referenced = snapshot.tls_secrets.clone();
+        self.referenced = snapshot.tls_secrets.to_vec();
         // Envoys over gRPC get the snapshot first: they wait neither for the
         // files nor for the statuses, and a file that cannot be written does
         // not hold their answer back.

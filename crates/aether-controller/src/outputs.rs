@@ -194,8 +194,8 @@ impl Written {
 /// `written` says it holds this very route configuration.
 pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'static str, Vec<u8>)>, RenderError> {
     let mut files = vec![
-        (DEPENDENCIES_FILE, pretty(&snapshot.dependencies)?),
-        (TLS_SECRETS_FILE, pretty(&snapshot.tls_secrets)?),
+        (DEPENDENCIES_FILE, pretty(&*snapshot.dependencies)?),
+        (TLS_SECRETS_FILE, pretty(&*snapshot.tls_secrets)?),
     ];
     if !written.routes_rendered_from(snapshot.route_configuration_binary()) {
         files.push((ROUTES_FILE, written.routes_json.render(snapshot)?));

@@ -218,9 +218,19 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
         .unwrap();
     assert_eq!(response.resources.len(), 1);
     let served = RouteConfiguration::decode(response.resources[0].value.as_slice()).unwrap();
-    // Published after the files are written: routes.json holds the same
-    // configuration, under the same version.
-    let routes = std::fs::read(out.path().join(ROUTES_FILE)).unwrap();
+    // Published before the files are written (gRPC clients do not wait for
+    // them): routes.json, once there, holds the same configuration, under
+    // the same version.
+    let path = out.path().join(ROUTES_FILE);
+    let routes = loop {
+        match std::fs::read(&path) {
+            Ok(routes) => break routes,
+            Err(_) if started.elapsed() < Duration::from_secs(20) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(err) => panic!("{} was not written: {err}", path.display()),
+        }
+    };
     let written = common::decode_routes(&routes).unwrap();
     assert_eq!(served, RouteConfiguration::decode(written.as_slice()).unwrap());
     assert_eq!(version_info(&routes), response.version_info);

@@ -66,7 +66,7 @@ fn first_pass_writes_every_file_and_a_status_for_every_object() {
     let routes = &plan.writes[2].1;
     assert_eq!(decode_routes(routes).unwrap(), snapshot.route_configuration_binary());
     let dependencies: serde_json::Value = serde_json::from_slice(&plan.writes[0].1).unwrap();
-    assert_eq!(dependencies, serde_json::to_value(&snapshot.dependencies).unwrap());
+    assert_eq!(dependencies, serde_json::to_value(&*snapshot.dependencies).unwrap());
     assert_eq!((plan.conflicts, plan.invalid), (2, 1));
 
     assert_eq!(plan.patches.len(), objects.len());

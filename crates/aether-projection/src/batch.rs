@@ -144,7 +144,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     let (tls_chains, plain_hosts_under_tls_wildcards) = tls::chains(
         served
             .iter()
-            .map(|(key, domains, secret)| (key.clone(), domains.as_slice(), secret.as_ref())),
+            .map(|(key, domains, secret)| (key, domains.as_slice(), secret.as_ref())),
     );
     let mut dependencies: Vec<(String, u32)> = dependencies
         .into_iter()
@@ -157,15 +157,16 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     Ok(Snapshot {
         route_configuration,
         virtual_hosts,
-        dependencies: Dependency::group(&dependencies),
-        tls_secrets,
-        tls_chains,
-        plain_hosts_under_tls_wildcards,
+        dependencies: Dependency::group(&dependencies).into(),
+        tls_secrets: tls_secrets.into(),
+        tls_chains: tls_chains.into(),
+        plain_hosts_under_tls_wildcards: plain_hosts_under_tls_wildcards.into(),
         report: Report {
             conflicts,
             left_out,
             routes_left_out,
-        },
+        }
+        .into(),
     })
 }
 

@@ -102,9 +102,9 @@ impl Serialize for Snapshot {
         let route_configuration = self.route_configuration_dynamic().map_err(S::Error::custom)?;
         let mut snapshot = serializer.serialize_struct("Snapshot", 4)?;
         snapshot.serialize_field("routeConfiguration", &route_configuration)?;
-        snapshot.serialize_field("dependencies", &self.dependencies)?;
-        snapshot.serialize_field("tlsSecrets", &self.tls_secrets)?;
-        snapshot.serialize_field("report", &self.report)?;
+        snapshot.serialize_field("dependencies", &*self.dependencies)?;
+        snapshot.serialize_field("tlsSecrets", &*self.tls_secrets)?;
+        snapshot.serialize_field("report", &*self.report)?;
         snapshot.end()
     }
 }

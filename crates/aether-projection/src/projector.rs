@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use envoy_types::pb::envoy::config::route::v3 as route;
 use prost::bytes::Bytes;
@@ -20,7 +20,7 @@ use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret};
-use crate::tls;
+use crate::tls::{self, TlsChain};
 use crate::validation::{self, Problem};
 use aether_api::ObjectKey;
 
@@ -83,7 +83,24 @@ pub struct Projector {
     dependencies: BTreeMap<(String, u32), usize>,
     /// Secret → how many included objects use it.
     secrets: BTreeMap<TlsSecret, usize>,
+    derived: Derived,
 }
+
+/// The snapshot's parts besides the virtual hosts, each built by the first
+/// snapshot after a change that can alter it, then shared (not copied) by
+/// every snapshot until the next such change. A change of one object's
+/// routes (the same hosts, the same rank) keeps every one whose inputs it
+/// leaves alone; any other change drops them all.
+#[derive(Debug, Clone, Default)]
+struct Derived {
+    dependencies: OnceLock<Arc<[Dependency]>>,
+    tls_secrets: OnceLock<Arc<[TlsSecret]>>,
+    tls: OnceLock<TlsParts>,
+    report: OnceLock<Arc<Report>>,
+}
+
+/// The TLS chains, and the plain hosts under TLS wildcards.
+type TlsParts = (Arc<[TlsChain]>, Arc<[String]>);
 
 #[derive(Debug, Clone)]
 enum Entry {
@@ -129,6 +146,7 @@ impl Projector {
             hostless: BTreeSet::new(),
             dependencies: BTreeMap::new(),
             secrets: BTreeMap::new(),
+            derived: Derived::default(),
         }
     }
 
@@ -194,8 +212,11 @@ impl Projector {
     /// Adds the object, or replaces the one with its namespace and name.
     pub fn upsert(&mut self, object: VirtualHostObject) {
         let key = object.key();
-        self.remove(&key);
         let entry = self.entry(&object);
+        let Err(entry) = self.replace_in_place(&key, entry) else {
+            return;
+        };
+        self.remove(&key);
         let valid = match entry {
             Entry::Invalid(problems) => {
                 self.invalid.insert(key.clone());
@@ -226,8 +247,60 @@ impl Projector {
         }
     }
 
+    /// Replaces the object `key` by `entry` where that changes no host's
+    /// claimants (the same hosts and rank, or invalid before and after):
+    /// its domains stay, and only the derived parts its change can alter
+    /// are dropped. Gives `entry` back otherwise.
+    fn replace_in_place(&mut self, key: &ObjectKey, entry: Entry) -> Result<(), Entry> {
+        match (self.objects.get_mut(key), entry) {
+            (Some(Entry::Invalid(problems)), Entry::Invalid(new)) => {
+                if *problems != new {
+                    self.derived.report.take();
+                }
+                *problems = new;
+                Ok(())
+            }
+            (Some(Entry::Valid(old)), Entry::Valid(mut new)) if old.hosts == new.hosts && old.rank == new.rank => {
+                if old.included {
+                    if old.backends != new.backends {
+                        for backend in &new.backends {
+                            *self.dependencies.entry(backend.clone()).or_default() += 1;
+                        }
+                        for backend in &old.backends {
+                            decrement(&mut self.dependencies, backend);
+                        }
+                        self.derived.dependencies.take();
+                    }
+                    if old.secret != new.secret {
+                        if let Some(secret) = &new.secret {
+                            *self.secrets.entry(secret.clone()).or_default() += 1;
+                        }
+                        if let Some(secret) = &old.secret {
+                            decrement(&mut self.secrets, secret);
+                        }
+                        self.derived.tls_secrets.take();
+                        self.derived.tls.take();
+                    }
+                    if old.routes_left_out != new.routes_left_out {
+                        self.derived.report.take();
+                    }
+                }
+                let routes = &new.virtual_host[new.routes_at..];
+                let virtual_host = envoy::virtual_host(&new.name, &old.domains, routes);
+                new.routes_at = virtual_host.len() - routes.len();
+                new.virtual_host = virtual_host;
+                new.domains = std::mem::take(&mut old.domains);
+                new.included = old.included;
+                *old = new;
+                Ok(())
+            }
+            (_, entry) => Err(entry),
+        }
+    }
+
     /// Removes the object; returns whether it was there.
     pub fn remove(&mut self, key: &ObjectKey) -> bool {
+        self.derived = Derived::default();
         let valid = match self.objects.remove(key) {
             None => return false,
             Some(Entry::Invalid(_)) => {
@@ -266,26 +339,63 @@ impl Projector {
         true
     }
 
-    /// The current output. O(size of the output): the virtual hosts are
-    /// taken from the per-object cache in key order (each shared, not
-    /// copied, with [`Snapshot::virtual_hosts`]; copied once into the
-    /// route configuration's bytes), the other parts read
-    /// from their sorted maps.
+    /// The current output. The virtual hosts are taken from the
+    /// per-object cache in key order (each shared, not copied, with
+    /// [`Snapshot::virtual_hosts`]; copied once into the route
+    /// configuration's bytes); the other parts are the ones the last
+    /// snapshot shared, unless a change since can have altered them, in
+    /// which case they are read again from their sorted maps.
     pub fn snapshot(&self) -> Snapshot {
-        let mut virtual_hosts = Vec::with_capacity(self.included.len());
-        let mut routes_left_out = Vec::new();
-        for key in &self.included {
-            if let Some(Entry::Valid(valid)) = self.objects.get(key) {
-                virtual_hosts.push(valid.virtual_host.clone());
-                if !valid.routes_left_out.is_empty() {
-                    routes_left_out.push(RoutesLeftOut {
-                        object: key.clone(),
-                        problems: valid.routes_left_out.clone(),
-                    });
-                }
-            }
+        let virtual_hosts: Vec<Bytes> = self
+            .included
+            .iter()
+            .filter_map(|key| match self.objects.get(key) {
+                Some(Entry::Valid(valid)) => Some(valid.virtual_host.clone()),
+                _ => None,
+            })
+            .collect();
+        let derived = &self.derived;
+        let (tls_chains, plain_hosts_under_tls_wildcards) = derived
+            .tls
+            .get_or_init(|| {
+                let (chains, plain) = tls::chains(self.included.iter().filter_map(|key| match self.objects.get(key) {
+                    Some(Entry::Valid(valid)) => Some((key, valid.domains.as_slice(), valid.secret.as_ref())),
+                    _ => None,
+                }));
+                (chains.into(), plain.into())
+            })
+            .clone();
+        Snapshot {
+            route_configuration: envoy::route_configuration(&self.config.route_configuration_name, &virtual_hosts),
+            virtual_hosts,
+            dependencies: derived
+                .dependencies
+                .get_or_init(|| Dependency::group(self.dependencies.keys()).into())
+                .clone(),
+            tls_secrets: derived
+                .tls_secrets
+                .get_or_init(|| self.secrets.keys().cloned().collect())
+                .clone(),
+            tls_chains,
+            plain_hosts_under_tls_wildcards,
+            report: derived.report.get_or_init(|| Arc::new(self.report())).clone(),
         }
-        let dependencies = Dependency::group(self.dependencies.keys());
+    }
+
+    /// What was not projected as written: conflicts, objects left out,
+    /// routes left out.
+    fn report(&self) -> Report {
+        let routes_left_out = self
+            .included
+            .iter()
+            .filter_map(|key| match self.objects.get(key) {
+                Some(Entry::Valid(valid)) if !valid.routes_left_out.is_empty() => Some(RoutesLeftOut {
+                    object: key.clone(),
+                    problems: valid.routes_left_out.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
         let mut conflicts = Vec::new();
         for host in &self.contested {
             let Some(claimants) = self.claims.get(host) else {
@@ -315,23 +425,10 @@ impl Projector {
             }))
             .collect();
         left_out.sort_by(|a, b| a.object.cmp(&b.object));
-        let (tls_chains, plain_hosts_under_tls_wildcards) =
-            tls::chains(self.included.iter().filter_map(|key| match self.objects.get(key) {
-                Some(Entry::Valid(valid)) => Some((key.clone(), valid.domains.as_slice(), valid.secret.as_ref())),
-                _ => None,
-            }));
-        Snapshot {
-            route_configuration: envoy::route_configuration(&self.config.route_configuration_name, &virtual_hosts),
-            virtual_hosts,
-            dependencies,
-            tls_secrets: self.secrets.keys().cloned().collect(),
-            tls_chains,
-            plain_hosts_under_tls_wildcards,
-            report: Report {
-                conflicts,
-                left_out,
-                routes_left_out,
-            },
+        Report {
+            conflicts,
+            left_out,
+            routes_left_out,
         }
     }
 

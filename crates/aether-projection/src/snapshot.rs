@@ -1,6 +1,8 @@
 //! The projection's output: Envoy's route configuration and what the edge
 //! needs besides it.
 
+use std::sync::Arc;
+
 use aether_api::config::v1::SecretProvider;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use prost::Message;
@@ -15,7 +17,9 @@ use aether_api::ObjectKey;
 /// Everything projected from one set of VirtualHost objects.
 ///
 /// Every list is sorted, so equal inputs give equal snapshots whatever their
-/// order. Render it with [`Snapshot::to_json`], [`Snapshot::to_yaml`] or
+/// order. The parts are shared: a [`Projector`](crate::Projector) hands the
+/// same lists to every snapshot until a change alters them, so a clone is
+/// cheap and an unchanged part can be told by [`Arc::ptr_eq`]. Render it with [`Snapshot::to_json`], [`Snapshot::to_yaml`] or
 /// [`Snapshot::route_configuration_binary`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
@@ -29,21 +33,21 @@ pub struct Snapshot {
     pub(crate) virtual_hosts: Vec<Bytes>,
     /// Every backend service the route configuration sends to, with its
     /// ports, sorted by service.
-    pub dependencies: Vec<Dependency>,
+    pub dependencies: Arc<[Dependency]>,
     /// Every TLS secret the projected objects terminate with, sorted.
-    pub tls_secrets: Vec<TlsSecret>,
+    pub tls_secrets: Arc<[TlsSecret]>,
     /// The HTTPS listener's filter chains: one per secret of
     /// [`Snapshot::tls_secrets`], in the same order, with the hosts it
     /// serves.
-    pub tls_chains: Vec<TlsChain>,
+    pub tls_chains: Arc<[TlsChain]>,
     /// Hosts served without TLS (their object has no `tls`) that a TLS
     /// wildcard host of another object would otherwise cover, sorted: the
     /// HTTPS listener refuses their SNI rather than answer it with that
     /// wildcard's certificate, since a host without `tls` is not served
     /// over TLS.
-    pub plain_hosts_under_tls_wildcards: Vec<String>,
+    pub plain_hosts_under_tls_wildcards: Arc<[String]>,
     /// Conflicts and objects left out.
-    pub report: Report,
+    pub report: Arc<Report>,
 }
 
 impl Snapshot {

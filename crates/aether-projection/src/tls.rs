@@ -32,42 +32,59 @@ pub struct TlsChain {
 /// its secret)`, in any order. Returns the chains sorted by secret, and the
 /// hosts served without TLS that a TLS wildcard would otherwise cover
 /// (see [`Snapshot::plain_hosts_under_tls_wildcards`](crate::Snapshot)).
+/// Called on every snapshot with every served object, so the objects
+/// without TLS (most, often) cost a look at their hosts and nothing more.
 pub(crate) fn chains<'a>(
-    served: impl IntoIterator<Item = (ObjectKey, &'a [String], Option<&'a TlsSecret>)>,
+    served: impl IntoIterator<Item = (&'a ObjectKey, &'a [String], Option<&'a TlsSecret>)>,
 ) -> (Vec<TlsChain>, Vec<String>) {
-    let mut by_secret: BTreeMap<&TlsSecret, (BTreeSet<String>, BTreeSet<ObjectKey>)> = BTreeMap::new();
+    let mut by_secret: BTreeMap<&TlsSecret, (BTreeSet<&String>, BTreeSet<&ObjectKey>)> = BTreeMap::new();
     let mut plain: Vec<&String> = Vec::new();
     for (key, hosts, secret) in served {
         match secret {
             Some(secret) => {
                 let (names, objects) = by_secret.entry(secret).or_default();
-                names.extend(hosts.iter().cloned());
+                names.extend(hosts);
                 objects.insert(key);
             }
             None => plain.extend(hosts),
         }
     }
-    let tls_wildcards: BTreeSet<&str> = by_secret
+    // `*.example.com` kept as `.example.com`: a host's covering wildcards are
+    // then its own suffixes from each dot, looked up without building them.
+    let tls_wildcard_suffixes: BTreeSet<&str> = by_secret
         .values()
         .flat_map(|(names, _)| names.iter())
-        .filter(|name| name.starts_with("*."))
-        .map(String::as_str)
+        .filter_map(|name| name.strip_prefix('*'))
+        .filter(|suffix| suffix.starts_with('.'))
         .collect();
-    let mut uncovered: Vec<String> = plain
-        .into_iter()
-        .filter(|host| covering_wildcards(host).any(|wildcard| tls_wildcards.contains(wildcard.as_str())))
-        .cloned()
-        .collect();
+    let mut uncovered: Vec<String> = if tls_wildcard_suffixes.is_empty() {
+        Vec::new()
+    } else {
+        plain
+            .into_iter()
+            .filter(|host| covering_suffixes(host).any(|suffix| tls_wildcard_suffixes.contains(suffix)))
+            .cloned()
+            .collect()
+    };
     uncovered.sort_unstable();
     let chains = by_secret
         .into_iter()
         .map(|(secret, (names, objects))| TlsChain {
             secret: secret.clone(),
-            server_names: names.into_iter().collect(),
-            objects: objects.into_iter().collect(),
+            server_names: names.into_iter().cloned().collect(),
+            objects: objects.into_iter().cloned().collect(),
         })
         .collect();
     (chains, uncovered)
+}
+
+/// [`covering_wildcards`] without their `*`: `.b.example.com`,
+/// `.example.com`, `.com` for `a.b.example.com`, borrowed from it.
+fn covering_suffixes(host: &str) -> impl Iterator<Item = &str> + '_ {
+    let wildcard = host.starts_with("*.");
+    host.match_indices('.')
+        .filter(move |(dot, _)| !(wildcard && *dot == 1))
+        .map(move |(dot, _)| &host[dot..])
 }
 
 /// The wildcards that Envoy would match `host` against when no more
@@ -96,6 +113,23 @@ mod tests {
     }
 
     #[test]
+    fn covering_suffixes_are_the_covering_wildcards_without_their_star() {
+        for host in [
+            "a.b.example.com",
+            "*.b.example.com",
+            "*.com",
+            "localhost",
+            "a..b",
+            ".x",
+            "*.",
+        ] {
+            let wildcards: Vec<String> = covering_wildcards(host).collect();
+            let suffixes: Vec<String> = covering_suffixes(host).map(|suffix| format!("*{suffix}")).collect();
+            assert_eq!(suffixes, wildcards, "{host}");
+        }
+    }
+
+    #[test]
     fn covering_wildcards_are_every_parent_suffix_most_specific_first() {
         let all: Vec<String> = covering_wildcards("a.b.example.com").collect();
         assert_eq!(all, ["*.b.example.com", "*.example.com", "*.com"]);
@@ -112,11 +146,12 @@ mod tests {
         let two = hosts(&["*.example.com", "two.example.net"]);
         let other = hosts(&["other.example.org"]);
         let plain = hosts(&["plain.example.com", "*.x.example.com", "plain.example.org"]);
+        let keys = ["two", "one", "other", "plain"].map(|name| ObjectKey::new("default", name));
         let (chains, uncovered) = chains([
-            (ObjectKey::new("default", "two"), two.as_slice(), Some(&a)),
-            (ObjectKey::new("default", "one"), one.as_slice(), Some(&a)),
-            (ObjectKey::new("default", "other"), other.as_slice(), Some(&b)),
-            (ObjectKey::new("default", "plain"), plain.as_slice(), None),
+            (&keys[0], two.as_slice(), Some(&a)),
+            (&keys[1], one.as_slice(), Some(&a)),
+            (&keys[2], other.as_slice(), Some(&b)),
+            (&keys[3], plain.as_slice(), None),
         ]);
         assert_eq!(chains.len(), 2);
         assert_eq!(

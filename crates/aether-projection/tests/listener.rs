@@ -112,7 +112,7 @@ fn chains_follow_the_host_dedup_and_shared_secrets_share_a_chain() {
             ),
         ]
     );
-    assert_eq!(snapshot.plain_hosts_under_tls_wildcards, ["plain.example.com"]);
+    assert_eq!(*snapshot.plain_hosts_under_tls_wildcards, ["plain.example.com"]);
 }
 
 fn server_names(chain: &FilterChain) -> Vec<String> {

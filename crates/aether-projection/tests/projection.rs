@@ -636,3 +636,38 @@ fn a_virtual_host_whose_object_and_domains_are_unchanged_keeps_its_buffer() {
         .unwrap()
     );
 }
+
+#[test]
+fn a_change_of_routes_alone_keeps_the_parts_it_cannot_alter_shared() {
+    use std::sync::Arc;
+
+    let mut projector = Projector::new(ProjectionConfig::default());
+    projector.upsert(object("team", "a", Some("2026-01-02T00:00:00Z"), &["a.example.com"]));
+    projector.upsert(object("team", "b", Some("2026-01-03T00:00:00Z"), &["a.example.com"]));
+    let first = projector.snapshot();
+
+    // Another path, the same backend, hosts and creation time: only a's
+    // virtual host changes; every other part is the same list, not a copy.
+    let mut edited = object("team", "a", Some("2026-01-02T00:00:00Z"), &["a.example.com"]);
+    edited.spec.routes[0].r#match.as_mut().unwrap().path =
+        Some(aether_api::config::v1::route_match::Path::Prefix("/v2".into()));
+    projector.upsert(edited.clone());
+    let second = projector.snapshot();
+    assert_ne!(second.virtual_hosts(), first.virtual_hosts());
+    assert!(Arc::ptr_eq(&second.dependencies, &first.dependencies));
+    assert!(Arc::ptr_eq(&second.tls_secrets, &first.tls_secrets));
+    assert!(Arc::ptr_eq(&second.tls_chains, &first.tls_chains));
+    assert!(Arc::ptr_eq(&second.report, &first.report));
+
+    // Another backend: the dependencies are built again, the rest kept.
+    edited.spec.routes[0].backend.as_mut().unwrap().service = "svc-other".into();
+    projector.upsert(edited.clone());
+    let third = projector.snapshot();
+    assert!(!Arc::ptr_eq(&third.dependencies, &second.dependencies));
+    assert_eq!(third.dependencies[0].service, "svc-other");
+    assert!(Arc::ptr_eq(&third.report, &second.report));
+
+    // What a full build of the same objects gives, every time.
+    let b = object("team", "b", Some("2026-01-03T00:00:00Z"), &["a.example.com"]);
+    assert_eq!(third, snapshot(vec![edited, b]));
+}

@@ -244,12 +244,17 @@ fn by_name<'a>(objects: &'a [VirtualHostObject], name: &str) -> &'a VirtualHostO
 enum Change {
     Upsert(VirtualHostObject),
     Remove(String, String),
+    /// The object of that key, if there is one, with the routes, TLS and
+    /// route order of this spec: its hosts and creation time kept (what
+    /// the projector replaces in place).
+    Edit(String, String, VirtualHostSpec),
 }
 
 fn change_strategy() -> impl Strategy<Value = Change> {
     prop_oneof![
         3 => object_strategy().prop_map(Change::Upsert),
         1 => key_strategy().prop_map(|(namespace, name)| Change::Remove(namespace, name)),
+        2 => (key_strategy(), spec_strategy()).prop_map(|((namespace, name), spec)| Change::Edit(namespace, name, spec)),
     ]
 }
 
@@ -329,20 +334,20 @@ proptest! {
             }
         }
         let mut actual = BTreeMap::new();
-        for chain in &snapshot.tls_chains {
+        for chain in snapshot.tls_chains.iter() {
             for name in &chain.server_names {
                 prop_assert!(actual.insert(name.clone(), aether_projection::listener::sds_secret_name(&chain.secret)).is_none(), "{name} in two chains");
             }
         }
         prop_assert_eq!(&actual, &expected);
         let secrets: Vec<_> = snapshot.tls_chains.iter().map(|chain| chain.secret.clone()).collect();
-        prop_assert_eq!(secrets, snapshot.tls_secrets.clone());
+        prop_assert_eq!(secrets, snapshot.tls_secrets.to_vec());
         let mut covered: Vec<String> = plain
             .into_iter()
             .filter(|host| aether_projection::covering_wildcards(host).any(|w| actual.contains_key(&w)))
             .collect();
         covered.sort();
-        prop_assert_eq!(covered, snapshot.plain_hosts_under_tls_wildcards.clone());
+        prop_assert_eq!(covered, snapshot.plain_hosts_under_tls_wildcards.to_vec());
     }
 
     /// The route configuration is assembled from cached encodings (a head,
@@ -385,6 +390,13 @@ proptest! {
                 Change::Remove(namespace, name) => {
                     let key = ObjectKey::new(&namespace, &name);
                     prop_assert_eq!(projector.remove(&key), current.remove(&key).is_some());
+                }
+                Change::Edit(namespace, name, spec) => {
+                    let Some(object) = current.get_mut(&ObjectKey::new(&namespace, &name)) else {
+                        continue;
+                    };
+                    object.spec = VirtualHostSpec { hosts: object.spec.hosts.clone(), ..spec };
+                    projector.upsert(object.clone());
                 }
             }
             let rebuilt: Vec<VirtualHostObject> = current.values().cloned().collect();

@@ -84,14 +84,14 @@ fn text(objects: &[Object]) -> String {
 fn expected(objects: &[Object], serials: &BTreeMap<String, String>) -> BTreeMap<String, Option<String>> {
     let snapshot = projection(&[&text(objects)]);
     let mut names: BTreeMap<String, Option<String>> = BTreeMap::new();
-    for chain in &snapshot.tls_chains {
+    for chain in snapshot.tls_chains.iter() {
         let secret = sds_secret_name(&chain.secret);
         let serial = secret.rsplit('/').next().and_then(|name| serials.get(name)).cloned();
         for name in &chain.server_names {
             names.insert(name.clone(), serial.clone());
         }
     }
-    for name in &snapshot.plain_hosts_under_tls_wildcards {
+    for name in snapshot.plain_hosts_under_tls_wildcards.iter() {
         names.insert(name.clone(), None);
     }
     HOSTS
