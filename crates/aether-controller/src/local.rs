@@ -80,6 +80,10 @@ pub struct Summary {
     pub input_errors: usize,
     /// Files that could not be read, served as they were last read.
     pub stale_files: usize,
+    /// With xDS: how far into the pass (from reading the manifests) its
+    /// snapshot was handed to the streams, which is what an Envoy over gRPC
+    /// waits for.
+    pub published_after: Option<Duration>,
 }
 
 /// Local mode's state between passes.
@@ -244,6 +248,7 @@ impl Local {
     }
 
     fn reconcile_inner(&mut self) -> anyhow::Result<Summary> {
+        let started = Instant::now();
         let (input_errors, stale_files) = self.load();
         let snapshot = self.projector.snapshot();
         let observed: BTreeMap<ObjectKey, Observed> = self
@@ -265,10 +270,11 @@ impl Local {
         // Envoys over gRPC get the snapshot first: they wait neither for the
         // files nor for the statuses, and a file that cannot be written does
         // not hold their answer back.
-        if let Some(publisher) = &self.xds {
+        let published_after = self.xds.as_ref().map(|publisher| {
             publisher.publish(&snapshot);
             publisher.publish_tls(&snapshot, &tls);
-        }
+            started.elapsed()
+        });
         let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
         self.metrics.conflicts.set(plan.conflicts as i64);
         self.metrics.invalid_objects.set(plan.invalid as i64);
@@ -302,6 +308,7 @@ impl Local {
             status_changes,
             input_errors,
             stale_files,
+            published_after,
         })
     }
 
@@ -345,6 +352,7 @@ impl Local {
             input_errors = summary.input_errors,
             stale_files = summary.stale_files,
             duration_ms = started.elapsed().as_secs_f64() * 1e3,
+            published_ms = summary.published_after.map(|after| after.as_secs_f64() * 1e3),
             reconciles = self.metrics.reconciles.get(),
             conflicts = self.metrics.conflicts.get(),
             invalid = self.metrics.invalid_objects.get(),

@@ -403,7 +403,8 @@ fn xds_is_published_before_the_files_and_even_when_they_cannot_be_written() {
     let mut local = Local::new(options(input.path(), out.path()))
         .unwrap()
         .with_xds(publisher.clone());
-    local.reconcile().unwrap();
+    let summary = local.reconcile().unwrap();
+    assert!(summary.published_after.is_some(), "the pass says when it published");
     let first = publisher.current().unwrap().version.clone();
 
     // routes.json cannot be replaced (a directory holds its name): the pass
@@ -430,7 +431,11 @@ fn a_pass_that_changes_only_statuses_leaves_routes_json_alone() {
     let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
     let mut local = Local::new(options(input.path(), out.path())).unwrap();
-    local.reconcile().unwrap();
+    assert_eq!(
+        local.reconcile().unwrap().published_after,
+        None,
+        "no xDS, nothing published"
+    );
     let routes = out.path().join(ROUTES_FILE);
     let inode = std::fs::metadata(&routes).unwrap().ino();
 
