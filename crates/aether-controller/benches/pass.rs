@@ -57,7 +57,7 @@ fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Obs
         &files,
         &[],
         &mut written,
-        snapshot.route_configuration_binary(),
+        &snapshot.route_configuration_bytes(),
     )
     .unwrap();
     for patch in first.patches {

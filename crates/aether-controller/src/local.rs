@@ -298,7 +298,7 @@ impl Local {
             &files,
             &plan.secret_files,
             &mut self.written,
-            snapshot.route_configuration_binary(),
+            &snapshot.route_configuration_bytes(),
         )
         .with_context(|| format!("in {}", self.options.out.display()))?;
         self.metrics.file_writes.inc_by(written.len() as u64);

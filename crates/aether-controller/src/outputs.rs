@@ -25,6 +25,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use aether_projection::{RenderError, Snapshot};
+use prost::bytes::Bytes;
 
 pub mod routes_json;
 
@@ -131,7 +132,8 @@ pub fn remove_stray_temporaries(dir: &Path, names: &[&'static str]) {
 #[derive(Debug, Clone, Default)]
 pub struct Written {
     files: Files,
-    routes_source: Option<Vec<u8>>,
+    /// Shared with the snapshot (and the xDS version), not a copy.
+    routes_source: Option<Bytes>,
     /// The JSON of each virtual host of the last `routes.json` rendered,
     /// so that the next renders only the virtual hosts that changed.
     routes_json: RoutesJson,
@@ -180,7 +182,11 @@ impl Written {
 
     /// Whether `routes.json` is known to hold the rendering of `binary`.
     fn routes_rendered_from(&self, binary: &[u8]) -> bool {
-        self.routes_source.as_deref() == Some(binary)
+        self.routes_source.as_ref().is_some_and(|source| {
+            // The same buffer (most passes: the projector shares it) is the
+            // same bytes, without reading them.
+            (source.as_ptr() == binary.as_ptr() && source.len() == binary.len()) || source.as_ref() == binary
+        })
     }
 
     pub(crate) fn differs(&self, name: &str, bytes: &[u8]) -> bool {
@@ -233,7 +239,7 @@ pub fn write_changed(
     files: &Files,
     secrets: &[(String, Vec<u8>)],
     written: &mut Written,
-    routes_source: &[u8],
+    routes_source: &Bytes,
 ) -> io::Result<Vec<&'static str>> {
     let mut done = Vec::new();
     let secrets_dir = dir.join(crate::tls::edge::secrets_dir());
@@ -263,7 +269,7 @@ pub fn write_changed(
         write_atomic(dir, name, bytes).map_err(|err| io::Error::new(err.kind(), format!("writing {name}: {err}")))?;
         if name == ROUTES_FILE {
             written.files.remove(ROUTES_FILE);
-            written.routes_source = Some(routes_source.to_vec());
+            written.routes_source = Some(routes_source.clone());
         } else {
             written.files.insert(name, bytes.clone());
         }
