@@ -1,7 +1,9 @@
-//! Full builds at growing sizes and one-object updates in a large set.
+//! Full builds at growing sizes, one-object updates in a large set, and
+//! the snapshot after one object's routes changed.
 //!
 //! ```text
 //! cargo bench -p aether-projection --bench projection
+//! cargo bench -p aether-projection --bench projection -- snapshot_after_route_change
 //! ```
 
 use std::hint::black_box;
@@ -68,5 +70,28 @@ fn incremental(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, full_build, incremental);
+/// One object's routes changed among N, then the snapshot: what a
+/// controller pass starts with. (The dropped snapshot's cost is inside the
+/// measure, as in a pass.)
+fn snapshot_after_route_change(c: &mut Criterion) {
+    let mut group = c.benchmark_group("snapshot_after_route_change");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for n in [1_000, 10_000, 50_000] {
+        let mut projector = Projector::from_objects(fixtures::objects(n), ProjectionConfig::default()).unwrap();
+        let mut version = 1;
+        group.bench_function(format!("{n}"), |b| {
+            b.iter(|| {
+                version += 1;
+                projector.upsert(fixtures::object(n / 2, version));
+                black_box(projector.snapshot())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, full_build, incremental, snapshot_after_route_change);
 criterion_main!(benches);
