@@ -96,6 +96,10 @@ pub struct Local {
     /// The manifests as last read, file by file (the shared keep-last-good policy).
     last_good: LastGood,
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
+    /// Whether `status.json` may not hold `statuses` (one changed since it
+    /// was last written, or that write failed): it is rendered only then,
+    /// not on every pass (it holds every object's status).
+    status_file_stale: bool,
     written: outputs::Written,
     xds: Option<xds::Publisher>,
     secrets: SecretsDir,
@@ -152,6 +156,7 @@ impl Local {
             objects: BTreeMap::new(),
             last_good: LastGood::new(),
             statuses,
+            status_file_stale: true,
             written,
             xds: None,
             metrics: Arc::new(Metrics::new()),
@@ -282,17 +287,23 @@ impl Local {
 
         let mut files: Files = plan.writes.into_iter().collect();
         let status_changes = plan.patches.len();
+        let held = self.statuses.len();
         for patch in plan.patches {
             log_status(&patch.key, &patch.status);
             self.statuses.insert(patch.key, patch.status);
         }
         self.statuses.retain(|key, _| self.objects.contains_key(key));
-        let report: BTreeMap<String, &VirtualHostStatus> = self
-            .statuses
-            .iter()
-            .map(|(key, status)| (key.to_string(), status))
-            .collect();
-        files.insert(STATUS_FILE, outputs::pretty(&report)?);
+        if status_changes > 0 || self.statuses.len() != held {
+            self.status_file_stale = true;
+        }
+        if self.status_file_stale {
+            let report: BTreeMap<String, &VirtualHostStatus> = self
+                .statuses
+                .iter()
+                .map(|(key, status)| (key.to_string(), status))
+                .collect();
+            files.insert(STATUS_FILE, outputs::pretty(&report)?);
+        }
         let written = outputs::write_changed(
             &self.options.out,
             &files,
@@ -301,6 +312,7 @@ impl Local {
             &snapshot.route_configuration_bytes(),
         )
         .with_context(|| format!("in {}", self.options.out.display()))?;
+        self.status_file_stale = false;
         self.metrics.file_writes.inc_by(written.len() as u64);
         self.metrics.status_patches.inc_by(status_changes as u64);
         Ok(Summary {

@@ -425,6 +425,36 @@ fn xds_is_published_before_the_files_and_even_when_they_cannot_be_written() {
 }
 
 #[test]
+fn a_status_file_that_could_not_be_written_is_written_by_the_next_pass() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
+    let mut local = Local::new(options(input.path(), out.path())).unwrap();
+    local.reconcile().unwrap();
+
+    // A new object (a new status) while status.json cannot be replaced.
+    let status = out.path().join(STATUS_FILE);
+    std::fs::remove_file(&status).unwrap();
+    std::fs::create_dir_all(status.join("in-the-way")).unwrap();
+    std::fs::write(input.path().join("b.yaml"), named("b")).unwrap();
+    let error = local.reconcile().unwrap_err();
+    assert!(format!("{error:#}").contains(STATUS_FILE), "{error:#}");
+
+    // Nothing changes after; the next pass still writes what it could not.
+    std::fs::remove_dir_all(&status).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(
+        summary.status_changes, 0,
+        "the statuses were derived by the failed pass"
+    );
+    assert!(summary.written.contains(&STATUS_FILE), "{:?}", summary.written);
+    let written: Value = serde_json::from_slice(&std::fs::read(&status).unwrap()).unwrap();
+    assert!(written.get("default/b").is_some(), "{written}");
+
+    // And a pass that changes no status leaves it alone.
+    assert_eq!(local.reconcile().unwrap().written, Vec::<&str>::new());
+}
+
+#[test]
 fn a_pass_that_changes_only_statuses_leaves_routes_json_alone() {
     use std::os::unix::fs::MetadataExt;
 
