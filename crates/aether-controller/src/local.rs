@@ -23,7 +23,7 @@
 //! no permission, a volume gone), every file last read under it keeps its
 //! objects, so the edge and the statuses' transition times stay.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,7 +42,7 @@ use crate::status::{ACCEPTED, Observed};
 use crate::tls::edge::LISTENERS_FILE;
 use crate::tls::local::{self as secrets, SecretsDir};
 use crate::tls::status::RESOLVED_REFS;
-use crate::tls::{EdgeTls, TlsSettings};
+use crate::tls::{EdgeTls, Resolutions, TlsSettings};
 use crate::xds;
 
 /// Settings of local mode.
@@ -100,6 +100,14 @@ pub struct Local {
     /// was last written, or that write failed): it is rendered only then,
     /// not on every pass (it holds every object's status).
     status_file_stale: bool,
+    /// Objects whose status is to be derived again: the projection touched
+    /// them since their status was last derived (kept across a pass that
+    /// fails before deriving it). Every other status stands.
+    status_due: HashSet<ObjectKey>,
+    /// The secrets' resolutions the statuses were last derived with: when
+    /// they change (a secret's files, a certificate's validity window),
+    /// every status is derived again.
+    derived_with: Option<Resolutions>,
     written: outputs::Written,
     xds: Option<xds::Publisher>,
     secrets: SecretsDir,
@@ -157,6 +165,8 @@ impl Local {
             last_good: LastGood::new(),
             statuses,
             status_file_stale: true,
+            status_due: HashSet::new(),
+            derived_with: None,
             written,
             xds: None,
             metrics: Arc::new(Metrics::new()),
@@ -256,20 +266,28 @@ impl Local {
         let started = Instant::now();
         let (input_errors, stale_files) = self.load();
         let snapshot = self.projector.snapshot();
-        let observed: BTreeMap<ObjectKey, Observed> = self
-            .objects
-            .keys()
-            .map(|key| {
-                let status = self.statuses.get(key).cloned();
-                (key.clone(), Observed { generation: 0, status })
-            })
-            .collect();
+        self.status_due.extend(self.projector.take_touched());
         let now = Timestamp::now();
         let tls = EdgeTls {
             resolutions: self
                 .secrets
                 .resolve(&snapshot.tls_secrets, &self.options.tls, now.as_second()),
             settings: self.options.tls.clone(),
+        };
+        // The statuses to derive: those of the objects touched, or all when
+        // the secrets' resolutions changed.
+        let observe = |key: &ObjectKey| {
+            let status = self.statuses.get(key).cloned();
+            (key.clone(), Observed { generation: 0, status })
+        };
+        let observed: BTreeMap<ObjectKey, Observed> = if self.derived_with.as_ref() == Some(&tls.resolutions) {
+            self.status_due
+                .iter()
+                .filter(|key| self.objects.contains_key(*key))
+                .map(observe)
+                .collect()
+        } else {
+            self.objects.keys().map(observe).collect()
         };
         self.referenced = snapshot.tls_secrets.to_vec();
         // Envoys over gRPC get the snapshot first: they wait neither for the
@@ -281,6 +299,8 @@ impl Local {
             started.elapsed()
         });
         let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
+        self.status_due.clear();
+        self.derived_with = Some(tls.resolutions.clone());
         self.metrics.conflicts.set(plan.conflicts as i64);
         self.metrics.invalid_objects.set(plan.invalid as i64);
         self.metrics.objects.set(self.objects.len() as i64);

@@ -9,7 +9,7 @@
 //! the ordered maps, never a pass over all objects. Only [`Projector::snapshot`]
 //! walks everything, because its output is everything.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -84,6 +84,9 @@ pub struct Projector {
     /// Secret → how many included objects use it.
     secrets: BTreeMap<TlsSecret, usize>,
     derived: Derived,
+    /// The objects whose outcome may have changed since the last
+    /// [`Projector::take_touched`].
+    touched: HashSet<ObjectKey>,
 }
 
 /// The snapshot's parts besides the virtual hosts, each built by the first
@@ -147,6 +150,7 @@ impl Projector {
             dependencies: BTreeMap::new(),
             secrets: BTreeMap::new(),
             derived: Derived::default(),
+            touched: HashSet::new(),
         }
     }
 
@@ -168,6 +172,7 @@ impl Projector {
             match &entry {
                 Entry::Invalid(_) => {
                     projector.invalid.insert(key.clone());
+                    projector.touched.insert(key.clone());
                 }
                 Entry::Valid(valid) => {
                     for host in &valid.hosts {
@@ -217,6 +222,7 @@ impl Projector {
             return;
         };
         self.remove(&key);
+        self.touched.insert(key.clone());
         let valid = match entry {
             Entry::Invalid(problems) => {
                 self.invalid.insert(key.clone());
@@ -240,10 +246,31 @@ impl Projector {
                 dethroned.push(before.key.clone());
             }
         }
+        // Every claimant of these hosts: a new claimant changes who each
+        // one loses a host to, or that it conflicts at all.
+        self.touch_claimants(&valid.hosts);
         self.objects.insert(key.clone(), Entry::Valid(valid));
         self.refresh(&key);
         for other in dethroned {
             self.refresh(&other);
+        }
+    }
+
+    /// The objects whose outcome may have changed since the last call (or
+    /// since the projector was made): served or not, their domains and
+    /// virtual host, the conflicts they are in, their routes left out,
+    /// their problems, their secret. Every other object's outcome is as
+    /// it was, so a consumer that derives something per object (a status)
+    /// need derive it again only for these.
+    pub fn take_touched(&mut self) -> HashSet<ObjectKey> {
+        std::mem::take(&mut self.touched)
+    }
+
+    fn touch_claimants(&mut self, hosts: &[String]) {
+        for host in hosts {
+            if let Some(claimants) = self.claims.get(host) {
+                self.touched.extend(claimants.iter().map(|rank| rank.key.clone()));
+            }
         }
     }
 
@@ -256,6 +283,7 @@ impl Projector {
             (Some(Entry::Invalid(problems)), Entry::Invalid(new)) => {
                 if *problems != new {
                     self.derived.report.take();
+                    self.touched.insert(key.clone());
                 }
                 *problems = new;
                 Ok(())
@@ -292,6 +320,7 @@ impl Projector {
                 new.domains = std::mem::take(&mut old.domains);
                 new.included = old.included;
                 *old = new;
+                self.touched.insert(key.clone());
                 Ok(())
             }
             (_, entry) => Err(entry),
@@ -305,10 +334,12 @@ impl Projector {
             None => return false,
             Some(Entry::Invalid(_)) => {
                 self.invalid.remove(key);
+                self.touched.insert(key.clone());
                 return true;
             }
             Some(Entry::Valid(valid)) => valid,
         };
+        self.touched.insert(key.clone());
         if valid.included {
             release(&mut self.dependencies, &mut self.secrets, &valid);
         }
@@ -333,6 +364,8 @@ impl Projector {
                 Some(_) => {}
             }
         }
+        // The remaining claimants of its hosts lose a rival.
+        self.touch_claimants(&valid.hosts);
         for heir in heirs {
             self.refresh(&heir);
         }
@@ -470,6 +503,7 @@ impl Projector {
         let Some(Entry::Valid(valid)) = self.objects.get_mut(key) else {
             return;
         };
+        self.touched.insert(key.clone());
         let claims = &self.claims;
         let domains: Vec<String> = valid
             .hosts

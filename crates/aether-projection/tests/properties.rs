@@ -1,7 +1,7 @@
 //! Properties of the projection over random sets of objects, many of them
 //! contesting the same hosts and some invalid.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use aether_api::config::v1::{
     HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, VirtualHostSpec, VirtualHostTls, header_match,
@@ -258,6 +258,57 @@ fn change_strategy() -> impl Strategy<Value = Change> {
     ]
 }
 
+/// Every object the snapshot says anything of.
+fn outcomes_keys(snapshot: &Snapshot) -> Vec<ObjectKey> {
+    let served = snapshot
+        .route_configuration()
+        .unwrap()
+        .virtual_hosts
+        .into_iter()
+        .map(|vh| {
+            let (namespace, name) = vh.name.split_once('/').unwrap();
+            ObjectKey::new(namespace, name)
+        });
+    let conflicts = snapshot
+        .report
+        .conflicts
+        .iter()
+        .flat_map(|c| [c.winner.clone(), c.loser.clone()]);
+    served.chain(conflicts).collect()
+}
+
+/// All the snapshot says of one object: left out (and why), its conflicts
+/// (as winner or loser), its routes left out, its virtual host, its TLS chain.
+fn outcome(snapshot: &Snapshot, key: &ObjectKey) -> String {
+    let name = key.to_string();
+    let left_out: Vec<_> = snapshot.report.left_out.iter().filter(|l| l.object == *key).collect();
+    let conflicts: Vec<_> = snapshot
+        .report
+        .conflicts
+        .iter()
+        .filter(|c| c.winner == *key || c.loser == *key)
+        .collect();
+    let routes: Vec<_> = snapshot
+        .report
+        .routes_left_out
+        .iter()
+        .filter(|r| r.object == *key)
+        .collect();
+    let host = snapshot
+        .route_configuration()
+        .unwrap()
+        .virtual_hosts
+        .into_iter()
+        .find(|vh| vh.name == name);
+    let chain: Vec<_> = snapshot
+        .tls_chains
+        .iter()
+        .filter(|c| c.objects.contains(key))
+        .map(|c| &c.secret)
+        .collect();
+    format!("{left_out:?} {conflicts:?} {routes:?} {host:?} {chain:?}")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -381,6 +432,7 @@ proptest! {
     fn incremental_updates_equal_a_full_rebuild(changes in prop::collection::vec(change_strategy(), 1..40)) {
         let mut projector = Projector::new(ProjectionConfig::default());
         let mut current: BTreeMap<ObjectKey, VirtualHostObject> = BTreeMap::new();
+        let mut before = full(&[]);
         for change in changes {
             match change {
                 Change::Upsert(object) => {
@@ -402,6 +454,17 @@ proptest! {
             let rebuilt: Vec<VirtualHostObject> = current.values().cloned().collect();
             let expected = full(&rebuilt);
             prop_assert_eq!(&projector.snapshot(), &expected);
+            // An object not reported touched came out exactly as before.
+            let touched = projector.take_touched();
+            let keys: BTreeSet<ObjectKey> = before.report.left_out.iter().map(|l| l.object.clone())
+                .chain(expected.report.left_out.iter().map(|l| l.object.clone()))
+                .chain(current.keys().cloned())
+                .chain(outcomes_keys(&before))
+                .collect();
+            for key in keys.iter().filter(|key| !touched.contains(*key)) {
+                prop_assert_eq!(outcome(&before, key), outcome(&expected, key), "{} changed, not touched", key);
+            }
+            before = expected.clone();
             // The bulk start of a projector agrees too.
             let bulk = Projector::from_objects(rebuilt, ProjectionConfig::default()).unwrap();
             prop_assert_eq!(&bulk.snapshot(), &expected);
