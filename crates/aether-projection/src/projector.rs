@@ -6,8 +6,12 @@
 //! Adding, changing or removing an object touches its own hosts' claimant
 //! sets and re-derives the domains of the objects whose win on one of those
 //! hosts changed: O(that object and its conflicts), with a log factor from
-//! the ordered maps, never a pass over all objects. Only [`Projector::snapshot`]
-//! walks everything, because its output is everything.
+//! the ordered maps, never a pass over all objects. It names the objects so
+//! touched ([`Projector::take_touched`]), for consumers that derive
+//! something per object. Only [`Projector::snapshot`] walks everything,
+//! because its output is everything; after a change of one object's routes
+//! only its virtual hosts are walked (the lists derived from hosts,
+//! backends and secrets are kept and shared).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
