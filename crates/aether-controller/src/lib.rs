@@ -112,10 +112,5 @@ pub fn plan(
 /// The `name` of the snapshot's route configuration, read without decoding
 /// the rest (prost skips every virtual host).
 fn route_configuration_name(snapshot: &Snapshot) -> Result<String, prost::DecodeError> {
-    #[derive(Clone, PartialEq, prost::Message)]
-    struct Name {
-        #[prost(string, tag = "1")]
-        name: String,
-    }
-    <Name as prost::Message>::decode(snapshot.route_configuration_binary()).map(|outline| outline.name)
+    <status::Name as prost::Message>::decode(snapshot.route_configuration_binary()).map(|outline| outline.name)
 }

@@ -153,6 +153,14 @@ pub(crate) struct VirtualHostOutline {
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct Skipped {}
 
+/// A message's `name` alone, the rest skipped: Envoy numbers it 1 in both
+/// `RouteConfiguration` and `VirtualHost`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Name {
+    #[prost(string, tag = "1")]
+    pub name: String,
+}
+
 /// The outline of `key`'s virtual host among `virtual_hosts`, which the
 /// projection orders by object (namespace, then name): a binary search
 /// that decodes the name of each virtual host it looks at.
@@ -160,11 +168,6 @@ fn find_virtual_host(
     virtual_hosts: &[Bytes],
     key: &ObjectKey,
 ) -> Result<Option<VirtualHostOutline>, prost::DecodeError> {
-    #[derive(Clone, PartialEq, prost::Message)]
-    struct Name {
-        #[prost(string, tag = "1")]
-        name: String,
-    }
     let (mut low, mut high) = (0, virtual_hosts.len());
     while low < high {
         let middle = low + (high - low) / 2;
@@ -222,28 +225,22 @@ impl<'a> Index<'a> {
         }
         // The route count is read from what the edge is given, not from the
         // spec, so ROUTES shows what is served.
+        let entry = |host: VirtualHostOutline| {
+            let routes = u32::try_from(host.routes.len()).unwrap_or(u32::MAX);
+            (host.name, (host.domains, routes))
+        };
         let virtual_hosts = snapshot.virtual_hosts();
         let served = if keys.len().saturating_mul(32) < virtual_hosts.len() {
             let mut served = HashMap::new();
             for key in keys.keys() {
-                if let Some(host) = find_virtual_host(virtual_hosts, key)? {
-                    served.insert(
-                        host.name,
-                        (host.domains, u32::try_from(host.routes.len()).unwrap_or(u32::MAX)),
-                    );
-                }
+                served.extend(find_virtual_host(virtual_hosts, key)?.map(entry));
             }
             served
         } else {
             RouteConfigurationOutline::decode(snapshot.route_configuration_binary())?
                 .virtual_hosts
                 .into_iter()
-                .map(|host| {
-                    (
-                        host.name,
-                        (host.domains, u32::try_from(host.routes.len()).unwrap_or(u32::MAX)),
-                    )
-                })
+                .map(entry)
                 .collect()
         };
         let routes_left_out = snapshot

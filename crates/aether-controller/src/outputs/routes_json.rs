@@ -21,6 +21,7 @@ use prost::bytes::Bytes;
 use prost_reflect::{DynamicMessage, Value as ReflectValue};
 
 use super::{ROUTE_CONFIGURATION_TYPE, pretty, version_of};
+use crate::status::Name;
 
 /// The marker virtual host's name: no object is named so (a key is
 /// `namespace/name`, both DNS labels).
@@ -194,13 +195,6 @@ struct Frame {
     indent: Vec<u8>,
     /// From after the last virtual host's `}`.
     tail: Vec<u8>,
-}
-
-/// The route configuration's `name`, read without decoding the rest.
-#[derive(Clone, PartialEq, prost::Message)]
-struct Name {
-    #[prost(string, tag = "1")]
-    name: String,
 }
 
 /// One encoded `VirtualHost` as pretty JSON, unindented.
