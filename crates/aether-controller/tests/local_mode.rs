@@ -365,14 +365,20 @@ fn version_info(routes: &[u8]) -> String {
         .to_owned()
 }
 
+/// Local mode on `input` holding `a.yaml` (object `default/a`), writing to
+/// `out` and publishing over xDS: it, its publisher and the service (kept
+/// alive by the caller).
+fn serving_a_over_xds(input: &std::path::Path, out: &std::path::Path) -> (Local, xds::Publisher, xds::Discovery) {
+    std::fs::write(input.join("a.yaml"), named("a")).unwrap();
+    let (publisher, service) = xds::channel("aether-edge", Arc::new(Metrics::new()));
+    let local = Local::new(options(input, out)).unwrap().with_xds(publisher.clone());
+    (local, publisher, service)
+}
+
 #[test]
 fn routes_json_carries_the_xds_version_and_both_change_with_the_routes() {
     let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
-    let (publisher, _service) = xds::channel("aether-edge", Arc::new(Metrics::new()));
-    let mut local = Local::new(options(input.path(), out.path()))
-        .unwrap()
-        .with_xds(publisher.clone());
+    let (mut local, publisher, _service) = serving_a_over_xds(input.path(), out.path());
     let mut versions = Vec::new();
     for name in ["b", "a"] {
         local.reconcile().unwrap();
@@ -398,11 +404,7 @@ fn routes_json_carries_the_xds_version_and_both_change_with_the_routes() {
 #[test]
 fn xds_is_published_before_the_files_and_even_when_they_cannot_be_written() {
     let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(input.path().join("a.yaml"), named("a")).unwrap();
-    let (publisher, _service) = xds::channel("aether-edge", Arc::new(Metrics::new()));
-    let mut local = Local::new(options(input.path(), out.path()))
-        .unwrap()
-        .with_xds(publisher.clone());
+    let (mut local, publisher, _service) = serving_a_over_xds(input.path(), out.path());
     let summary = local.reconcile().unwrap();
     assert!(summary.published_after.is_some(), "the pass says when it published");
     let first = publisher.current().unwrap().version.clone();
