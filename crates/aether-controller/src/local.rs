@@ -112,7 +112,7 @@ pub struct Local {
     xds: Option<xds::Publisher>,
     secrets: SecretsDir,
     /// The secrets the last pass's snapshot referenced (polled for rotation).
-    referenced: Vec<TlsSecret>,
+    referenced: Arc<[TlsSecret]>,
     /// The metrics (logged, since local mode serves no HTTP).
     pub metrics: Arc<Metrics>,
 }
@@ -152,7 +152,7 @@ impl Local {
         };
         Ok(Self {
             secrets: SecretsDir::new(options.secrets.clone()),
-            referenced: Vec::new(),
+            referenced: Arc::from([]),
             projector: Projector::new(options.projection.clone()),
             options,
             // What a newer writer added is read tolerantly: one object from
@@ -289,7 +289,7 @@ impl Local {
         } else {
             self.objects.keys().map(observe).collect()
         };
-        self.referenced = snapshot.tls_secrets.to_vec();
+        self.referenced = snapshot.tls_secrets.clone();
         // Envoys over gRPC get the snapshot first: they wait neither for the
         // files nor for the statuses, and a file that cannot be written does
         // not hold their answer back.
