@@ -74,12 +74,23 @@ impl Drop for Process {
     }
 }
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
+/// A TCP port on 127.0.0.1 that was free a moment ago, and that no other
+/// call in this process has given: the kernel may hand the same ephemeral
+/// port to two binds in a row once the first is released, and two such
+/// ports in one Envoy bootstrap (admin and listener) made it refuse to start.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("binding an ephemeral port on 127.0.0.1")
-        .port()
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("binding an ephemeral port on 127.0.0.1")
+            .port();
+        if given.insert(port) {
+            return port;
+        }
+    }
 }
 
 /// Polls `check` every 20 ms until it gives a value; panics naming `what`
