@@ -119,7 +119,7 @@ impl Violations {
     #[cold]
     pub fn push(&mut self, path: &FieldPath<'_>, rule_id: &'static str, message: &'static str) {
         self.0.push(Violation {
-            field_path: path.to_string(),
+            field_path: path.render(),
             rule_id,
             message,
         });
@@ -223,6 +223,14 @@ impl<'a> FieldPath<'a> {
         }
     }
 
+    /// The path as a string, in one allocation (`to_string` would format
+    /// into a buffer and copy it: invalid objects push many violations).
+    fn render(&self) -> String {
+        let mut out = String::with_capacity(48);
+        self.write_to(&mut out);
+        out
+    }
+
     fn write_to(&self, out: &mut String) {
         use fmt::Write as _;
         if let Some(parent) = self.parent {
@@ -269,9 +277,7 @@ impl<'a> FieldPath<'a> {
 
 impl fmt::Display for FieldPath<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
-        self.write_to(&mut out);
-        f.write_str(&out)
+        f.write_str(&self.render())
     }
 }
 
