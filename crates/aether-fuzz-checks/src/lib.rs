@@ -168,7 +168,7 @@ pub fn manifest_yaml(data: &[u8]) -> Outcome {
         let spec_json = document.value["spec"].clone();
         if object.problems.is_empty() {
             let reread: VirtualHostSpec = serde_json::from_value(spec_json).expect("a decoded spec decodes again");
-            assert_eq!(reread, object.spec);
+            assert_eq!(reread, *object.spec);
         } else {
             assert!(!object.violations().is_empty(), "an object with problems is invalid");
         }
@@ -644,7 +644,7 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
             let object = VirtualHostObject::decode(document).map_err(|e| {
                 std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
             })?;
-            let spec = &object.spec;
+            let spec: &VirtualHostSpec = &object.spec;
             seeds.push(Seed {
                 target: "admission_review",
                 name: format!("{name}.json"),

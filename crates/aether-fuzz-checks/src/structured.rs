@@ -475,7 +475,7 @@ impl ArbitraryObjects {
                     jiff::Timestamp::from_second(JAN_1_2026 + i64::from(day) * 86_400)
                         .expect("a day of 2026 is a valid timestamp")
                 }),
-                spec: object.spec.build_within(b),
+                spec: std::sync::Arc::new(object.spec.build_within(b)),
                 read_problems: Vec::new(),
             })
             .collect()

@@ -231,6 +231,27 @@ mod tests {
     }
 
     #[test]
+    fn the_objects_of_a_file_not_read_again_share_the_specs_it_gave() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+        write(&a, &host("a"));
+        write(&b, &host("b"));
+        let paths = [dir.path().to_path_buf()];
+        let mut store = LastGood::new();
+        let first = store.load(&paths, &Limits::default());
+        write(&b, &host("bb"));
+        let second = store.load(&paths, &Limits::default());
+        assert_eq!(second.unchanged, std::slice::from_ref(&a));
+        let spec = |load: &Load, i: usize| std::sync::Arc::clone(&load.objects[i].object.spec);
+        assert!(
+            std::sync::Arc::ptr_eq(&spec(&first, 0), &spec(&second, 0)),
+            "a's spec was copied"
+        );
+        assert!(!std::sync::Arc::ptr_eq(&spec(&first, 1), &spec(&second, 1)));
+        assert_eq!(second.objects[1].object.spec.hosts, ["bb.example.com"]);
+    }
+
+    #[test]
     fn a_path_that_cannot_be_listed_keeps_every_file_under_it() {
         let parent = tempfile::tempdir().unwrap();
         let dir = parent.path().join("manifests");

@@ -8,6 +8,7 @@
 //! object is invalid, not unreadable.
 
 use std::fmt;
+use std::sync::Arc;
 
 use aether_api::ObjectKey;
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
@@ -42,7 +43,8 @@ pub struct VirtualHostObject {
     pub generation: i64,
     /// The spec; when [`VirtualHostObject::problems`] has any under
     /// `spec`, only what decoded (each refused value replaced by a default).
-    pub spec: VirtualHostSpec,
+    /// Shared, so that keeping what was read and handing it on cost no copy.
+    pub spec: Arc<VirtualHostSpec>,
     /// The status, when the manifest carries one (as `kubectl get -o yaml` writes it).
     pub status: Option<VirtualHostStatus>,
     /// What did not decode, in document order: the object is invalid when
@@ -294,7 +296,7 @@ impl VirtualHostObject {
             name: name.to_owned(),
             creation_timestamp,
             generation,
-            spec,
+            spec: Arc::new(spec),
             status,
             problems,
             set_aside,

@@ -38,7 +38,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
         namespace: format!("team-{}", i % 100),
         name: format!("app-{i}"),
         creation_timestamp: Some(Timestamp::from_second(1_767_225_600 + i as i64).unwrap()),
-        spec: VirtualHostSpec {
+        spec: std::sync::Arc::new(VirtualHostSpec {
             hosts,
             routes,
             tls: Some(VirtualHostTls {
@@ -46,7 +46,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
                 provider: SecretProvider::Kubernetes as i32,
             }),
             ..Default::default()
-        },
+        }),
         read_problems: Vec::new(),
     }
 }

@@ -1,5 +1,7 @@
 //! The input: VirtualHost objects as the projection sees them.
 
+use std::sync::Arc;
+
 use aether_api::ObjectKey;
 use aether_api::config::v1::VirtualHostSpec;
 pub use aether_manifests::objects::Problem as ReadProblem;
@@ -36,8 +38,10 @@ pub struct VirtualHostObject {
     /// files) rank after every object that has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub creation_timestamp: Option<Timestamp>,
-    /// The VirtualHost's spec.
-    pub spec: VirtualHostSpec,
+    /// The VirtualHost's spec, shared: a reader that keeps what it read
+    /// (the local mode's last good files), the set of objects fed to the
+    /// projector and their clones all hold the one copy.
+    pub spec: Arc<VirtualHostSpec>,
     /// Values of the object as written that did not decode (a manifest's
     /// `port: -1`), as `aether-manifests` reports them: each is a problem of
     /// the object, which is left out as invalid, and `spec` holds the rest.

@@ -649,7 +649,7 @@ fn a_change_of_routes_alone_keeps_the_parts_it_cannot_alter_shared() {
     // Another path, the same backend, hosts and creation time: only a's
     // virtual host changes; every other part is the same list, not a copy.
     let mut edited = object("team", "a", Some("2026-01-02T00:00:00Z"), &["a.example.com"]);
-    edited.spec.routes[0].r#match.as_mut().unwrap().path =
+    Arc::make_mut(&mut edited.spec).routes[0].r#match.as_mut().unwrap().path =
         Some(aether_api::config::v1::route_match::Path::Prefix("/v2".into()));
     projector.upsert(edited.clone());
     let second = projector.snapshot();
@@ -660,7 +660,11 @@ fn a_change_of_routes_alone_keeps_the_parts_it_cannot_alter_shared() {
     assert!(Arc::ptr_eq(&second.report, &first.report));
 
     // Another backend: the dependencies are built again, the rest kept.
-    edited.spec.routes[0].backend.as_mut().unwrap().service = "svc-other".into();
+    Arc::make_mut(&mut edited.spec).routes[0]
+        .backend
+        .as_mut()
+        .unwrap()
+        .service = "svc-other".into();
     projector.upsert(edited.clone());
     let third = projector.snapshot();
     assert!(!Arc::ptr_eq(&third.dependencies, &second.dependencies));

@@ -134,7 +134,7 @@ fn object_strategy() -> impl Strategy<Value = VirtualHostObject> {
             namespace,
             name,
             creation_timestamp,
-            spec,
+            spec: spec.into(),
             read_problems: Vec::new(),
         }
     })
@@ -447,7 +447,7 @@ proptest! {
                     let Some(object) = current.get_mut(&ObjectKey::new(&namespace, &name)) else {
                         continue;
                     };
-                    object.spec = VirtualHostSpec { hosts: object.spec.hosts.clone(), ..spec };
+                    object.spec = VirtualHostSpec { hosts: object.spec.hosts.clone(), ..spec }.into();
                     projector.upsert(object.clone());
                 }
             }

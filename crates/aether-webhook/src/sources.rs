@@ -123,7 +123,7 @@ pub fn load_directory(dir: &Path, limits: &Limits, store: &mut LastGood, index: 
     let objects: HashMap<ObjectKey, Vec<String>> = load
         .objects
         .into_iter()
-        .map(|loaded| (loaded.object.key(), loaded.object.spec.hosts))
+        .map(|loaded| (loaded.object.key(), loaded.object.spec.hosts.clone()))
         .collect();
     let count = objects.len();
     index.replace_all(objects);
