@@ -87,8 +87,16 @@ pub fn plan(
 ) -> Result<Plan, PlanError> {
     let mut writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
     let route_configuration_name = route_configuration_name(snapshot).map_err(PlanError::Decode)?;
-    let listener = tls::edge::files_listener(snapshot, tls, &route_configuration_name);
-    let listeners = tls::edge::discovery_response(&listener).map_err(PlanError::Render)?;
+    let listeners = written
+        .listeners_json
+        .get(
+            snapshot,
+            tls,
+            tls::edge::files_source(tls),
+            &route_configuration_name,
+            tls::edge::discovery_response,
+        )
+        .map_err(PlanError::Render)?;
     if written.differs(tls::edge::LISTENERS_FILE, &listeners) {
         writes.push((tls::edge::LISTENERS_FILE, listeners));
     }

@@ -137,6 +137,9 @@ pub struct Written {
     /// The JSON of each virtual host of the last `routes.json` rendered,
     /// so that the next renders only the virtual hosts that changed.
     routes_json: RoutesJson,
+    /// The last `listeners.json` rendered, made again only when the
+    /// listener would change.
+    pub(crate) listeners_json: crate::tls::edge::ListenerMemo<Vec<u8>>,
     /// The SDS files in `secrets/`: name → SHA-256 of the content (not the
     /// content: it holds a private key).
     secrets: BTreeMap<String, Vec<u8>>,
@@ -171,6 +174,7 @@ impl Written {
             files,
             routes_source: None,
             routes_json: RoutesJson::default(),
+            listeners_json: Default::default(),
             secrets,
         }
     }

@@ -16,8 +16,10 @@
 //! The xDS variant is the same listener with routes and secrets from the
 //! controller's xDS server.
 
-use aether_projection::listener::{EdgeSource, SECRETS_DIR, https_listener, sds_secret, secret_file};
-use aether_projection::{RenderError, Snapshot, descriptors};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use aether_projection::listener::{EdgeSource, ListenerConfig, SECRETS_DIR, https_listener, sds_secret, secret_file};
+use aether_projection::{RenderError, Snapshot, TlsChain, descriptors};
 use envoy_types::pb::envoy::config::listener::v3::Listener;
 use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::Secret;
 use prost::bytes::Bytes;
@@ -32,32 +34,109 @@ pub const LISTENERS_FILE: &str = "listeners.json";
 
 /// The HTTPS listener of `snapshot`, routes and secrets from `source`.
 pub fn listener(snapshot: &Snapshot, tls: &EdgeTls, source: EdgeSource, route_configuration_name: &str) -> Listener {
-    https_listener(
-        &snapshot.tls_chains,
-        &snapshot.plain_hosts_under_tls_wildcards,
-        |secret| tls.resolutions.usable(secret),
-        &tls.settings.listener(source, route_configuration_name),
-    )
+    Inputs::of(snapshot, tls, source, route_configuration_name).listener(tls)
 }
 
 /// The listener as Envoy reads it from `listeners.json`.
 pub fn files_listener(snapshot: &Snapshot, tls: &EdgeTls, route_configuration_name: &str) -> Listener {
-    listener(
-        snapshot,
-        tls,
-        EdgeSource::Files(tls.settings.envoy_dir.clone()),
-        route_configuration_name,
-    )
+    listener(snapshot, tls, files_source(tls), route_configuration_name)
 }
 
 /// The listener as the xDS server sends it.
 pub fn xds_listener(snapshot: &Snapshot, tls: &EdgeTls, route_configuration_name: &str) -> Listener {
-    listener(
-        snapshot,
-        tls,
-        EdgeSource::Xds(tls.settings.xds_cluster.clone()),
-        route_configuration_name,
-    )
+    listener(snapshot, tls, xds_source(tls), route_configuration_name)
+}
+
+/// Where `listeners.json`'s listener takes its routes and secrets.
+pub fn files_source(tls: &EdgeTls) -> EdgeSource {
+    EdgeSource::Files(tls.settings.envoy_dir.clone())
+}
+
+/// Where the xDS server's listener takes its routes and secrets.
+pub fn xds_source(tls: &EdgeTls) -> EdgeSource {
+    EdgeSource::Xds(tls.settings.xds_cluster.clone())
+}
+
+/// The last listener made, kept as what was made of it (its file, its xDS
+/// resource) with what it was made from: a pass whose TLS chains, usable
+/// secrets and settings are the last pass's takes it from here instead of
+/// building and rendering it again. At 50,000 objects with TLS that was
+/// most of a pass that changed no route. Clones share the memo.
+#[derive(Debug, Clone)]
+pub struct ListenerMemo<T>(Arc<Mutex<Option<(Inputs, T)>>>);
+
+impl<T> Default for ListenerMemo<T> {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(None)))
+    }
+}
+
+impl<T: Clone> ListenerMemo<T> {
+    /// `make` of the listener of `snapshot` (see [`listener`]), or what it
+    /// made last when the listener would be the same.
+    pub fn get<E>(
+        &self,
+        snapshot: &Snapshot,
+        tls: &EdgeTls,
+        source: EdgeSource,
+        route_configuration_name: &str,
+        make: impl FnOnce(&Listener) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let inputs = Inputs::of(snapshot, tls, source, route_configuration_name);
+        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((made_from, made)) = &*last
+            && made_from.same_as(&inputs)
+        {
+            return Ok(made.clone());
+        }
+        let made = make(&inputs.listener(tls))?;
+        *last = Some((inputs, made.clone()));
+        Ok(made)
+    }
+}
+
+/// What the listener is made from.
+#[derive(Debug)]
+struct Inputs {
+    chains: Arc<[TlsChain]>,
+    plain_hosts: Arc<[String]>,
+    /// Whether each chain's secret is usable, in chain order: all the
+    /// listener reads of the secrets' resolutions.
+    usable: Vec<bool>,
+    config: ListenerConfig,
+}
+
+impl Inputs {
+    fn of(snapshot: &Snapshot, tls: &EdgeTls, source: EdgeSource, route_configuration_name: &str) -> Self {
+        Self {
+            chains: Arc::clone(&snapshot.tls_chains),
+            plain_hosts: Arc::clone(&snapshot.plain_hosts_under_tls_wildcards),
+            usable: snapshot
+                .tls_chains
+                .iter()
+                .map(|chain| tls.resolutions.usable(&chain.secret))
+                .collect(),
+            config: tls.settings.listener(source, route_configuration_name),
+        }
+    }
+
+    /// The lists are compared by address first: the projector hands the
+    /// same list on while no change can alter it.
+    fn same_as(&self, other: &Inputs) -> bool {
+        (Arc::ptr_eq(&self.chains, &other.chains) || self.chains == other.chains)
+            && (Arc::ptr_eq(&self.plain_hosts, &other.plain_hosts) || self.plain_hosts == other.plain_hosts)
+            && self.usable == other.usable
+            && self.config == other.config
+    }
+
+    fn listener(&self, tls: &EdgeTls) -> Listener {
+        https_listener(
+            &self.chains,
+            &self.plain_hosts,
+            |secret| tls.resolutions.usable(secret),
+            &self.config,
+        )
+    }
 }
 
 /// The SDS resource of every ready `KUBERNETES` secret, with its file
@@ -116,4 +195,90 @@ pub fn secret_files(tls: &EdgeTls) -> Result<Vec<(String, Vec<u8>)>, RenderError
 /// The directory of the SDS files under the output directory.
 pub fn secrets_dir() -> &'static str {
     SECRETS_DIR
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::convert::Infallible;
+
+    use aether_api::config::v1::SecretProvider;
+    use aether_projection::{ProjectionConfig, TlsSecret, parse_manifests, project};
+
+    use super::*;
+    use crate::tls::{Resolution, Resolutions, TlsSettings};
+
+    /// One object per name, each with a TLS secret `NAME-tls`.
+    fn snapshot(names: &[&str]) -> Snapshot {
+        let text: String = names
+            .iter()
+            .map(|name| {
+                format!(
+                    "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: shop}}\n\
+                     spec:\n  hosts: [{name}.example.com]\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: web}}\n\
+                     \x20 tls: {{secretName: {name}-tls, provider: KUBERNETES}}\n"
+                )
+            })
+            .collect();
+        project(parse_manifests(&text).unwrap(), &ProjectionConfig::default()).unwrap()
+    }
+
+    /// The secrets named usable (served by the mesh), the others never looked up.
+    fn tls(usable: &[&str]) -> EdgeTls {
+        let mut resolutions = Resolutions::default();
+        for name in usable {
+            let secret = TlsSecret {
+                provider: SecretProvider::Kubernetes,
+                namespace: Some("shop".into()),
+                secret_name: (*name).into(),
+            };
+            resolutions.insert(secret, Resolution::Delegated("mesh-sds".into()));
+        }
+        EdgeTls {
+            settings: TlsSettings::new("/envoy"),
+            resolutions,
+        }
+    }
+
+    #[test]
+    fn the_listener_is_made_again_exactly_when_it_would_change() {
+        let memo = ListenerMemo::default();
+        let made = Cell::new(0);
+        let get = |snapshot: &Snapshot, tls: &EdgeTls, source: EdgeSource, name: &str| {
+            memo.get(snapshot, tls, source, name, |listener| {
+                made.set(made.get() + 1);
+                Ok::<_, Infallible>(listener.clone())
+            })
+            .unwrap()
+        };
+        let (ab, none) = (snapshot(&["a", "b"]), tls(&[]));
+        let first = get(&ab, &none, files_source(&none), "edge");
+        assert_eq!(first, files_listener(&ab, &none, "edge"));
+        assert_eq!(get(&ab, &none, files_source(&none), "edge"), first);
+        // Another snapshot with the same chains (equal lists, not shared).
+        let again = snapshot(&["b", "a"]);
+        assert!(!Arc::ptr_eq(&again.tls_chains, &ab.tls_chains));
+        assert_eq!(get(&again, &none, files_source(&none), "edge"), first);
+        assert_eq!(made.get(), 1);
+
+        // Each input that changes the listener makes it again.
+        let a_usable = tls(&["a-tls"]);
+        let usable = get(&ab, &a_usable, files_source(&a_usable), "edge");
+        assert_eq!((made.get(), &usable), (2, &files_listener(&ab, &a_usable, "edge")));
+        assert_ne!(usable, first);
+        let only_a = snapshot(&["a"]);
+        let fewer = get(&only_a, &a_usable, files_source(&a_usable), "edge");
+        assert_eq!((made.get(), &fewer), (3, &files_listener(&only_a, &a_usable, "edge")));
+        let renamed = get(&only_a, &a_usable, files_source(&a_usable), "other");
+        assert_eq!(
+            (made.get(), &renamed),
+            (4, &files_listener(&only_a, &a_usable, "other"))
+        );
+        let xds = get(&only_a, &a_usable, xds_source(&a_usable), "other");
+        assert_eq!((made.get(), &xds), (5, &xds_listener(&only_a, &a_usable, "other")));
+        // A secret no chain names changes nothing.
+        let more = tls(&["a-tls", "z-tls"]);
+        assert_eq!(get(&only_a, &more, xds_source(&more), "other"), xds);
+        assert_eq!(made.get(), 5);
+    }
 }

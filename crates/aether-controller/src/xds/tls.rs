@@ -38,6 +38,8 @@ type Current = Option<Arc<Resources>>;
 pub(crate) struct TlsSenders {
     listeners: Arc<watch::Sender<Current>>,
     secrets: Arc<watch::Sender<Current>>,
+    /// The listener's resources, made again only when it would change.
+    listener: edge::ListenerMemo<Arc<Resources>>,
 }
 
 /// The serving ends.
@@ -54,6 +56,7 @@ pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
         TlsSenders {
             listeners: Arc::new(listeners),
             secrets: Arc::new(secrets),
+            listener: edge::ListenerMemo::default(),
         },
         TlsReceivers {
             listeners: listeners_receiver,
@@ -64,7 +67,7 @@ pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
 
 /// Publishes `resources` unless they are the ones published; returns
 /// whether they were new.
-fn publish(sender: &watch::Sender<Current>, resources: Resources) -> bool {
+fn publish(sender: &watch::Sender<Current>, resources: Arc<Resources>) -> bool {
     sender.send_if_modified(|current| {
         if current
             .as_ref()
@@ -72,7 +75,7 @@ fn publish(sender: &watch::Sender<Current>, resources: Resources) -> bool {
         {
             return false;
         }
-        *current = Some(Arc::new(resources));
+        *current = Some(resources);
         true
     })
 }
@@ -84,8 +87,16 @@ impl Publisher {
     /// ones, so an Envoy still warming that listener finds them; the next
     /// publication drops them.
     pub fn publish_tls(&self, snapshot: &Snapshot, tls: &EdgeTls) {
-        let route_configuration_name = self.name.to_string();
-        let listener = edge::xds_listener(snapshot, tls, &route_configuration_name);
+        let listener = self
+            .tls
+            .listener
+            .get(snapshot, tls, edge::xds_source(tls), &self.name, |listener| {
+                Ok::<_, std::convert::Infallible>(Arc::new(Resources::new(vec![(
+                    listener.name.clone(),
+                    Bytes::from(listener.encode_to_vec()),
+                )])))
+            })
+            .unwrap_or_else(|never| match never {});
         let mut secrets: Vec<(String, Bytes)> = edge::secrets(tls)
             .into_iter()
             .map(|(_, secret)| (secret.name.clone(), Bytes::from(secret.encode_to_vec())))
@@ -99,10 +110,9 @@ impl Publisher {
                 }
             }
         }
-        if publish(&self.tls.secrets, Resources::new(secrets)) {
+        if publish(&self.tls.secrets, Arc::new(Resources::new(secrets))) {
             info!("xds: new secrets");
         }
-        let listener = Resources::new(vec![(listener.name.clone(), Bytes::from(listener.encode_to_vec()))]);
         let version = listener.version.clone();
         if publish(&self.tls.listeners, listener) {
             info!(%version, "xds: new listener");
