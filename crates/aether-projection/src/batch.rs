@@ -156,7 +156,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     let (route_configuration, virtual_hosts) = writer.finish();
     Ok(Snapshot {
         route_configuration,
-        virtual_hosts,
+        virtual_hosts: virtual_hosts.into(),
         dependencies: Dependency::group(&dependencies).into(),
         tls_secrets: tls_secrets.into(),
         tls_chains: tls_chains.into(),

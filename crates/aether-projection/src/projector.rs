@@ -93,13 +93,16 @@ pub struct Projector {
     touched: HashSet<ObjectKey>,
 }
 
-/// The snapshot's parts besides the virtual hosts, each built by the first
-/// snapshot after a change that can alter it, then shared (not copied) by
-/// every snapshot until the next such change. A change of one object's
-/// routes (the same hosts, the same rank) keeps every one whose inputs it
-/// leaves alone; any other change drops them all.
+/// The snapshot's parts, each built by the first snapshot after a change
+/// that can alter it, then shared (not copied) by every snapshot until the
+/// next such change. A change of one object's routes (the same hosts, the
+/// same rank) keeps every one whose inputs it leaves alone (all of them when
+/// its virtual host comes out the same); any other change drops them all.
 #[derive(Debug, Clone, Default)]
 struct Derived {
+    /// The served virtual hosts, in key order, and the route configuration
+    /// made of them.
+    routes: OnceLock<(Arc<[Bytes]>, Bytes)>,
     dependencies: OnceLock<Arc<[Dependency]>>,
     tls_secrets: OnceLock<Arc<[TlsSecret]>>,
     tls: OnceLock<TlsParts>,
@@ -320,6 +323,9 @@ impl Projector {
                 let routes = &new.virtual_host[new.routes_at..];
                 let virtual_host = envoy::virtual_host(&new.name, &old.domains, routes);
                 new.routes_at = virtual_host.len() - routes.len();
+                if old.included && virtual_host != old.virtual_host {
+                    self.derived.routes.take();
+                }
                 new.virtual_host = virtual_host;
                 new.domains = std::mem::take(&mut old.domains);
                 new.included = old.included;
@@ -383,15 +389,23 @@ impl Projector {
     /// snapshot shared, unless a change since can have altered them, in
     /// which case they are read again from their sorted maps.
     pub fn snapshot(&self) -> Snapshot {
-        let virtual_hosts: Vec<Bytes> = self
-            .included
-            .iter()
-            .filter_map(|key| match self.objects.get(key) {
-                Some(Entry::Valid(valid)) => Some(valid.virtual_host.clone()),
-                _ => None,
-            })
-            .collect();
         let derived = &self.derived;
+        let (virtual_hosts, route_configuration) = derived
+            .routes
+            .get_or_init(|| {
+                let virtual_hosts: Arc<[Bytes]> = self
+                    .included
+                    .iter()
+                    .filter_map(|key| match self.objects.get(key) {
+                        Some(Entry::Valid(valid)) => Some(valid.virtual_host.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let route_configuration =
+                    envoy::route_configuration(&self.config.route_configuration_name, &virtual_hosts);
+                (virtual_hosts, route_configuration)
+            })
+            .clone();
         let (tls_chains, plain_hosts_under_tls_wildcards) = derived
             .tls
             .get_or_init(|| {
@@ -403,7 +417,7 @@ impl Projector {
             })
             .clone();
         Snapshot {
-            route_configuration: envoy::route_configuration(&self.config.route_configuration_name, &virtual_hosts),
+            route_configuration,
             virtual_hosts,
             dependencies: derived
                 .dependencies

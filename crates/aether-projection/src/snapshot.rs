@@ -30,7 +30,7 @@ pub struct Snapshot {
     pub(crate) route_configuration: Bytes,
     /// Each virtual host of the route configuration, encoded as a
     /// `VirtualHost` message, in the same order.
-    pub(crate) virtual_hosts: Vec<Bytes>,
+    pub(crate) virtual_hosts: Arc<[Bytes]>,
     /// Every backend service the route configuration sends to, with its
     /// ports, sorted by service.
     pub dependencies: Arc<[Dependency]>,

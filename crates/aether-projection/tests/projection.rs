@@ -671,6 +671,18 @@ fn a_change_of_routes_alone_keeps_the_parts_it_cannot_alter_shared() {
     assert_eq!(third.dependencies[0].service, "svc-other");
     assert!(Arc::ptr_eq(&third.report, &second.report));
 
+    // The same object again: every part is shared, the route
+    // configuration too.
+    projector.upsert(edited.clone());
+    let fourth = projector.snapshot();
+    assert_eq!(fourth, third);
+    assert_eq!(fourth.virtual_hosts().as_ptr(), third.virtual_hosts().as_ptr());
+    assert_eq!(
+        fourth.route_configuration_bytes().as_ptr(),
+        third.route_configuration_bytes().as_ptr()
+    );
+    assert!(Arc::ptr_eq(&fourth.dependencies, &third.dependencies));
+
     // What a full build of the same objects gives, every time.
     let b = object("team", "b", Some("2026-01-03T00:00:00Z"), &["a.example.com"]);
     assert_eq!(third, snapshot(vec![edited, b]));
