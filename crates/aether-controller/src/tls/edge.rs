@@ -19,7 +19,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use aether_projection::listener::{EdgeSource, ListenerConfig, SECRETS_DIR, https_listener, sds_secret, secret_file};
-use aether_projection::{RenderError, Snapshot, TlsChain, descriptors};
+use aether_projection::{RenderError, Snapshot, TlsChain, TlsSecret, descriptors};
 use envoy_types::pb::envoy::config::listener::v3::Listener;
 use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::Secret;
 use prost::bytes::Bytes;
@@ -34,7 +34,7 @@ pub const LISTENERS_FILE: &str = "listeners.json";
 
 /// The HTTPS listener of `snapshot`, routes and secrets from `source`.
 pub fn listener(snapshot: &Snapshot, tls: &EdgeTls, source: EdgeSource, route_configuration_name: &str) -> Listener {
-    Inputs::of(snapshot, tls, source, route_configuration_name).listener(tls)
+    Inputs::of(snapshot, tls, source, route_configuration_name).listener()
 }
 
 /// The listener as Envoy reads it from `listeners.json`.
@@ -89,7 +89,7 @@ impl<T: Clone> ListenerMemo<T> {
         {
             return Ok(made.clone());
         }
-        let made = make(&inputs.listener(tls))?;
+        let made = make(&inputs.listener())?;
         *last = Some((inputs, made.clone()));
         Ok(made)
     }
@@ -129,13 +129,15 @@ impl Inputs {
             && self.config == other.config
     }
 
-    fn listener(&self, tls: &EdgeTls) -> Listener {
-        https_listener(
-            &self.chains,
-            &self.plain_hosts,
-            |secret| tls.resolutions.usable(secret),
-            &self.config,
-        )
+    /// The listener, from these inputs alone (the chains are sorted by
+    /// secret).
+    fn listener(&self) -> Listener {
+        let usable = |secret: &TlsSecret| {
+            self.chains
+                .binary_search_by(|chain| chain.secret.cmp(secret))
+                .is_ok_and(|i| self.usable[i])
+        };
+        https_listener(&self.chains, &self.plain_hosts, usable, &self.config)
     }
 }
 
@@ -198,18 +200,19 @@ pub fn secrets_dir() -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::cell::Cell;
     use std::convert::Infallible;
 
     use aether_api::config::v1::SecretProvider;
-    use aether_projection::{ProjectionConfig, TlsSecret, parse_manifests, project};
+    use aether_projection::{ProjectionConfig, parse_manifests, project};
 
     use super::*;
     use crate::tls::{Resolution, Resolutions, TlsSettings};
 
-    /// One object per name, each with a TLS secret `NAME-tls`.
-    fn snapshot(names: &[&str]) -> Snapshot {
+    /// One object per name in namespace `shop`, each with a TLS secret
+    /// `NAME-tls`.
+    pub(crate) fn snapshot(names: &[&str]) -> Snapshot {
         let text: String = names
             .iter()
             .map(|name| {

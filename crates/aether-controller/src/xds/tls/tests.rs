@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aether_e2e::certs::{Leaf, TestCa};
-use aether_projection::{ProjectionConfig, TlsSecret, parse_manifests, project};
+use aether_projection::TlsSecret;
 use envoy_types::pb::envoy::config::listener::v3::Listener;
 use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::Secret;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
@@ -22,17 +22,7 @@ use crate::tls::{EdgeTls, Resolution, Resolutions, TlsSettings};
 use crate::xds::{Publisher, channel};
 
 fn snapshot() -> aether_projection::Snapshot {
-    let text = ["a", "b"]
-        .iter()
-        .map(|name| {
-            format!(
-                "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: shop}}\n\
-                 spec:\n  hosts: [{name}.example.com]\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: web}}\n\
-                 \x20 tls: {{secretName: {name}-tls, provider: KUBERNETES}}\n"
-            )
-        })
-        .collect::<String>();
-    project(parse_manifests(&text).unwrap(), &ProjectionConfig::default()).unwrap()
+    crate::tls::edge::tests::snapshot(&["a", "b"])
 }
 
 fn secret(name: &str) -> TlsSecret {
