@@ -7,7 +7,14 @@
 //!   `routes.json` is rendered again (Envoy's JSON of every route);
 //! - `pass_without_route_change`: the pass a watch event that changes
 //!   nothing at the edge causes (the echo of a status write, a label
-//!   change): `routes.json` is known current and not rendered.
+//!   change): `routes.json` is known current and not rendered;
+//! - `publish_after_route_change`: what an Envoy over gRPC waits for, the
+//!   pass up to its xDS publish (the pass publishes before it renders files
+//!   or statuses): the change, the snapshot, the new version handed to the
+//!   streams.
+//!
+//! Both passes publish to an xDS server too, as a controller with
+//! `--xds-addr` does.
 //!
 //! ```text
 //! cargo bench -p aether-controller --bench pass
@@ -21,7 +28,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
 
-use aether_controller::{Files, Observed, Written, outputs, plan};
+use aether_controller::{Files, Observed, Written, outputs, plan, xds};
 use aether_projection::{ObjectKey, ProjectionConfig, Projector};
 use criterion::{Criterion, criterion_group, criterion_main};
 use jiff::Timestamp;
@@ -54,14 +61,7 @@ fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Obs
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
     let files: Files = first.writes.into_iter().collect();
-    outputs::write_changed(
-        dir.path(),
-        &files,
-        &[],
-        &mut written,
-        &snapshot.route_configuration_bytes(),
-    )
-    .unwrap();
+    outputs::write_changed(dir.path(), &files, &[], &mut written, snapshot.routes()).unwrap();
     for patch in first.patches {
         observed.get_mut(&patch.key).unwrap().status = Some(patch.status);
     }
@@ -78,6 +78,7 @@ fn pass(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(5));
         for n in sizes() {
             let (mut projector, observed, written, _dir) = steady_state(n, now);
+            let (publisher, _service) = xds::channel("aether-edge", Default::default());
             let mut version = 1;
             group.bench_function(format!("{n}"), |b| {
                 b.iter(|| {
@@ -86,6 +87,7 @@ fn pass(c: &mut Criterion) {
                     }
                     projector.upsert(fixtures::object(n / 2, version));
                     let snapshot = projector.snapshot();
+                    publisher.publish(&snapshot);
                     let touched: BTreeMap<ObjectKey, Observed> = projector
                         .take_touched()
                         .into_iter()
@@ -105,7 +107,33 @@ fn pass(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, pass);
+/// The pass up to the xDS publish, after a route change.
+fn publish(c: &mut Criterion) {
+    let now = Timestamp::from_second(1_800_000_000).unwrap();
+    let mut group = c.benchmark_group("publish_after_route_change");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5));
+    for n in sizes() {
+        let (mut projector, _observed, _written, _dir) = steady_state(n, now);
+        let (publisher, _service) = xds::channel("aether-edge", Default::default());
+        publisher.publish(&projector.snapshot());
+        let mut version = 1;
+        group.bench_function(format!("{n}"), |b| {
+            b.iter(|| {
+                version += 1;
+                projector.upsert(fixtures::object(n / 2, version));
+                let snapshot = projector.snapshot();
+                publisher.publish(&snapshot);
+                black_box(publisher.current())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, pass, publish);
 criterion_main!(benches);
 
 /// The fleet sizes measured: `AETHER_PASS_SIZES`, or 1k to 100k.

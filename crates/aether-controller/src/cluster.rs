@@ -294,7 +294,7 @@ impl ClusterState {
             &files,
             &plan.secret_files,
             &mut self.written,
-            &snapshot.route_configuration_bytes(),
+            snapshot.routes(),
         )?;
         metrics.file_writes.inc_by(written.len() as u64);
         if !written.is_empty() {

@@ -117,8 +117,8 @@ pub fn plan(
     })
 }
 
-/// The `name` of the snapshot's route configuration, read without decoding
-/// the rest (prost skips every virtual host).
+/// The `name` of the snapshot's route configuration, read from an empty
+/// one of the same name (not by skipping every virtual host).
 fn route_configuration_name(snapshot: &Snapshot) -> Result<String, prost::DecodeError> {
-    <status::Name as prost::Message>::decode(snapshot.route_configuration_binary()).map(|outline| outline.name)
+    <status::Name as prost::Message>::decode(snapshot.routes().encode_with(&[]).as_slice()).map(|outline| outline.name)
 }

@@ -329,7 +329,7 @@ impl Local {
             &files,
             &plan.secret_files,
             &mut self.written,
-            &snapshot.route_configuration_bytes(),
+            snapshot.routes(),
         )
         .with_context(|| format!("in {}", self.options.out.display()))?;
         self.status_file_stale = false;

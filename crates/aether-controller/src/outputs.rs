@@ -9,8 +9,8 @@
 //!   pass and only when its bytes change, so an Envoy that watches this
 //!   path (not the whole directory, where the other files are renamed too)
 //!   reloads once per change of routes. Its `versionInfo` is the version
-//!   the xDS server gives the same configuration ([`version_of`]), which
-//!   Envoy reports as the version it runs.
+//!   the xDS server gives the same configuration
+//!   ([`RouteTable::version`]), which Envoy reports as the version it runs.
 //! - `dependencies.json`: the backend services and their ports.
 //! - `tls-secrets.json`: the TLS secrets the edge must load.
 //! - `listeners.json` and `secrets/*.json`: the HTTPS listener and its
@@ -24,8 +24,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
-use aether_projection::{RenderError, Snapshot};
-use prost::bytes::Bytes;
+use aether_projection::{RenderError, RouteTable, Snapshot};
 
 pub mod routes_json;
 
@@ -53,12 +52,13 @@ pub fn render(snapshot: &Snapshot) -> Result<Files, RenderError> {
     Ok(render_changes(snapshot, &Written::default())?.into_iter().collect())
 }
 
-/// The version of an encoded `RouteConfiguration`: 16 hex digits of its
-/// SHA-256. A digest rather than a counter, so that every replica (and
-/// `routes.json` and xDS alike) names one configuration the same way, and
-/// an unchanged configuration keeps its version across restarts.
-pub fn version_of(route_configuration: &[u8]) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, route_configuration);
+/// The version of an encoded resource (the listener, a secret): 16 hex
+/// digits of its SHA-256. A digest rather than a counter, so that every
+/// replica names one configuration the same way, and an unchanged one keeps
+/// its version across restarts. (The route configuration's is its table's,
+/// [`RouteTable::version`], made the same way without reading it whole.)
+pub fn version_of(encoded: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, encoded);
     digest.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
@@ -125,15 +125,14 @@ pub fn remove_stray_temporaries(dir: &Path, names: &[&'static str]) {
 
 /// What the output directory holds, as far as this process knows: the
 /// bytes of each file, except that for `routes.json`, once this process has
-/// written it, only the route configuration it was rendered from is kept
-/// (binary, a fraction of the JSON's size). A pass whose route
-/// configuration is the same then skips rendering the JSON, which is most
-/// of a pass's cost at scale.
+/// written it, only the route table it was rendered from is kept (shared
+/// with the snapshots). A pass whose route configuration is the same then
+/// skips rendering the JSON, which is most of a pass's cost at scale.
 #[derive(Debug, Clone, Default)]
 pub struct Written {
     files: Files,
     /// Shared with the snapshot (and the xDS version), not a copy.
-    routes_source: Option<Bytes>,
+    routes_source: Option<RouteTable>,
     /// The JSON of each virtual host of the last `routes.json` rendered,
     /// so that the next renders only the virtual hosts that changed.
     routes_json: RoutesJson,
@@ -184,13 +183,10 @@ impl Written {
         self.files.get(name).map(Vec::as_slice)
     }
 
-    /// Whether `routes.json` is known to hold the rendering of `binary`.
-    fn routes_rendered_from(&self, binary: &[u8]) -> bool {
-        self.routes_source.as_ref().is_some_and(|source| {
-            // The same buffer (most passes: the projector shares it) is the
-            // same bytes, without reading them.
-            (source.as_ptr() == binary.as_ptr() && source.len() == binary.len()) || source.as_ref() == binary
-        })
+    /// Whether `routes.json` is known to hold the rendering of `routes`
+    /// (most passes: the table the projector shares, told in O(1)).
+    fn routes_rendered_from(&self, routes: &RouteTable) -> bool {
+        self.routes_source.as_ref().is_some_and(|source| source.same_as(routes))
     }
 
     pub(crate) fn differs(&self, name: &str, bytes: &[u8]) -> bool {
@@ -207,7 +203,7 @@ pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'s
         (DEPENDENCIES_FILE, pretty(&*snapshot.dependencies)?),
         (TLS_SECRETS_FILE, pretty(&*snapshot.tls_secrets)?),
     ];
-    if !written.routes_rendered_from(snapshot.route_configuration_binary()) {
+    if !written.routes_rendered_from(snapshot.routes()) {
         files.push((ROUTES_FILE, written.routes_json.render(snapshot)?));
     }
     files.retain(|(name, bytes)| written.differs(name, bytes));
@@ -231,8 +227,7 @@ fn write_rank(name: &str) -> u8 {
 
 /// Writes each of `files` that differs from `written` with [`write_atomic`]
 /// (`routes.json`, then `listeners.json`, last) and records it;
-/// `routes_source` is the route configuration `routes.json` was rendered
-/// from. Before them, the SDS files of `secrets` (name relative to
+/// `routes_source` is the route table `routes.json` was rendered from. Before them, the SDS files of `secrets` (name relative to
 /// `secrets/` → content) that changed, owner-only; after them, the SDS
 /// files no longer in `secrets`, removed. Returns the names written
 /// (`secrets/` once for any SDS file written or removed). Stops at the
@@ -243,7 +238,7 @@ pub fn write_changed(
     files: &Files,
     secrets: &[(String, Vec<u8>)],
     written: &mut Written,
-    routes_source: &Bytes,
+    routes_source: &RouteTable,
 ) -> io::Result<Vec<&'static str>> {
     let mut done = Vec::new();
     let secrets_dir = dir.join(crate::tls::edge::secrets_dir());

@@ -31,7 +31,6 @@ use aether_api::config::v1::{Condition, VirtualHostStatus};
 use aether_projection::{LeftOutReason, ObjectKey, Problem, Snapshot, TlsSecret};
 use jiff::Timestamp;
 use prost::Message as _;
-use prost::bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::tls::Resolutions;
@@ -126,19 +125,12 @@ struct Verdict {
     route_count: u32,
 }
 
-/// What the statuses read of Envoy's `RouteConfiguration`: each virtual
-/// host's name, domains and number of routes. prost skips every other field
-/// (and each route's content), so this decodes in a fraction of the time of
-/// envoy-types' whole message, which a pass at 50,000 objects would
-/// otherwise spend most of its status work on. Tags are Envoy's; a test
-/// compares this with the full decode.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct RouteConfigurationOutline {
-    #[prost(message, repeated, tag = "2")]
-    pub virtual_hosts: Vec<VirtualHostOutline>,
-}
-
-/// See [`RouteConfigurationOutline`].
+/// What the statuses read of an Envoy `VirtualHost`: its name, domains and
+/// number of routes. prost skips every other field (and each route's
+/// content), so this decodes in a fraction of the time of envoy-types'
+/// whole message, which a pass at 50,000 objects would otherwise spend most
+/// of its status work on. Tags are Envoy's; a test compares this with the
+/// full decode.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct VirtualHostOutline {
     #[prost(string, tag = "1")]
@@ -159,27 +151,6 @@ pub(crate) struct Skipped {}
 pub(crate) struct Name {
     #[prost(string, tag = "1")]
     pub name: String,
-}
-
-/// The outline of `key`'s virtual host among `virtual_hosts`, which the
-/// projection orders by object (namespace, then name): a binary search
-/// that decodes the name of each virtual host it looks at.
-fn find_virtual_host(
-    virtual_hosts: &[Bytes],
-    key: &ObjectKey,
-) -> Result<Option<VirtualHostOutline>, prost::DecodeError> {
-    let (mut low, mut high) = (0, virtual_hosts.len());
-    while low < high {
-        let middle = low + (high - low) / 2;
-        let name = Name::decode(virtual_hosts[middle].as_ref())?.name;
-        let (namespace, object) = name.split_once('/').unwrap_or(("", &name));
-        match (namespace, object).cmp(&(key.namespace.as_str(), key.name.as_str())) {
-            std::cmp::Ordering::Less => low = middle + 1,
-            std::cmp::Ordering::Greater => high = middle,
-            std::cmp::Ordering::Equal => return VirtualHostOutline::decode(virtual_hosts[middle].as_ref()).map(Some),
-        }
-    }
-    Ok(None)
 }
 
 /// The snapshot indexed by object.
@@ -229,20 +200,19 @@ impl<'a> Index<'a> {
             let routes = u32::try_from(host.routes.len()).unwrap_or(u32::MAX);
             (host.name, (host.domains, routes))
         };
-        let virtual_hosts = snapshot.virtual_hosts();
-        let served = if keys.len().saturating_mul(32) < virtual_hosts.len() {
-            let mut served = HashMap::new();
-            for key in keys.keys() {
-                served.extend(find_virtual_host(virtual_hosts, key)?.map(entry));
+        let table = snapshot.routes();
+        let mut served = HashMap::new();
+        if keys.len() < table.len() {
+            for virtual_host in keys.keys().filter_map(|key| table.virtual_host(key)) {
+                let (name, outline) = entry(VirtualHostOutline::decode(virtual_host.as_ref())?);
+                served.insert(name, outline);
             }
-            served
         } else {
-            RouteConfigurationOutline::decode(snapshot.route_configuration_binary())?
-                .virtual_hosts
-                .into_iter()
-                .map(entry)
-                .collect()
-        };
+            for virtual_host in table.virtual_hosts() {
+                let (name, outline) = entry(VirtualHostOutline::decode(virtual_host.as_ref())?);
+                served.insert(name, outline);
+            }
+        }
         let routes_left_out = snapshot
             .report
             .routes_left_out
@@ -485,14 +455,16 @@ mod tests {
         let objects = aether_projection::parse_manifests(&text).unwrap();
         let snapshot = aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap();
         let full = snapshot.route_configuration().unwrap();
-        let outline = RouteConfigurationOutline::decode(snapshot.route_configuration_binary()).unwrap();
+        let outline: Vec<VirtualHostOutline> = snapshot
+            .virtual_hosts()
+            .map(|host| VirtualHostOutline::decode(host.as_ref()).unwrap())
+            .collect();
         let full: Vec<(String, Vec<String>, usize)> = full
             .virtual_hosts
             .into_iter()
             .map(|host| (host.name, host.domains, host.routes.len()))
             .collect();
         let outline: Vec<(String, Vec<String>, usize)> = outline
-            .virtual_hosts
             .into_iter()
             .map(|host| (host.name, host.domains, host.routes.len()))
             .collect();

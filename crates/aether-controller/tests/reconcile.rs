@@ -12,7 +12,6 @@ use aether_controller::{Files, Observed, StatusPatch, Written, plan};
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, VirtualHostObject, parse_manifests, project};
 use common::{decode_routes, object};
 use jiff::Timestamp;
-use prost::bytes::Bytes;
 use serde_json::json;
 
 const T0: &str = "2026-01-01T00:00:00Z";
@@ -142,9 +141,8 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
     let files: Files = first.writes.into_iter().collect();
-    let binary = snapshot.route_configuration_bytes();
     assert_eq!(
-        outputs::write_changed(dir.path(), &files, &[], &mut written, &binary)
+        outputs::write_changed(dir.path(), &files, &[], &mut written, snapshot.routes())
             .unwrap()
             .len(),
         4
@@ -172,14 +170,7 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     let changed = plan(&other, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     assert!(changed.writes.iter().any(|(name, _)| *name == ROUTES_FILE));
     let files: Files = changed.writes.into_iter().collect();
-    outputs::write_changed(
-        dir.path(),
-        &files,
-        &[],
-        &mut written,
-        &other.route_configuration_bytes(),
-    )
-    .unwrap();
+    outputs::write_changed(dir.path(), &files, &[], &mut written, other.routes()).unwrap();
     let back = plan(&snapshot, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     let (name, bytes) = back.writes.last().unwrap();
     assert_eq!(
@@ -323,23 +314,36 @@ fn a_failed_write_leaves_the_previous_file_and_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
     let old: Files = [(ROUTES_FILE, b"old\n".to_vec())].into();
-    outputs::write_changed(dir.path(), &old, &[], &mut written, &Bytes::from_static(b"old")).unwrap();
+    let (old_routes, new_routes) = (empty_routes("old"), empty_routes("new"));
+    outputs::write_changed(dir.path(), &old, &[], &mut written, &old_routes).unwrap();
     // Block the temporary file's path: the write must fail before the rename.
     std::fs::create_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
     let new: Files = [(ROUTES_FILE, b"new\n".to_vec())].into();
-    assert!(outputs::write_changed(dir.path(), &new, &[], &mut written, &Bytes::from_static(b"new")).is_err());
+    assert!(outputs::write_changed(dir.path(), &new, &[], &mut written, &new_routes).is_err());
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"old\n");
     std::fs::remove_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
     // Not recorded as written, so the next pass writes it.
     assert_eq!(
-        outputs::write_changed(dir.path(), &new, &[], &mut written, &Bytes::from_static(b"new")).unwrap(),
+        outputs::write_changed(dir.path(), &new, &[], &mut written, &new_routes).unwrap(),
         [ROUTES_FILE]
     );
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"new\n");
     assert_eq!(
-        outputs::write_changed(dir.path(), &new, &[], &mut written, &Bytes::from_static(b"new")).unwrap(),
+        outputs::write_changed(dir.path(), &new, &[], &mut written, &new_routes).unwrap(),
         Vec::<&str>::new()
     );
+}
+
+/// The route table of no object, in the route configuration `name`.
+fn empty_routes(name: &str) -> aether_projection::RouteTable {
+    let config = ProjectionConfig {
+        route_configuration_name: name.into(),
+        ..ProjectionConfig::default()
+    };
+    project(Vec::<aether_projection::VirtualHostObject>::new(), &config)
+        .unwrap()
+        .routes()
+        .clone()
 }
 
 /// No secret read: every referenced one is refused.

@@ -11,6 +11,7 @@ use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::VirtualHostObject;
 use crate::projector::ProjectError;
+use crate::route_table::RouteTable;
 use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret};
 use crate::tls;
 use crate::validation;
@@ -97,7 +98,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     }
 
     let retry = envoy::retry_policy(&config.retry);
-    let mut writer = envoy::RouteConfigurationWriter::new(&config.route_configuration_name);
+    let mut routes = RouteTable::new(&config.route_configuration_name);
     // Sets by hash, sorted once at the end: many routes share few backends,
     // and sorting every route's pair would be the one O(routes log routes).
     let mut dependencies: HashSet<(&str, u32)> = HashSet::new();
@@ -128,14 +129,18 @@ pub fn project<O: Borrow<VirtualHostObject>>(
             .filter(|(position, _)| won & (1 << position) != 0)
             .map(|(_, host)| host.to_ascii_lowercase())
             .collect();
-        let (routes, problems) = envoy::encoded_routes(&object.spec, retry.as_ref());
+        let (encoded, problems) = envoy::encoded_routes(&object.spec, retry.as_ref());
         if !problems.is_empty() {
             routes_left_out.push(RoutesLeftOut {
                 object: object.key(),
                 problems,
             });
         }
-        writer.push(&object.key().to_string(), &domains, &routes);
+        let key = object.key();
+        routes.insert(
+            key.clone(),
+            envoy::virtual_host_entry(&key.to_string(), &domains, &encoded),
+        );
         dependencies.extend(object.spec.routes.iter().flat_map(envoy::route_backends));
         let secret = TlsSecret::of(object);
         tls_secrets.extend(secret.clone());
@@ -153,10 +158,9 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     dependencies.sort_unstable();
     let mut tls_secrets: Vec<TlsSecret> = tls_secrets.into_iter().collect();
     tls_secrets.sort_unstable();
-    let (route_configuration, virtual_hosts) = writer.finish();
     Ok(Snapshot {
-        route_configuration,
-        virtual_hosts: virtual_hosts.into(),
+        routes,
+        route_configuration: Default::default(),
         dependencies: Dependency::group(&dependencies).into(),
         tls_secrets: tls_secrets.into(),
         tls_chains: tls_chains.into(),

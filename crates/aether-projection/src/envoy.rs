@@ -114,25 +114,35 @@ fn served_actions(
 }
 
 /// The virtual host `name` with `domains` and the routes of
-/// [`encoded_routes`], encoded as a `VirtualHost` message: one buffer,
-/// shared by every snapshot it is part of (see [`Snapshot::virtual_hosts`](crate::Snapshot::virtual_hosts)).
+/// [`encoded_routes`], encoded as one entry of
+/// `RouteConfiguration.virtual_hosts` (field key, length, then the
+/// `VirtualHost` message): one buffer, shared by every snapshot it is part
+/// of (see [`RouteTable`](crate::RouteTable)), whose routes are its last
+/// `routes.len()` bytes.
 ///
-/// The result is byte for byte what prost writes for the whole message:
-/// prost writes fields in field-number order, and `name` (1) and `domains`
-/// (2) come before `routes` (3), the last field set.
-pub(crate) fn virtual_host(name: &str, domains: &[String], routes: &[u8]) -> Bytes {
+/// The message is byte for byte what prost writes for it: prost writes
+/// fields in field-number order, and `name` (1) and `domains` (2) come
+/// before `routes` (3), the last field set.
+pub(crate) fn virtual_host_entry(name: &str, domains: &[String], routes: &[u8]) -> Bytes {
     let head = route::VirtualHost {
         name: name.to_owned(),
         domains: domains.to_vec(),
         ..Default::default()
     };
-    let mut out = Vec::with_capacity(head.encoded_len() + routes.len());
+    let message_len = head.encoded_len() + routes.len();
+    let mut out = Vec::with_capacity(1 + prost::encoding::encoded_len_varint(message_len as u64) + message_len);
+    prost::encoding::encode_key(
+        VIRTUAL_HOSTS_FIELD,
+        prost::encoding::WireType::LengthDelimited,
+        &mut out,
+    );
+    prost::encoding::encode_varint(message_len as u64, &mut out);
     head.encode_raw(&mut out);
     out.extend_from_slice(routes);
     Bytes::from(out)
 }
 
-/// Appends an encoded `VirtualHost` (from [`virtual_host`]) as one entry of
+/// Appends an encoded `VirtualHost` message as one entry of
 /// `RouteConfiguration.virtual_hosts`.
 pub(crate) fn append_virtual_host(virtual_host: &[u8], out: &mut Vec<u8>) {
     prost::encoding::encode_key(VIRTUAL_HOSTS_FIELD, prost::encoding::WireType::LengthDelimited, out);
@@ -141,8 +151,8 @@ pub(crate) fn append_virtual_host(virtual_host: &[u8], out: &mut Vec<u8>) {
 }
 
 /// The encoded `RouteConfiguration` up to its virtual hosts: its `name`
-/// (field 1), to which [`append_virtual_host`] appends the entries of
-/// `virtual_hosts` (2), and after them [`encode_route_configuration_tail`].
+/// (field 1), after which come the entries of `virtual_hosts` (2, from
+/// [`virtual_host_entry`]), then [`encode_route_configuration_tail`].
 pub(crate) fn encode_route_configuration_head(name: &str, out: &mut Vec<u8>) {
     route::RouteConfiguration {
         name: name.to_owned(),
@@ -168,57 +178,6 @@ pub(crate) fn encode_route_configuration_tail(out: &mut Vec<u8>) {
         ..Default::default()
     }
     .encode_raw(out);
-}
-
-/// The encoded `RouteConfiguration` named `name` holding `virtual_hosts`
-/// (each from [`virtual_host`]), in that order.
-pub(crate) fn route_configuration(name: &str, virtual_hosts: &[Bytes]) -> Bytes {
-    // Each entry adds a key byte and at most five bytes of length.
-    let size = virtual_hosts.iter().map(|host| host.len() + 6).sum::<usize>() + name.len() + 16;
-    let mut out = Vec::with_capacity(size);
-    encode_route_configuration_head(name, &mut out);
-    for virtual_host in virtual_hosts {
-        append_virtual_host(virtual_host, &mut out);
-    }
-    encode_route_configuration_tail(&mut out);
-    Bytes::from(out)
-}
-
-/// Builds a `RouteConfiguration` in one buffer, its virtual hosts encoded in
-/// place, for a one-off projection: the virtual hosts handed out are slices
-/// of that buffer, not copies.
-pub(crate) struct RouteConfigurationWriter {
-    out: Vec<u8>,
-    virtual_hosts: Vec<std::ops::Range<usize>>,
-}
-
-impl RouteConfigurationWriter {
-    /// A route configuration named `name`, no virtual host yet.
-    pub(crate) fn new(name: &str) -> Self {
-        let mut out = Vec::new();
-        encode_route_configuration_head(name, &mut out);
-        Self {
-            out,
-            virtual_hosts: Vec::new(),
-        }
-    }
-
-    /// Appends the virtual host of [`virtual_host`]`(name, domains, routes)`
-    /// (encoded there, then copied in: one virtual host's worth at a time).
-    pub(crate) fn push(&mut self, name: &str, domains: &[String], routes: &[u8]) {
-        let message = virtual_host(name, domains, routes);
-        append_virtual_host(&message, &mut self.out);
-        let end = self.out.len();
-        self.virtual_hosts.push(end - message.len()..end);
-    }
-
-    /// The route configuration, and each virtual host as a slice of it.
-    pub(crate) fn finish(mut self) -> (Bytes, Vec<Bytes>) {
-        encode_route_configuration_tail(&mut self.out);
-        let all = Bytes::from(self.out);
-        let virtual_hosts = self.virtual_hosts.into_iter().map(|range| all.slice(range)).collect();
-        (all, virtual_hosts)
-    }
 }
 
 /// Every `(service, port)` a route sends to: its backend, or each of its

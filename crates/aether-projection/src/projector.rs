@@ -8,10 +8,11 @@
 //! hosts changed: O(that object and its conflicts), with a log factor from
 //! the ordered maps, never a pass over all objects. It names the objects so
 //! touched ([`Projector::take_touched`]), for consumers that derive
-//! something per object. Only [`Projector::snapshot`] walks everything,
-//! because its output is everything; after a change of one object's routes
-//! only its virtual hosts are walked (the lists derived from hosts,
-//! backends and secrets are kept and shared).
+//! something per object. The served virtual hosts are kept in a
+//! [`RouteTable`], changed one entry at a time, which a snapshot shares
+//! whole; the lists derived from hosts, backends and secrets are rebuilt
+//! by the first snapshot after a change that can alter them (a change of
+//! one object's routes alters none), and shared by the next ones.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
@@ -23,6 +24,7 @@ use prost::bytes::Bytes;
 use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
+use crate::route_table::RouteTable;
 use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret};
 use crate::tls::{self, TlsChain};
 use crate::validation::{self, Problem};
@@ -87,6 +89,8 @@ pub struct Projector {
     dependencies: BTreeMap<(String, u32), usize>,
     /// Secret → how many included objects use it.
     secrets: BTreeMap<TlsSecret, usize>,
+    /// The virtual hosts of the included objects.
+    table: RouteTable,
     derived: Derived,
     /// The objects whose outcome may have changed since the last
     /// [`Projector::take_touched`].
@@ -96,13 +100,10 @@ pub struct Projector {
 /// The snapshot's parts, each built by the first snapshot after a change
 /// that can alter it, then shared (not copied) by every snapshot until the
 /// next such change. A change of one object's routes (the same hosts, the
-/// same rank) keeps every one whose inputs it leaves alone (all of them when
-/// its virtual host comes out the same); any other change drops them all.
+/// same rank) keeps every one whose inputs it leaves alone; any other
+/// change drops them all.
 #[derive(Debug, Clone, Default)]
 struct Derived {
-    /// The served virtual hosts, in key order, and the route configuration
-    /// made of them.
-    routes: OnceLock<(Arc<[Bytes]>, Bytes)>,
     dependencies: OnceLock<Arc<[Dependency]>>,
     tls_secrets: OnceLock<Arc<[TlsSecret]>>,
     tls: OnceLock<TlsParts>,
@@ -130,7 +131,9 @@ struct Valid {
     /// The hosts currently won, in spec order.
     domains: Vec<String>,
     /// The Envoy virtual host (name, domains, then the routes, built and
-    /// encoded once), re-encoded only when its domains change.
+    /// encoded once) as a route configuration's entry
+    /// ([`envoy::virtual_host_entry`]), re-encoded only when its domains
+    /// change.
     virtual_host: Bytes,
     /// Where the encoded routes start in `virtual_host`.
     routes_at: usize,
@@ -147,6 +150,7 @@ impl Projector {
     pub fn new(config: ProjectionConfig) -> Self {
         Self {
             retry: envoy::retry_policy(&config.retry),
+            table: RouteTable::new(&config.route_configuration_name),
             config,
             objects: HashMap::new(),
             claims: HashMap::new(),
@@ -321,10 +325,10 @@ impl Projector {
                     }
                 }
                 let routes = &new.virtual_host[new.routes_at..];
-                let virtual_host = envoy::virtual_host(&new.name, &old.domains, routes);
+                let virtual_host = envoy::virtual_host_entry(&new.name, &old.domains, routes);
                 new.routes_at = virtual_host.len() - routes.len();
                 if old.included && virtual_host != old.virtual_host {
-                    self.derived.routes.take();
+                    self.table.insert(key.clone(), virtual_host.clone());
                 }
                 new.virtual_host = virtual_host;
                 new.domains = std::mem::take(&mut old.domains);
@@ -352,6 +356,7 @@ impl Projector {
         self.touched.insert(key.clone());
         if valid.included {
             release(&mut self.dependencies, &mut self.secrets, &valid);
+            self.table.remove(key);
         }
         self.included.remove(key);
         self.hostless.remove(key);
@@ -382,30 +387,12 @@ impl Projector {
         true
     }
 
-    /// The current output. The virtual hosts are taken from the
-    /// per-object cache in key order (each shared, not copied, with
-    /// [`Snapshot::virtual_hosts`]; copied once into the route
-    /// configuration's bytes); the other parts are the ones the last
-    /// snapshot shared, unless a change since can have altered them, in
-    /// which case they are read again from their sorted maps.
+    /// The current output. The route table is shared whole (O(1)); the
+    /// other parts are the ones the last snapshot shared, unless a change
+    /// since can have altered them, in which case they are read again from
+    /// their sorted maps.
     pub fn snapshot(&self) -> Snapshot {
         let derived = &self.derived;
-        let (virtual_hosts, route_configuration) = derived
-            .routes
-            .get_or_init(|| {
-                let virtual_hosts: Arc<[Bytes]> = self
-                    .included
-                    .iter()
-                    .filter_map(|key| match self.objects.get(key) {
-                        Some(Entry::Valid(valid)) => Some(valid.virtual_host.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                let route_configuration =
-                    envoy::route_configuration(&self.config.route_configuration_name, &virtual_hosts);
-                (virtual_hosts, route_configuration)
-            })
-            .clone();
         let (tls_chains, plain_hosts_under_tls_wildcards) = derived
             .tls
             .get_or_init(|| {
@@ -417,8 +404,8 @@ impl Projector {
             })
             .clone();
         Snapshot {
-            route_configuration,
-            virtual_hosts,
+            routes: self.table.clone(),
+            route_configuration: Default::default(),
             dependencies: derived
                 .dependencies
                 .get_or_init(|| Dependency::group(self.dependencies.keys()).into())
@@ -500,7 +487,7 @@ impl Projector {
         let secret = TlsSecret::of(object);
         let (routes, routes_left_out) = envoy::encoded_routes(&object.spec, self.retry.as_ref());
         let name = rank.key.to_string();
-        let virtual_host = envoy::virtual_host(&name, &[], &routes);
+        let virtual_host = envoy::virtual_host_entry(&name, &[], &routes);
         Entry::Valid(Box::new(Valid {
             routes_at: virtual_host.len() - routes.len(),
             virtual_host,
@@ -529,14 +516,20 @@ impl Projector {
             .filter(|host| claims.get(*host).and_then(|claimants| claimants.first()) == Some(&valid.rank))
             .cloned()
             .collect();
-        if domains != valid.domains {
+        let domains_changed = domains != valid.domains;
+        if domains_changed {
             let routes = &valid.virtual_host[valid.routes_at..];
-            let virtual_host = envoy::virtual_host(&valid.name, &domains, routes);
+            let virtual_host = envoy::virtual_host_entry(&valid.name, &domains, routes);
             valid.routes_at = virtual_host.len() - routes.len();
             valid.virtual_host = virtual_host;
             valid.domains = domains;
         }
         let include = !valid.domains.is_empty();
+        if include && (domains_changed || !valid.included) {
+            self.table.insert(key.clone(), valid.virtual_host.clone());
+        } else if !include && valid.included {
+            self.table.remove(key);
+        }
         if include != valid.included {
             valid.included = include;
             if include {

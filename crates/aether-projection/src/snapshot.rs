@@ -1,7 +1,7 @@
 //! The projection's output: Envoy's route configuration and what the edge
 //! needs besides it.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use aether_api::config::v1::SecretProvider;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
@@ -10,6 +10,7 @@ use prost::bytes::Bytes;
 use serde::Serialize;
 
 use crate::input::VirtualHostObject;
+use crate::route_table::RouteTable;
 use crate::tls::TlsChain;
 use crate::validation::Problem;
 use aether_api::ObjectKey;
@@ -19,18 +20,19 @@ use aether_api::ObjectKey;
 /// Every list is sorted, so equal inputs give equal snapshots whatever their
 /// order. The parts are shared: a [`Projector`](crate::Projector) hands the
 /// same lists to every snapshot until a change alters them, so a clone is
-/// cheap and an unchanged part can be told by [`Arc::ptr_eq`]. Render it with [`Snapshot::to_json`], [`Snapshot::to_yaml`] or
-/// [`Snapshot::route_configuration_binary`].
+/// cheap and an unchanged part can be told by [`Arc::ptr_eq`] (the routes
+/// by [`RouteTable::same_as`]). Render it with [`Snapshot::to_json`],
+/// [`Snapshot::to_yaml`] or [`Snapshot::route_configuration_binary`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
-    /// The encoded `RouteConfiguration`: one Envoy virtual host per projected
+    /// The `RouteConfiguration`: one Envoy virtual host per projected
     /// object, sorted by namespace, then name. Kept encoded because that is
     /// about twenty times smaller than envoy-types' structs (see
-    /// [`Snapshot::route_configuration`] for those).
-    pub(crate) route_configuration: Bytes,
-    /// Each virtual host of the route configuration, encoded as a
-    /// `VirtualHost` message, in the same order.
-    pub(crate) virtual_hosts: Arc<[Bytes]>,
+    /// [`Snapshot::route_configuration`] for those), and as its virtual
+    /// hosts, so that a change of one is not a copy of all.
+    pub(crate) routes: RouteTable,
+    /// The route configuration in one buffer, made on first use.
+    pub(crate) route_configuration: Concatenated,
     /// Every backend service the route configuration sends to, with its
     /// ports, sorted by service.
     pub dependencies: Arc<[Dependency]>,
@@ -55,18 +57,27 @@ impl Snapshot {
     /// virtual host per projected object, named `namespace/name`, sorted by
     /// namespace, then name. Decoded on each call, so keep the result.
     pub fn route_configuration(&self) -> Result<RouteConfiguration, prost::DecodeError> {
-        RouteConfiguration::decode(self.route_configuration.as_ref())
+        RouteConfiguration::decode(self.route_configuration_binary())
     }
 
-    /// The route configuration as binary protobuf, what an xDS server sends.
+    /// The route configuration as binary protobuf, in one buffer: made on
+    /// the first call (a copy of every virtual host), then kept with the
+    /// snapshot. What changes between passes needs only [`Snapshot::routes`].
     pub fn route_configuration_binary(&self) -> &[u8] {
-        &self.route_configuration
+        self.route_configuration.0.get_or_init(|| self.routes.encode())
     }
 
-    /// [`Snapshot::route_configuration_binary`] as a shared buffer: what an
-    /// xDS server keeps for a version without copying it.
+    /// [`Snapshot::route_configuration_binary`] as a shared buffer.
     pub fn route_configuration_bytes(&self) -> Bytes {
-        self.route_configuration.clone()
+        self.route_configuration_binary();
+        self.route_configuration.0.get().cloned().unwrap_or_default()
+    }
+
+    /// The route configuration as its virtual hosts: its version, its
+    /// encoding in pieces, each virtual host by object. Shared between
+    /// snapshots; a change of one virtual host is O(log n).
+    pub fn routes(&self) -> &RouteTable {
+        &self.routes
     }
 
     /// Each virtual host of the route configuration, encoded as an
@@ -75,8 +86,32 @@ impl Snapshot {
     /// a virtual host that did not change is the same buffer (the same
     /// `as_ptr`), so work done per virtual host can be kept for the
     /// next snapshot and redone only for what changed.
-    pub fn virtual_hosts(&self) -> &[Bytes] {
-        &self.virtual_hosts
+    pub fn virtual_hosts(&self) -> impl ExactSizeIterator<Item = &Bytes> + DoubleEndedIterator {
+        self.routes.virtual_hosts()
+    }
+}
+
+/// A buffer made from the rest of a snapshot when first asked for, and
+/// kept: not part of what the snapshot is, so it never makes two snapshots
+/// unequal.
+#[derive(Clone, Default)]
+pub(crate) struct Concatenated(Arc<OnceLock<Bytes>>);
+
+impl PartialEq for Concatenated {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Concatenated {}
+
+impl std::fmt::Debug for Concatenated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Concatenated(made)"
+        } else {
+            "Concatenated(not yet)"
+        })
     }
 }
 

@@ -453,7 +453,12 @@ proptest! {
             }
             let rebuilt: Vec<VirtualHostObject> = current.values().cloned().collect();
             let expected = full(&rebuilt);
-            prop_assert_eq!(&projector.snapshot(), &expected);
+            let snapshot = projector.snapshot();
+            prop_assert_eq!(&snapshot, &expected);
+            // The same bytes, and the version kept by sums is the one a
+            // table built at once has.
+            prop_assert_eq!(snapshot.route_configuration_binary(), expected.route_configuration_binary());
+            prop_assert_eq!(snapshot.routes().version(), expected.routes().version());
             // An object not reported touched came out exactly as before.
             let touched = projector.take_touched();
             let keys: BTreeSet<ObjectKey> = before.report.left_out.iter().map(|l| l.object.clone())

@@ -14,14 +14,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use aether_projection::{RenderError, Snapshot, descriptors};
+use aether_projection::{RenderError, RouteTable, Snapshot, descriptors};
 use envoy_types::pb::envoy::config::route::v3::VirtualHost;
 use prost::Message as _;
 use prost::bytes::Bytes;
 use prost_reflect::{DynamicMessage, Value as ReflectValue};
 
-use super::{ROUTE_CONFIGURATION_TYPE, pretty, version_of};
-use crate::status::Name;
+use super::{ROUTE_CONFIGURATION_TYPE, pretty};
 
 /// The marker virtual host's name: no object is named so (a key is
 /// `namespace/name`, both DNS labels).
@@ -65,14 +64,15 @@ impl RoutesJson {
     /// virtual hosts not rendered for the previous call. Afterwards the memo
     /// holds exactly this snapshot's virtual hosts.
     pub fn render(&self, snapshot: &Snapshot) -> Result<Vec<u8>, RenderError> {
-        let binary = snapshot.route_configuration_binary();
-        let virtual_hosts = snapshot.virtual_hosts();
-        if virtual_hosts.is_empty() {
+        let table = snapshot.routes();
+        let version = table.version();
+        if table.is_empty() {
             // No `virtualHosts` field at all; nothing to keep.
             self.memo.lock().unwrap_or_else(PoisonError::into_inner).entries.clear();
-            return whole(&version_of(binary), binary);
+            return whole(&version, &table.encode());
         }
-        let Frame { head, indent, tail } = frame(&version_of(binary), binary, virtual_hosts)?;
+        let virtual_hosts = table.virtual_hosts();
+        let Frame { head, indent, tail } = frame(&version, table)?;
         let mut memo = std::mem::take(&mut *self.memo.lock().unwrap_or_else(PoisonError::into_inner));
         if memo.indent != indent {
             memo.entries.clear();
@@ -93,7 +93,7 @@ impl RoutesJson {
         }
         let mut out = Vec::with_capacity(size);
         out.extend_from_slice(&head);
-        for (i, virtual_host) in virtual_hosts.iter().enumerate() {
+        for (i, virtual_host) in table.virtual_hosts().enumerate() {
             if i > 0 {
                 out.extend_from_slice(b",\n");
                 out.extend_from_slice(&indent);
@@ -137,29 +137,12 @@ pub fn whole(version: &str, route_configuration: &[u8]) -> Result<Vec<u8>, Rende
 /// The whole file's bytes before the first virtual host, the indentation of
 /// the virtual hosts' lines, and the bytes after the last: [`whole`] of the
 /// route configuration with its virtual hosts replaced by the marker.
-fn frame(version: &str, route_configuration: &[u8], virtual_hosts: &[Bytes]) -> Result<Frame, RenderError> {
-    // The projection writes the name (field 1), then the virtual hosts (2),
-    // then the settings numbered after them.
-    let name = Name::decode(route_configuration).map_err(|err| RenderError::Descriptor(err.to_string()))?;
-    let head = if name.name.is_empty() {
-        0
-    } else {
-        1 + prost::encoding::encoded_len_varint(name.name.len() as u64) + name.name.len()
-    };
-    let entries: usize = virtual_hosts
-        .iter()
-        .map(|host| 1 + prost::encoding::encoded_len_varint(host.len() as u64) + host.len())
-        .sum();
-    let tail = route_configuration
-        .get(head + entries..)
-        .ok_or_else(|| RenderError::Descriptor("virtual hosts longer than the route configuration".into()))?;
+fn frame(version: &str, table: &RouteTable) -> Result<Frame, RenderError> {
     let marker = VirtualHost {
         name: MARKER.to_owned(),
         ..Default::default()
     };
-    let mut with_marker = route_configuration[..head].to_vec();
-    prost::encoding::message::encode(2, &marker, &mut with_marker);
-    with_marker.extend_from_slice(tail);
+    let with_marker = table.encode_with(&[&marker.encode_to_vec()]);
     let rendered = whole(version, &with_marker)?;
 
     let marker_json = virtual_host_json(&marker.encode_to_vec())?;

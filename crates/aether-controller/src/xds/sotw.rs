@@ -23,6 +23,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use aether_projection::RouteTable;
 use bytes::Bytes;
 use envoy_types::pb::envoy::config::core::v3::Node;
 use envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest;
@@ -45,17 +46,66 @@ pub use body::ResponseBody;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resources {
     /// Digest of every resource ([`outputs::version_of`] of their names and
-    /// encodings; for one resource, of its encoding alone, which is
-    /// `routes.json`'s `versionInfo` for the route configuration).
+    /// encodings; for one resource, of its encoding alone; for the route
+    /// configuration, its table's version, which is `routes.json`'s
+    /// `versionInfo`).
     pub version: String,
-    /// `(name, encoded message)`, sorted by name. Each encoding is the one
-    /// buffer every response of this version sends.
-    pub items: Vec<(String, Bytes)>,
+    /// `(name, encoded message)`, sorted by name. Each encoding is the
+    /// buffers every response of this version sends.
+    pub items: Vec<(String, Encoded)>,
+}
+
+/// One resource's encoding, as the shared buffers a response sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Encoded {
+    /// In one buffer.
+    Buffer(Bytes),
+    /// The route configuration as its table: a piece per virtual host,
+    /// so that publishing a version copies nothing and costs O(1).
+    Routes(RouteTable),
+}
+
+impl Encoded {
+    /// The encoding's length.
+    pub fn len(&self) -> usize {
+        match self {
+            Encoded::Buffer(bytes) => bytes.len(),
+            Encoded::Routes(table) => table.encoded_len(),
+        }
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends its buffers, in order, to `pieces` (none when empty).
+    pub(crate) fn push_pieces(&self, pieces: &mut Vec<Bytes>) {
+        match self {
+            Encoded::Buffer(bytes) if bytes.is_empty() => {}
+            Encoded::Buffer(bytes) => pieces.push(bytes.clone()),
+            Encoded::Routes(table) => pieces.extend(table.pieces().filter(|piece| !piece.is_empty()).cloned()),
+        }
+    }
+
+    /// The encoding in one buffer (a copy, for a table).
+    pub fn to_bytes(&self) -> Bytes {
+        match self {
+            Encoded::Buffer(bytes) => bytes.clone(),
+            Encoded::Routes(table) => table.encode(),
+        }
+    }
+}
+
+impl From<Bytes> for Encoded {
+    fn from(bytes: Bytes) -> Self {
+        Encoded::Buffer(bytes)
+    }
 }
 
 impl Resources {
     /// `items` (any order) and their version.
-    pub fn new(mut items: Vec<(String, Bytes)>) -> Self {
+    pub fn new(mut items: Vec<(String, Encoded)>) -> Self {
         items.sort_by(|a, b| a.0.cmp(&b.0));
         Self {
             version: version(&items),
@@ -64,7 +114,7 @@ impl Resources {
     }
 
     /// The items `names` asks for (all when empty).
-    fn filtered(&self, names: &[String]) -> Vec<&(String, Bytes)> {
+    fn filtered(&self, names: &[String]) -> Vec<&(String, Encoded)> {
         self.items
             .iter()
             .filter(|(name, _)| names.is_empty() || names.contains(name))
@@ -72,17 +122,22 @@ impl Resources {
     }
 }
 
-fn version<'a>(items: impl IntoIterator<Item = &'a (String, Bytes)>) -> String {
-    let items: Vec<&(String, Bytes)> = items.into_iter().collect();
+fn version<'a>(items: impl IntoIterator<Item = &'a (String, Encoded)>) -> String {
+    let items: Vec<&(String, Encoded)> = items.into_iter().collect();
     match items.as_slice() {
-        [(_, body)] => outputs::version_of(body),
+        [(_, Encoded::Routes(table))] => table.version(),
+        [(_, Encoded::Buffer(body))] => outputs::version_of(body),
         _ => {
             let mut all = Vec::new();
             for (name, body) in items {
                 all.extend_from_slice(&(name.len() as u64).to_be_bytes());
                 all.extend_from_slice(name.as_bytes());
                 all.extend_from_slice(&(body.len() as u64).to_be_bytes());
-                all.extend_from_slice(body);
+                let mut pieces = Vec::new();
+                body.push_pieces(&mut pieces);
+                for piece in pieces {
+                    all.extend_from_slice(&piece);
+                }
             }
             outputs::version_of(&all)
         }
@@ -122,7 +177,7 @@ impl Kind {
 
     /// The response carrying what `resources` holds for `names`, with `nonce`.
     fn response(&self, resources: &Resources, names: &[String], nonce: u64) -> Vec<Bytes> {
-        let items: Vec<&Bytes> = resources.filtered(names).into_iter().map(|(_, body)| body).collect();
+        let items: Vec<&Encoded> = resources.filtered(names).into_iter().map(|(_, body)| body).collect();
         wire::response(self.type_url, &resources.version, &items, &nonce.to_string())
     }
 }

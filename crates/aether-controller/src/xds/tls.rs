@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use tracing::info;
 
 use super::Publisher;
-use super::sotw::{Kind, Resources};
+use super::sotw::{Encoded, Kind, Resources};
 use crate::tls::EdgeTls;
 use crate::tls::edge;
 
@@ -93,13 +93,13 @@ impl Publisher {
             .get(snapshot, tls, edge::xds_source(tls), &self.name, |listener| {
                 Ok::<_, std::convert::Infallible>(Arc::new(Resources::new(vec![(
                     listener.name.clone(),
-                    Bytes::from(listener.encode_to_vec()),
+                    Bytes::from(listener.encode_to_vec()).into(),
                 )])))
             })
             .unwrap_or_else(|never| match never {});
-        let mut secrets: Vec<(String, Bytes)> = edge::secrets(tls)
+        let mut secrets: Vec<(String, Encoded)> = edge::secrets(tls)
             .into_iter()
-            .map(|(_, secret)| (secret.name.clone(), Bytes::from(secret.encode_to_vec())))
+            .map(|(_, secret)| (secret.name.clone(), Bytes::from(secret.encode_to_vec()).into()))
             .collect();
         let previous = self.tls.secrets.borrow().clone();
         if let Some(previous) = previous {
@@ -128,7 +128,7 @@ fn listener_names(current: &Current) -> Vec<String> {
     let Some(current) = current else { return Vec::new() };
     let mut names = Vec::new();
     for (_, body) in &current.items {
-        let Ok(listener) = Listener::decode(body.as_ref()) else {
+        let Ok(listener) = Listener::decode(body.to_bytes()) else {
             continue;
         };
         for chain in listener.filter_chains {

@@ -7,12 +7,19 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Response};
 use http_body::Frame;
 use tonic::Status;
 
 use super::Outbox;
+
+/// Pieces smaller than this are sent together, copied into a frame of at
+/// most this size: a route table is a piece per virtual host (a few hundred
+/// bytes, often), and a DATA frame each would cost HTTP/2 framing and a
+/// write per virtual host. Larger pieces go as they are, shared. The copy
+/// is made only when hyper asks for data, so an unread stream holds none.
+const GATHER: usize = 16 * 1024;
 
 /// The response body of one stream, or of a single answer.
 pub struct ResponseBody {
@@ -69,6 +76,26 @@ impl ResponseBody {
     }
 }
 
+impl ResponseBody {
+    /// The next frame's data: the next piece, or the small pieces from it
+    /// on gathered into one buffer (see [`GATHER`]).
+    fn next_data(&mut self) -> Option<Bytes> {
+        let first = self.pieces.pop_front()?;
+        if self.pieces.front().is_none_or(|next| first.len() + next.len() > GATHER) {
+            return Some(first);
+        }
+        let mut data = BytesMut::with_capacity(GATHER);
+        data.extend_from_slice(&first);
+        while let Some(next) = self.pieces.front()
+            && data.len() + next.len() <= GATHER
+        {
+            data.extend_from_slice(next);
+            self.pieces.pop_front();
+        }
+        Some(data.freeze())
+    }
+}
+
 fn trailers(status: &Status) -> HeaderMap {
     let mut trailers = HeaderMap::new();
     // Fails only for a message that is not valid in a header; tonic
@@ -82,8 +109,8 @@ impl http_body::Body for ResponseBody {
     type Error = Infallible;
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if let Some(piece) = self.pieces.pop_front() {
-            return Poll::Ready(Some(Ok(Frame::data(piece))));
+        if let Some(data) = self.next_data() {
+            return Poll::Ready(Some(Ok(Frame::data(data))));
         }
         if self.done {
             return Poll::Ready(None);
@@ -93,8 +120,8 @@ impl http_body::Body for ResponseBody {
             outbox.body.register(cx.waker());
             if let Some(pieces) = outbox.next() {
                 self.pieces = pieces.into();
-                if let Some(piece) = self.pieces.pop_front() {
-                    return Poll::Ready(Some(Ok(Frame::data(piece))));
+                if let Some(data) = self.next_data() {
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
                 }
             }
             if let Some(status) = outbox.take_end() {

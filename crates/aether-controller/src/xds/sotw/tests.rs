@@ -25,9 +25,17 @@ fn resources(items: &[(&str, u8)]) -> Arc<Resources> {
     Arc::new(Resources::new(
         items
             .iter()
-            .map(|(name, fill)| ((*name).to_owned(), Bytes::from(vec![*fill; 100_000])))
+            .map(|(name, fill)| ((*name).to_owned(), Bytes::from(vec![*fill; 100_000]).into()))
             .collect(),
     ))
+}
+
+/// The one buffer of a resource published as one.
+fn buffer(encoded: &Encoded) -> &Bytes {
+    match encoded {
+        Encoded::Buffer(bytes) => bytes,
+        Encoded::Routes(_) => panic!("a route table, not a buffer"),
+    }
 }
 
 /// A stream's body whose client has asked for `names`.
@@ -73,7 +81,7 @@ fn a_stream_that_does_not_read_owes_only_the_latest_version() {
     let (sender, current) = watch::channel(Some(first.clone()));
     let mut body = asked(kind(ROUTES, false), &current, &metrics, &["aether-edge"]);
     let sent = take(&mut body);
-    assert!(shares(&sent, &first.items[0].1));
+    assert!(shares(&sent, buffer(&first.items[0].1)));
     assert_eq!(decode(&sent).nonce, "1");
     assert_eq!(metrics.xds_responses.get(), 1);
     assert!(take(&mut body).is_empty(), "nothing more is owed");
@@ -95,7 +103,7 @@ fn a_stream_that_does_not_read_owes_only_the_latest_version() {
 
     // When it reads again, it is sent the latest, once.
     let sent = take(&mut body);
-    assert!(shares(&sent, &latest.items[0].1));
+    assert!(shares(&sent, buffer(&latest.items[0].1)));
     let response = decode(&sent);
     assert_eq!(response.version_info, latest.version);
     assert_eq!(response.nonce, "2");
@@ -113,11 +121,14 @@ fn responses_of_one_version_share_its_buffers() {
         .collect();
     for body in &mut streams {
         let sent = take(body);
-        assert!(shares(&sent, &routes.items[0].1), "a response copied the configuration");
+        assert!(
+            shares(&sent, buffer(&routes.items[0].1)),
+            "a response copied the configuration"
+        );
         // The configuration is most of the response; the rest is small.
         let own: usize = sent
             .iter()
-            .filter(|piece| piece.as_ptr() != routes.items[0].1.as_ptr())
+            .filter(|piece| piece.as_ptr() != buffer(&routes.items[0].1).as_ptr())
             .map(Bytes::len)
             .sum();
         assert!(own < 200, "{own} bytes of a response are its own");
@@ -133,10 +144,37 @@ fn responses_of_one_version_share_its_buffers() {
     let mut a_and_c = asked(by_name.clone(), &current, &metrics, &["a", "c"]);
     let mut b = asked(by_name, &current, &metrics, &["b"]);
     let sent = take(&mut a_and_c);
-    assert!(shares(&sent, &secrets.items[0].1) && shares(&sent, &secrets.items[2].1));
-    assert!(!shares(&sent, &secrets.items[1].1));
+    assert!(shares(&sent, buffer(&secrets.items[0].1)) && shares(&sent, buffer(&secrets.items[2].1)));
+    assert!(!shares(&sent, buffer(&secrets.items[1].1)));
     assert_eq!(decode(&sent).resources.len(), 2);
     let sent = take(&mut b);
-    assert!(shares(&sent, &secrets.items[1].1));
+    assert!(shares(&sent, buffer(&secrets.items[1].1)));
     assert_eq!(decode(&sent).resources.len(), 1);
+}
+
+#[test]
+fn small_pieces_go_out_gathered_and_large_ones_shared() {
+    let small: Vec<Bytes> = (0..100u8).map(|i| Bytes::from(vec![i; 700])).collect();
+    let large = Bytes::from(vec![9u8; 100_000]);
+    let mut pieces = small.clone();
+    pieces.push(large.clone());
+    pieces.extend(small.iter().take(3).cloned());
+    let mut body = ResponseBody::once(pieces.clone());
+    let sent = take(&mut body);
+    let expected: Vec<u8> = pieces.iter().flat_map(|piece| piece.iter().copied()).collect();
+    let got: Vec<u8> = sent.iter().flat_map(|piece| piece.iter().copied()).collect();
+    assert_eq!(got, expected);
+    // 100 pieces of 700 bytes fit in 5 frames of at most 16 KiB; the large
+    // piece goes alone, as itself; the last three together.
+    assert_eq!(
+        sent.len(),
+        5 + 1 + 1,
+        "{:?}",
+        sent.iter().map(Bytes::len).collect::<Vec<_>>()
+    );
+    assert!(
+        sent.iter()
+            .all(|data| data.len() <= 16 * 1024 || data.as_ptr() == large.as_ptr())
+    );
+    assert!(shares(&sent, &large));
 }

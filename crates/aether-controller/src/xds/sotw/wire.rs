@@ -13,6 +13,8 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint, key_len};
 
+use super::Encoded;
+
 /// Field numbers of `envoy.service.discovery.v3.DiscoveryResponse`.
 const VERSION_INFO: u32 = 1;
 const RESOURCES: u32 = 2;
@@ -44,8 +46,8 @@ fn put_string(tag: u32, value: &str, buf: &mut BytesMut) {
 /// `version_info`, each of `resources` as an `Any` of `type_url`, then
 /// `type_url` and `nonce`, in the order prost encodes them. The resources'
 /// buffers are pieces of their own, not copied.
-pub(crate) fn response(type_url: &str, version: &str, resources: &[&Bytes], nonce: &str) -> Vec<Bytes> {
-    let any_len = |value: &Bytes| field_len(ANY_TYPE_URL, type_url.len()) + field_len(ANY_VALUE, value.len());
+pub(crate) fn response(type_url: &str, version: &str, resources: &[&Encoded], nonce: &str) -> Vec<Bytes> {
+    let any_len = |value: &Encoded| field_len(ANY_TYPE_URL, type_url.len()) + field_len(ANY_VALUE, value.len());
     let message_len = field_len(VERSION_INFO, version.len())
         + resources
             .iter()
@@ -71,7 +73,7 @@ pub(crate) fn response(type_url: &str, version: &str, resources: &[&Bytes], nonc
             encode_key(ANY_VALUE, WireType::LengthDelimited, &mut head);
             encode_varint(value.len() as u64, &mut head);
             pieces.push(head.split().freeze());
-            pieces.push((*value).clone());
+            value.push_pieces(&mut pieces);
         }
     }
     put_string(TYPE_URL, type_url, &mut head);
@@ -132,7 +134,12 @@ mod tests {
             let resources: Vec<&Bytes> = values.iter().collect();
             for type_url in [TYPE, ""] {
                 for (version, nonce) in [("1c77db69cc3958f0", "1"), ("", "42"), ("v", "")] {
-                    let pieces = response(type_url, version, &resources, nonce);
+                    let encoded: Vec<Encoded> = resources
+                        .iter()
+                        .map(|value| Encoded::Buffer((*value).clone()))
+                        .collect();
+                    let encoded: Vec<&Encoded> = encoded.iter().collect();
+                    let pieces = response(type_url, version, &encoded, nonce);
                     let bytes: Vec<u8> = pieces.iter().flat_map(|piece| piece.iter().copied()).collect();
                     let expected = envoy_types(type_url, version, &resources, nonce);
                     assert_eq!(bytes[0], 0, "not compressed");
@@ -152,6 +159,33 @@ mod tests {
                     assert_eq!(pieces.len(), 2 * non_empty + 1);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_route_table_is_sent_as_its_encoding_a_shared_piece_per_virtual_host() {
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let mut text = String::new();
+        for entry in std::fs::read_dir(examples).unwrap() {
+            text.push_str("\n---\n");
+            text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+        }
+        let objects = aether_projection::parse_manifests(&text).unwrap();
+        let snapshot = aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap();
+        let table = Encoded::Routes(snapshot.routes().clone());
+        let pieces = response(TYPE, "v1", &[&table], "3");
+        let bytes: Vec<u8> = pieces.iter().flat_map(|piece| piece.iter().copied()).collect();
+        let whole = Bytes::from(snapshot.route_configuration_binary().to_vec());
+        assert_eq!(&bytes[5..], envoy_types(TYPE, "v1", &[&whole], "3").as_slice());
+        assert!(snapshot.virtual_hosts().len() >= 4);
+        for virtual_host in snapshot.virtual_hosts() {
+            let end = virtual_host.as_ptr() as usize + virtual_host.len();
+            assert!(
+                pieces
+                    .iter()
+                    .any(|piece| piece.as_ptr() as usize + piece.len() == end && piece.len() > virtual_host.len()),
+                "a virtual host was copied"
+            );
         }
     }
 }
