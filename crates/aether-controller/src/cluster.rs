@@ -32,7 +32,7 @@
 //! [`run`] is the whole loop; the binary wires it to kube-runtime watchers
 //! and a kube-lease-manager Lease.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -142,6 +142,15 @@ pub struct ClusterState {
     tls: TlsSettings,
     secrets: ClusterSecrets,
     events: Option<EventRecorder>,
+    /// The objects whose status a leader's pass derives again: those the
+    /// projection touched, those whose stored object changed (a status
+    /// written by someone else comes back as such a change), and those
+    /// whose last patch failed.
+    status_due: HashSet<ObjectKey>,
+    /// The secrets' resolutions the statuses were last derived with, as
+    /// leader; `None` (at start, after a re-list, after a pass as follower)
+    /// derives every status.
+    derived_with: Option<crate::tls::Resolutions>,
 }
 
 impl ClusterState {
@@ -161,6 +170,8 @@ impl ClusterState {
             written,
             xds: None,
             events: None,
+            status_due: HashSet::new(),
+            derived_with: None,
         }
     }
 
@@ -209,9 +220,11 @@ impl ClusterState {
                 Change::Removed { key, .. } => {
                     debug!(namespace = %key.namespace, name = %key.name, "deleted");
                     self.projector.remove(&key);
+                    self.status_due.remove(&key);
                 }
                 Change::Upserted { key, previous } => {
                     let Some(known) = self.known.get(&key) else { continue };
+                    self.status_due.insert(key.clone());
                     if previous.is_some_and(|previous| previous.object == known.object) {
                         continue;
                     }
@@ -224,6 +237,7 @@ impl ClusterState {
             }
         }
         if applied.listed {
+            self.derived_with = None;
             info!(
                 scope = scope.as_deref().unwrap_or("*"),
                 objects = self
@@ -266,16 +280,26 @@ impl ClusterState {
         role: Role,
     ) -> anyhow::Result<Summary> {
         let snapshot = self.projector.snapshot();
-        let observed: BTreeMap<ObjectKey, Observed> = self
-            .known
-            .iter()
-            .map(|(key, known)| (key.clone(), known.observed.clone()))
-            .collect();
+        self.status_due.extend(self.projector.take_touched());
         self.secrets.fetch(client, &snapshot.tls_secrets).await;
         let tls = EdgeTls {
             resolutions: self.resolve_secrets(&snapshot.tls_secrets),
             settings: self.tls.clone(),
         };
+        // The statuses to derive: as leader, those due (every one when the
+        // secrets' resolutions changed, or after a re-list or a pass as
+        // follower); as follower, every one, to count what the leader has
+        // left to patch.
+        let observe = |(key, known): (&ObjectKey, &Known)| (key.clone(), known.observed.clone());
+        let observed: BTreeMap<ObjectKey, Observed> =
+            if role == Role::Leader && self.derived_with.as_ref() == Some(&tls.resolutions) {
+                self.status_due
+                    .iter()
+                    .filter_map(|key| self.known.get(key).map(|known| observe((key, known))))
+                    .collect()
+            } else {
+                self.known.iter().map(observe).collect()
+            };
         // Envoys over gRPC get the snapshot first: they wait neither for the
         // files nor for the statuses, and a file that cannot be written does
         // not hold their answer back.
@@ -306,10 +330,14 @@ impl ClusterState {
             ..Summary::default()
         };
         if role == Role::Follower {
+            self.derived_with = None;
+            self.status_due.clear();
             summary.left_to_leader = plan.patches.len();
             metrics.status_patches_pending.set(summary.left_to_leader as i64);
             return Ok(summary);
         }
+        self.status_due.clear();
+        self.derived_with = Some(tls.resolutions.clone());
         let mut events_dropped = 0;
         for patch in plan.patches {
             let key = &patch.key;
@@ -344,6 +372,7 @@ impl ClusterState {
                 Err(err) => {
                     warn!(namespace = %key.namespace, name = %key.name, error = %err, "status patch failed");
                     summary.failed_patches += 1;
+                    self.status_due.insert(key.clone());
                 }
             }
         }

@@ -40,7 +40,7 @@ pub use tls::{EdgeTls, TlsSettings};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// Files whose content changed, in write order (name, bytes).
-    pub writes: Vec<(&'static str, Vec<u8>)>,
+    pub writes: Vec<(&'static str, prost::bytes::Bytes)>,
     /// Every SDS file of the ready secrets (name under `secrets/`,
     /// content); [`outputs::write_changed`] writes those that changed and
     /// removes the others.
@@ -94,7 +94,7 @@ pub fn plan(
             tls,
             tls::edge::files_source(tls),
             &route_configuration_name,
-            tls::edge::discovery_response,
+            |listener| tls::edge::discovery_response(listener).map(prost::bytes::Bytes::from),
         )
         .map_err(PlanError::Render)?;
     if written.differs(tls::edge::LISTENERS_FILE, &listeners) {
@@ -102,12 +102,7 @@ pub fn plan(
     }
     let secret_files = tls::edge::secret_files(tls).map_err(PlanError::Render)?;
     let patches = status::patches(snapshot, Some(&tls.resolutions), observed, now).map_err(PlanError::Decode)?;
-    let invalid = snapshot
-        .report
-        .left_out
-        .iter()
-        .filter(|left_out| left_out.reason.problems().is_some())
-        .count();
+    let invalid = snapshot.invalid_objects();
     Ok(Plan {
         writes,
         secret_files,

@@ -322,7 +322,7 @@ impl Local {
                 .iter()
                 .map(|(key, status)| (key.to_string(), status))
                 .collect();
-            files.insert(STATUS_FILE, outputs::pretty(&report)?);
+            files.insert(STATUS_FILE, outputs::pretty(&report)?.into());
         }
         let written = outputs::write_changed(
             &self.options.out,

@@ -24,8 +24,12 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
-use aether_projection::{RenderError, RouteTable, Snapshot};
+use std::sync::Arc;
 
+use aether_projection::{Dependency, RenderError, RouteTable, Snapshot, TlsSecret};
+use prost::bytes::Bytes;
+
+pub mod memo;
 pub mod routes_json;
 
 pub use routes_json::RoutesJson;
@@ -42,8 +46,10 @@ pub const STATUS_FILE: &str = "status.json";
 /// Envoy's type URL of the resource in `routes.json`.
 pub const ROUTE_CONFIGURATION_TYPE: &str = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
 
-/// File name → content, for every file rendered from a snapshot.
-pub type Files = BTreeMap<&'static str, Vec<u8>>;
+/// File name → content, for every file rendered from a snapshot. Shared
+/// buffers: a file rendered again only when its input changed is the same
+/// buffer as last time, told unchanged without reading it.
+pub type Files = BTreeMap<&'static str, Bytes>;
 
 /// The three edge files of `snapshot`, as a first pass writes them.
 /// Deterministic: equal snapshots give equal bytes, which is what lets
@@ -138,7 +144,11 @@ pub struct Written {
     routes_json: RoutesJson,
     /// The last `listeners.json` rendered, made again only when the
     /// listener would change.
-    pub(crate) listeners_json: crate::tls::edge::ListenerMemo<Vec<u8>>,
+    pub(crate) listeners_json: crate::tls::edge::ListenerMemo<Bytes>,
+    /// The last `dependencies.json` and `tls-secrets.json` rendered, made
+    /// again only when their list changes.
+    dependencies_json: memo::Memo<Arc<[Dependency]>, Bytes>,
+    tls_secrets_json: memo::Memo<Arc<[TlsSecret]>, Bytes>,
     /// The SDS files in `secrets/`: name → SHA-256 of the content (not the
     /// content: it holds a private key).
     secrets: BTreeMap<String, Vec<u8>>,
@@ -151,7 +161,7 @@ impl Written {
     pub fn read_existing(dir: &Path, names: &[&'static str]) -> Self {
         let files = names
             .iter()
-            .filter_map(|name| fs::read(dir.join(name)).ok().map(|bytes| (*name, bytes)))
+            .filter_map(|name| fs::read(dir.join(name)).ok().map(|bytes| (*name, Bytes::from(bytes))))
             .collect();
         // The SDS files an earlier run left: each is kept if this run
         // writes the same, and removed otherwise (it may hold the key of a
@@ -174,13 +184,15 @@ impl Written {
             routes_source: None,
             routes_json: RoutesJson::default(),
             listeners_json: Default::default(),
+            dependencies_json: Default::default(),
+            tls_secrets_json: Default::default(),
             secrets,
         }
     }
 
     /// The bytes known of `name` (for `routes.json`, only as read at start).
     pub fn get(&self, name: &str) -> Option<&[u8]> {
-        self.files.get(name).map(Vec::as_slice)
+        self.files.get(name).map(Bytes::as_ref)
     }
 
     /// Whether `routes.json` is known to hold the rendering of `routes`
@@ -189,8 +201,13 @@ impl Written {
         self.routes_source.as_ref().is_some_and(|source| source.same_as(routes))
     }
 
+    /// Whether `bytes` are not what `name` holds; the buffer written (a
+    /// memo's, handed out again) is told the same without reading it.
     pub(crate) fn differs(&self, name: &str, bytes: &[u8]) -> bool {
-        self.get(name) != Some(bytes)
+        match self.get(name) {
+            Some(held) if held.as_ptr() == bytes.as_ptr() && held.len() == bytes.len() => false,
+            held => held != Some(bytes),
+        }
     }
 }
 
@@ -198,16 +215,36 @@ impl Written {
 /// route configuration last, so that the clusters and secrets its routes
 /// refer to are published before it. `routes.json` is not rendered when
 /// `written` says it holds this very route configuration.
-pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'static str, Vec<u8>)>, RenderError> {
+pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'static str, Bytes)>, RenderError> {
     let mut files = vec![
-        (DEPENDENCIES_FILE, pretty(&*snapshot.dependencies)?),
-        (TLS_SECRETS_FILE, pretty(&*snapshot.tls_secrets)?),
+        (
+            DEPENDENCIES_FILE,
+            written
+                .dependencies_json
+                .get(snapshot.dependencies.clone(), same_list, |list| {
+                    pretty(&**list).map(Bytes::from)
+                })?,
+        ),
+        (
+            TLS_SECRETS_FILE,
+            written
+                .tls_secrets_json
+                .get(snapshot.tls_secrets.clone(), same_list, |list| {
+                    pretty(&**list).map(Bytes::from)
+                })?,
+        ),
     ];
     if !written.routes_rendered_from(snapshot.routes()) {
-        files.push((ROUTES_FILE, written.routes_json.render(snapshot)?));
+        files.push((ROUTES_FILE, written.routes_json.render(snapshot)?.into()));
     }
     files.retain(|(name, bytes)| written.differs(name, bytes));
     Ok(files)
+}
+
+/// The same list: the same `Arc` (the projector shares an unchanged one),
+/// or equal contents.
+fn same_list<T: PartialEq>(a: &Arc<[T]>, b: &Arc<[T]>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
 }
 
 fn digest(bytes: &[u8]) -> Vec<u8> {
@@ -255,7 +292,7 @@ pub fn write_changed(
         written.secrets.insert(name.to_owned(), hash);
         secrets_changed = true;
     }
-    let mut changed: Vec<(&'static str, &Vec<u8>)> = files
+    let mut changed: Vec<(&'static str, &Bytes)> = files
         .iter()
         .filter(|(name, bytes)| match **name {
             ROUTES_FILE if written.routes_rendered_from(routes_source) => false,

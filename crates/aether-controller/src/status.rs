@@ -169,68 +169,55 @@ pub(crate) struct Index<'a> {
 
 impl<'a> Index<'a> {
     /// The snapshot indexed for the objects `keys` (what a status needs of
-    /// each): the lists are walked once, keeping only these objects, and a
-    /// few objects' virtual hosts are found by binary search instead of
-    /// decoding every one, so that deriving a handful of statuses among
-    /// 50,000 objects does not cost what deriving all of them does.
+    /// each), each looked up rather than found by walking every list, so
+    /// that deriving a handful of statuses among 50,000 objects does not
+    /// cost what deriving all of them does.
     pub(crate) fn new(
         snapshot: &'a Snapshot,
         keys: &BTreeMap<ObjectKey, Observed>,
     ) -> Result<Self, prost::DecodeError> {
-        let mut invalid = HashMap::new();
-        for left_out in snapshot.report.left_out.iter().filter(|l| keys.contains_key(&l.object)) {
-            let reason = match left_out.reason {
-                LeftOutReason::Invalid { .. } => REASON_INVALID,
-                LeftOutReason::Unsupported { .. } => REASON_UNSUPPORTED,
-                LeftOutReason::NoHostsLeft => continue,
-            };
-            if let Some(problems) = left_out.reason.problems() {
-                invalid.insert(&left_out.object, (reason, problems));
-            }
-        }
-        let mut lost: HashMap<&ObjectKey, Vec<(&str, &ObjectKey)>> = HashMap::new();
-        for conflict in snapshot.report.conflicts.iter().filter(|c| keys.contains_key(&c.loser)) {
-            lost.entry(&conflict.loser)
-                .or_default()
-                .push((conflict.host.as_str(), &conflict.winner));
-        }
         // The route count is read from what the edge is given, not from the
         // spec, so ROUTES shows what is served.
         let entry = |host: VirtualHostOutline| {
             let routes = u32::try_from(host.routes.len()).unwrap_or(u32::MAX);
             (host.name, (host.domains, routes))
         };
-        let table = snapshot.routes();
+        let mut invalid = HashMap::new();
+        let mut lost: HashMap<&ObjectKey, Vec<(&str, &ObjectKey)>> = HashMap::new();
+        let mut routes_left_out = HashMap::new();
         let mut served = HashMap::new();
-        if keys.len() < table.len() {
-            for virtual_host in keys.keys().filter_map(|key| table.virtual_host(key)) {
+        let mut secret_of = HashMap::new();
+        // Each object looked up (by binary search, or in an index the
+        // snapshot shares between passes), never a walk of every object.
+        for key in keys.keys() {
+            if let Some(left_out) = snapshot.left_out(key) {
+                let reason = match left_out.reason {
+                    LeftOutReason::Invalid { .. } => Some(REASON_INVALID),
+                    LeftOutReason::Unsupported { .. } => Some(REASON_UNSUPPORTED),
+                    LeftOutReason::NoHostsLeft => None,
+                };
+                if let (Some(reason), Some(problems)) = (reason, left_out.reason.problems()) {
+                    invalid.insert(&left_out.object, (reason, problems));
+                }
+            }
+            for conflict in snapshot.conflicts_lost_by(key) {
+                lost.entry(&conflict.loser)
+                    .or_default()
+                    .push((conflict.host.as_str(), &conflict.winner));
+            }
+            if let Some(routes) = snapshot.routes_left_out(key) {
+                routes_left_out.insert(&routes.object, routes.problems.as_slice());
+            }
+            if let Some(virtual_host) = snapshot.routes().virtual_host(key) {
                 let (name, outline) = entry(VirtualHostOutline::decode(virtual_host.as_ref())?);
                 served.insert(name, outline);
             }
-        } else {
-            for virtual_host in table.virtual_hosts() {
-                let (name, outline) = entry(VirtualHostOutline::decode(virtual_host.as_ref())?);
-                served.insert(name, outline);
+            if let Some(chain) = snapshot.tls_chain_of(key)
+                && let Ok(at) = chain.objects.binary_search(key)
+            {
+                secret_of.insert(&chain.objects[at], &chain.secret);
             }
         }
-        let routes_left_out = snapshot
-            .report
-            .routes_left_out
-            .iter()
-            .filter(|routes| keys.contains_key(&routes.object))
-            .map(|routes| (&routes.object, routes.problems.as_slice()))
-            .collect();
-        let secret_of = snapshot
-            .tls_chains
-            .iter()
-            .flat_map(|chain| {
-                chain
-                    .objects
-                    .iter()
-                    .filter(|key| keys.contains_key(*key))
-                    .map(move |key| (key, &chain.secret))
-            })
-            .collect();
         Ok(Self {
             invalid,
             lost,

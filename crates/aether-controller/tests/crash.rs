@@ -37,7 +37,11 @@ fn manifests(variant: &str, objects: usize) -> String {
 
 fn routes_of(text: &str) -> Vec<u8> {
     let snapshot = project(parse_manifests(text).unwrap(), &ProjectionConfig::default()).unwrap();
-    outputs::render(&snapshot).unwrap().remove(ROUTES_FILE).unwrap()
+    outputs::render(&snapshot)
+        .unwrap()
+        .remove(ROUTES_FILE)
+        .unwrap()
+        .to_vec()
 }
 
 /// Replaces the manifest file atomically, so the controller reads whole sets.

@@ -219,6 +219,28 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
 }
 
 #[tokio::test]
+async fn a_status_overwritten_by_someone_else_is_written_back_and_only_it() {
+    let out = tempfile::tempdir().unwrap();
+    let metrics = Metrics::new();
+    let mut state = ClusterState::new(vec![None], out.path().to_owned(), ProjectionConfig::default());
+    listed(&mut state, vec![main_object(Value::Null), canary_object(Value::Null)]);
+    let (_, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
+    assert_eq!(sent, expected_patches());
+    let echoed = expected_patches();
+    state.apply(&None, Event::Apply(canary_object(echoed[0].body["status"].clone())));
+    state.apply(&None, Event::Apply(main_object(echoed[1].body["status"].clone())));
+    let (_, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
+    assert_eq!(sent, []);
+
+    // Another writer replaces main's status: the pass derives it again
+    // (its object changed) and writes it back; the canary's is left be.
+    state.apply(&None, Event::Apply(main_object(json!({"routeCount": 5}))));
+    let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
+    assert_eq!(summary.patched, 1);
+    assert_eq!(sent, expected_patches()[1..]);
+}
+
+#[tokio::test]
 async fn a_stored_status_that_is_already_right_sends_nothing_even_at_startup() {
     let out = tempfile::tempdir().unwrap();
     let mut state = ClusterState::new(vec![None], out.path().to_owned(), ProjectionConfig::default());

@@ -313,12 +313,12 @@ fn the_merge_patch_always_carries_route_count_and_the_whole_condition_list() {
 fn a_failed_write_leaves_the_previous_file_and_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     let mut written = Written::default();
-    let old: Files = [(ROUTES_FILE, b"old\n".to_vec())].into();
+    let old: Files = [(ROUTES_FILE, prost::bytes::Bytes::from_static(b"old\n"))].into();
     let (old_routes, new_routes) = (empty_routes("old"), empty_routes("new"));
     outputs::write_changed(dir.path(), &old, &[], &mut written, &old_routes).unwrap();
     // Block the temporary file's path: the write must fail before the rename.
     std::fs::create_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
-    let new: Files = [(ROUTES_FILE, b"new\n".to_vec())].into();
+    let new: Files = [(ROUTES_FILE, prost::bytes::Bytes::from_static(b"new\n"))].into();
     assert!(outputs::write_changed(dir.path(), &new, &[], &mut written, &new_routes).is_err());
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"old\n");
     std::fs::remove_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();

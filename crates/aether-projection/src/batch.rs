@@ -171,6 +171,8 @@ pub fn project<O: Borrow<VirtualHostObject>>(
             routes_left_out,
         }
         .into(),
+        report_index: Default::default(),
+        chain_by_object: Default::default(),
     })
 }
 

@@ -25,7 +25,9 @@ use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::route_table::RouteTable;
-use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret};
+use crate::snapshot::{
+    Dependency, HostConflict, Lazy, LeftOut, LeftOutReason, Report, ReportIndex, RoutesLeftOut, Snapshot, TlsSecret,
+};
 use crate::tls::{self, TlsChain};
 use crate::validation::{self, Problem};
 use aether_api::ObjectKey;
@@ -107,11 +109,12 @@ struct Derived {
     dependencies: OnceLock<Arc<[Dependency]>>,
     tls_secrets: OnceLock<Arc<[TlsSecret]>>,
     tls: OnceLock<TlsParts>,
-    report: OnceLock<Arc<Report>>,
+    report: OnceLock<(Arc<Report>, Lazy<ReportIndex>)>,
 }
 
-/// The TLS chains, and the plain hosts under TLS wildcards.
-type TlsParts = (Arc<[TlsChain]>, Arc<[String]>);
+/// The TLS chains, the plain hosts under TLS wildcards, and the chains'
+/// index by object.
+type TlsParts = (Arc<[TlsChain]>, Arc<[String]>, Lazy<HashMap<ObjectKey, usize>>);
 
 #[derive(Debug, Clone)]
 enum Entry {
@@ -393,15 +396,19 @@ impl Projector {
     /// their sorted maps.
     pub fn snapshot(&self) -> Snapshot {
         let derived = &self.derived;
-        let (tls_chains, plain_hosts_under_tls_wildcards) = derived
+        let (tls_chains, plain_hosts_under_tls_wildcards, chain_by_object) = derived
             .tls
             .get_or_init(|| {
                 let (chains, plain) = tls::chains(self.included.iter().filter_map(|key| match self.objects.get(key) {
                     Some(Entry::Valid(valid)) => Some((key, valid.domains.as_slice(), valid.secret.as_ref())),
                     _ => None,
                 }));
-                (chains.into(), plain.into())
+                (chains.into(), plain.into(), Lazy::default())
             })
+            .clone();
+        let (report, report_index) = derived
+            .report
+            .get_or_init(|| (Arc::new(self.report()), Lazy::default()))
             .clone();
         Snapshot {
             routes: self.table.clone(),
@@ -416,7 +423,9 @@ impl Projector {
                 .clone(),
             tls_chains,
             plain_hosts_under_tls_wildcards,
-            report: derived.report.get_or_init(|| Arc::new(self.report())).clone(),
+            report,
+            report_index,
+            chain_by_object,
         }
     }
 

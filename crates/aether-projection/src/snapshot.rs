@@ -1,6 +1,7 @@
 //! The projection's output: Envoy's route configuration and what the edge
 //! needs besides it.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use aether_api::config::v1::SecretProvider;
@@ -32,7 +33,7 @@ pub struct Snapshot {
     /// hosts, so that a change of one is not a copy of all.
     pub(crate) routes: RouteTable,
     /// The route configuration in one buffer, made on first use.
-    pub(crate) route_configuration: Concatenated,
+    pub(crate) route_configuration: Lazy<Bytes>,
     /// Every backend service the route configuration sends to, with its
     /// ports, sorted by service.
     pub dependencies: Arc<[Dependency]>,
@@ -50,6 +51,11 @@ pub struct Snapshot {
     pub plain_hosts_under_tls_wildcards: Arc<[String]>,
     /// Conflicts and objects left out.
     pub report: Arc<Report>,
+    /// The report indexed, made on first use and shared with the report.
+    pub(crate) report_index: Lazy<ReportIndex>,
+    /// Served object → the index of its chain in `tls_chains`, made on
+    /// first use and shared with the chains.
+    pub(crate) chain_by_object: Lazy<HashMap<ObjectKey, usize>>,
 }
 
 impl Snapshot {
@@ -64,13 +70,81 @@ impl Snapshot {
     /// the first call (a copy of every virtual host), then kept with the
     /// snapshot. What changes between passes needs only [`Snapshot::routes`].
     pub fn route_configuration_binary(&self) -> &[u8] {
-        self.route_configuration.0.get_or_init(|| self.routes.encode())
+        self.route_configuration.get_or_init(|| self.routes.encode())
     }
 
     /// [`Snapshot::route_configuration_binary`] as a shared buffer.
     pub fn route_configuration_bytes(&self) -> Bytes {
-        self.route_configuration_binary();
-        self.route_configuration.0.get().cloned().unwrap_or_default()
+        self.route_configuration.get_or_init(|| self.routes.encode()).clone()
+    }
+
+    /// Why `key` is left out, if it is: O(log n).
+    pub fn left_out(&self, key: &ObjectKey) -> Option<&LeftOut> {
+        let left_out = &self.report.left_out;
+        left_out
+            .binary_search_by(|entry| entry.object.cmp(key))
+            .ok()
+            .map(|at| &left_out[at])
+    }
+
+    /// The routes of served object `key` left out, if any: O(log n).
+    pub fn routes_left_out(&self, key: &ObjectKey) -> Option<&RoutesLeftOut> {
+        let routes_left_out = &self.report.routes_left_out;
+        routes_left_out
+            .binary_search_by(|entry| entry.object.cmp(key))
+            .ok()
+            .map(|at| &routes_left_out[at])
+    }
+
+    /// The hosts `key` lost to older objects, in the report's order (by
+    /// host). The first call after the report changed indexes it (O(n));
+    /// the next are O(1), in this snapshot and the next ones that share
+    /// the report.
+    pub fn conflicts_lost_by(&self, key: &ObjectKey) -> impl Iterator<Item = &HostConflict> {
+        self.report_index()
+            .conflicts_by_loser
+            .get(key)
+            .into_iter()
+            .flatten()
+            .map(|at| &self.report.conflicts[*at])
+    }
+
+    /// How many objects are left out for their problems (invalid or
+    /// unsupported), counted like [`Snapshot::conflicts_lost_by`] indexes.
+    pub fn invalid_objects(&self) -> usize {
+        self.report_index().invalid
+    }
+
+    fn report_index(&self) -> &ReportIndex {
+        self.report_index.get_or_init(|| {
+            let mut conflicts_by_loser: HashMap<ObjectKey, Vec<usize>> = HashMap::new();
+            for (at, conflict) in self.report.conflicts.iter().enumerate() {
+                conflicts_by_loser.entry(conflict.loser.clone()).or_default().push(at);
+            }
+            let invalid = self
+                .report
+                .left_out
+                .iter()
+                .filter(|left_out| left_out.reason.problems().is_some())
+                .count();
+            ReportIndex {
+                conflicts_by_loser,
+                invalid,
+            }
+        })
+    }
+
+    /// The TLS chain serving object `key`'s hosts, if it is served with TLS.
+    /// Indexed on first use like [`Snapshot::conflicts_lost_by`].
+    pub fn tls_chain_of(&self, key: &ObjectKey) -> Option<&TlsChain> {
+        let index = self.chain_by_object.get_or_init(|| {
+            let mut index = HashMap::new();
+            for (at, chain) in self.tls_chains.iter().enumerate() {
+                index.extend(chain.objects.iter().map(|object| (object.clone(), at)));
+            }
+            index
+        });
+        index.get(key).map(|at| &self.tls_chains[*at])
     }
 
     /// The route configuration as its virtual hosts: its version, its
@@ -91,26 +165,53 @@ impl Snapshot {
     }
 }
 
-/// A buffer made from the rest of a snapshot when first asked for, and
-/// kept: not part of what the snapshot is, so it never makes two snapshots
-/// unequal.
-#[derive(Clone, Default)]
-pub(crate) struct Concatenated(Arc<OnceLock<Bytes>>);
+/// What is looked up in a report by object.
+#[derive(Debug)]
+pub(crate) struct ReportIndex {
+    /// Loser → the indices of its conflicts.
+    conflicts_by_loser: HashMap<ObjectKey, Vec<usize>>,
+    /// Objects left out for their problems.
+    invalid: usize,
+}
 
-impl PartialEq for Concatenated {
+/// Something made from the rest of a snapshot when first asked for, and
+/// kept (shared by the clones, and by the snapshots a projector hands out
+/// while the part it is made from is unchanged): not part of what the
+/// snapshot is, so it never makes two snapshots unequal.
+pub(crate) struct Lazy<T>(Arc<OnceLock<T>>);
+
+impl<T> Lazy<T> {
+    fn get_or_init(&self, make: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(make)
+    }
+}
+
+impl<T> Clone for Lazy<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<T> Default for Lazy<T> {
+    fn default() -> Self {
+        Self(Arc::default())
+    }
+}
+
+impl<T> PartialEq for Lazy<T> {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-impl Eq for Concatenated {}
+impl<T> Eq for Lazy<T> {}
 
-impl std::fmt::Debug for Concatenated {
+impl<T> std::fmt::Debug for Lazy<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.get().is_some() {
-            "Concatenated(made)"
+            "Lazy(made)"
         } else {
-            "Concatenated(not yet)"
+            "Lazy(not yet)"
         })
     }
 }

@@ -469,6 +469,28 @@ proptest! {
             for key in keys.iter().filter(|key| !touched.contains(*key)) {
                 prop_assert_eq!(outcome(&before, key), outcome(&expected, key), "{} changed, not touched", key);
             }
+            // The snapshot's lookups by object (indexes it shares with the
+            // next snapshots while their part is unchanged) agree with the
+            // lists.
+            prop_assert_eq!(
+                snapshot.invalid_objects(),
+                expected.report.left_out.iter().filter(|l| l.reason.problems().is_some()).count()
+            );
+            for key in &keys {
+                prop_assert_eq!(snapshot.left_out(key), expected.report.left_out.iter().find(|l| l.object == *key));
+                prop_assert_eq!(
+                    snapshot.routes_left_out(key),
+                    expected.report.routes_left_out.iter().find(|r| r.object == *key)
+                );
+                prop_assert_eq!(
+                    snapshot.conflicts_lost_by(key).collect::<Vec<_>>(),
+                    expected.report.conflicts.iter().filter(|c| c.loser == *key).collect::<Vec<_>>()
+                );
+                prop_assert_eq!(
+                    snapshot.tls_chain_of(key),
+                    expected.tls_chains.iter().find(|chain| chain.objects.contains(key))
+                );
+            }
             before = expected.clone();
             // The bulk start of a projector agrees too.
             let bulk = Projector::from_objects(rebuilt, ProjectionConfig::default()).unwrap();

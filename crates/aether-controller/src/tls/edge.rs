@@ -16,7 +16,7 @@
 //! The xDS variant is the same listener with routes and secrets from the
 //! controller's xDS server.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use aether_projection::listener::{EdgeSource, ListenerConfig, SECRETS_DIR, https_listener, sds_secret, secret_file};
 use aether_projection::{RenderError, Snapshot, TlsChain, TlsSecret, descriptors};
@@ -28,6 +28,7 @@ use prost_reflect::{DynamicMessage, Value as ReflectValue};
 
 use super::EdgeTls;
 use crate::outputs;
+use crate::outputs::memo::Memo;
 
 /// The HTTPS listener's file.
 pub const LISTENERS_FILE: &str = "listeners.json";
@@ -63,11 +64,11 @@ pub fn xds_source(tls: &EdgeTls) -> EdgeSource {
 /// building and rendering it again. At 50,000 objects with TLS that was
 /// most of a pass that changed no route. Clones share the memo.
 #[derive(Debug, Clone)]
-pub struct ListenerMemo<T>(Arc<Mutex<Option<(Inputs, T)>>>);
+pub struct ListenerMemo<T>(Memo<Inputs, T>);
 
 impl<T> Default for ListenerMemo<T> {
     fn default() -> Self {
-        Self(Arc::new(Mutex::new(None)))
+        Self(Memo::default())
     }
 }
 
@@ -83,15 +84,7 @@ impl<T: Clone> ListenerMemo<T> {
         make: impl FnOnce(&Listener) -> Result<T, E>,
     ) -> Result<T, E> {
         let inputs = Inputs::of(snapshot, tls, source, route_configuration_name);
-        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((made_from, made)) = &*last
-            && made_from.same_as(&inputs)
-        {
-            return Ok(made.clone());
-        }
-        let made = make(&inputs.listener())?;
-        *last = Some((inputs, made.clone()));
-        Ok(made)
+        self.0.get(inputs, Inputs::same_as, |inputs| make(&inputs.listener()))
     }
 }
 
