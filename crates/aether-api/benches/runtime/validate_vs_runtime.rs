@@ -41,22 +41,45 @@ fn main() {
     let measure = std::env::args().any(|a| a == "--bench");
     let runtime = prost_protovalidate::Validator::new();
     // (name, spec, how many violations both must find)
-    let cases: [(&str, VirtualHostSpec, usize); 5] = [
+    let cases: [(&str, VirtualHostSpec, usize); 7] = [
         ("proposal manifest", specs::proposal(), 0),
         ("16 hosts, 128 routes", specs::worst_case(), 0),
         ("phase 2 matching, 8 routes", specs::matching(), 0),
         ("phase 2 actions, 6 routes", specs::actions(), 0),
+        ("phase 2, every field, 6 routes", specs::phase2(), 0),
         ("invalid: proposal with 4 violations", specs::invalid(), 4),
+        (
+            "invalid: phase 2, 12 violations (10 on phase 2 rules)",
+            specs::invalid_phase2(),
+            specs::INVALID_PHASE2_VIOLATIONS,
+        ),
     ];
     for (name, spec, violations) in &cases {
-        let ours = spec.validate().map_or_else(|v| v.violations().len(), |()| 0);
-        let theirs = match runtime.validate(spec) {
-            Ok(()) => 0,
-            Err(prost_protovalidate::Error::Validation(e)) => e.violations().len(),
+        // The rule ids each finds, sorted: the field paths differ in form
+        // (JSON names and a `spec` root against proto names).
+        let mut ours: Vec<String> = spec
+            .validate()
+            .map_or_else(|v| v.iter().map(|v| v.rule_id.to_string()).collect(), |()| vec![]);
+        let mut theirs: Vec<String> = match runtime.validate(spec) {
+            Ok(()) => vec![],
+            Err(prost_protovalidate::Error::Validation(e)) => {
+                e.violations().iter().map(|v| v.rule_id().to_string()).collect()
+            }
             Err(e) => panic!("{name}: the runtime validator failed to run: {e}"),
         };
-        assert_eq!(ours, *violations, "{name}: the generated validator's violations");
-        assert_eq!(theirs, *violations, "{name}: the runtime validator's violations");
+        ours.sort();
+        theirs.sort();
+        assert_eq!(
+            ours.len(),
+            *violations,
+            "{name}: the generated validator's violations: {ours:?}"
+        );
+        assert_eq!(
+            theirs.len(),
+            *violations,
+            "{name}: the runtime validator's violations: {theirs:?}"
+        );
+        assert_eq!(ours, theirs, "{name}: the two validators' rule ids");
     }
     if !measure {
         return;

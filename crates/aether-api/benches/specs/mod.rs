@@ -141,3 +141,101 @@ pub fn invalid() -> VirtualHostSpec {
     backend.port = 70_000;
     spec
 }
+
+/// Every phase 2 field at least once, valid: the specificity route order;
+/// regex, exact and prefix paths with methods, header matches (exact,
+/// prefix, regex, present, inverted) and query parameter matches (exact,
+/// regex, present); weighted backends; rewrites of the prefix, the path and
+/// the host; redirects (scheme, host, port, path or prefix, status code);
+/// request and response header changes (set, add, remove); timeouts and
+/// retries (attempts, per-try timeout, conditions).
+pub fn phase2() -> VirtualHostSpec {
+    serde_saphyr::from_str(
+        r#"
+hosts: [shop.example.com, "*.shop.example.com"]
+routeOrder: SPECIFICITY
+routes:
+  - match: {regex: "^/items/[0-9]+$", methods: [GET, HEAD]}
+    backend: {service: svc-items, port: 8080}
+    timeout: 500ms
+  - match:
+      prefix: /api
+      methods: [POST, PUT, PATCH, DELETE]
+      headers:
+        - {name: x-env, exact: canary}
+        - {name: authorization, prefix: "Bearer "}
+        - {name: user-agent, regex: ".*Mobile.*"}
+        - {name: x-debug, present: true, invert: true}
+      queryParams:
+        - {name: version, exact: "2"}
+        - {name: q, regex: "^[a-z]{1,20}$"}
+        - {name: preview, present: true}
+    backends:
+      - {service: svc-api, port: 8080, weight: 90}
+      - {service: svc-api-canary, port: 8080, weight: 10}
+    rewrite: {prefix: /v2, host: api.internal}
+    requestHeaders:
+      set: [{name: x-team, value: payments}]
+      add: [{name: x-via, value: edge}]
+      remove: [x-debug]
+    responseHeaders:
+      set: [{name: cache-control, value: no-store}]
+      add: [{name: x-served-by, value: edge}]
+      remove: [server]
+    timeout: 1m30s
+    retries: {attempts: 3, perTryTimeout: 2s, retryOn: [connect-failure, refused-stream, 5xx]}
+  - match: {exact: /status}
+    backend: {service: svc-health}
+    rewrite: {path: /healthz}
+  - match: {prefix: /old}
+    redirect: {scheme: https, host: new.example.com, port: 443, prefix: /new, statusCode: 301}
+    responseHeaders: {set: [{name: x-moved, value: "yes"}]}
+  - match: {exact: /legacy}
+    redirect: {path: /, statusCode: 308}
+  - match: {prefix: /}
+    backend: {service: svc-web}
+tls: {secretName: shop-tls, provider: KUBERNETES}
+"#,
+    )
+    .expect("the phase 2 bench spec parses")
+}
+
+/// How many violations [`invalid_phase2`] holds.
+pub const INVALID_PHASE2_VIOLATIONS: usize = 12;
+
+/// [`phase2`]'s shape with twelve violations, ten of them on phase 2 rules
+/// (one each, so every validator counts them alike): an upper-case host, a
+/// relative prefix, an unknown method, an upper-case header name, a query
+/// parameter `present: false`, the same weighted backend twice, a weight
+/// above 1000000, a `host` header removed, retry attempts above 10, a
+/// timeout with a fraction, a `rewrite.prefix` on an exact match, and a
+/// redirect with a timeout.
+pub fn invalid_phase2() -> VirtualHostSpec {
+    serde_saphyr::from_str(
+        r#"
+hosts: [Shop.example.com]
+routeOrder: SPECIFICITY
+routes:
+  - match: {prefix: items}
+    backend: {service: svc-items, port: 8080}
+  - match:
+      prefix: /api
+      methods: [GET, FETCH]
+      headers: [{name: X-Env, exact: canary}]
+      queryParams: [{name: preview, present: false}]
+    backends:
+      - {service: svc-api, port: 8080, weight: 90}
+      - {service: svc-api, port: 8080, weight: 2000000}
+    requestHeaders: {remove: [host]}
+    retries: {attempts: 11, retryOn: [5xx]}
+  - match: {exact: /status}
+    backend: {service: svc-health}
+    rewrite: {prefix: /healthz}
+    timeout: 1.5s
+  - match: {prefix: /old}
+    redirect: {scheme: https, prefix: /new, statusCode: 301}
+    timeout: 15s
+"#,
+    )
+    .expect("the invalid phase 2 bench spec parses")
+}
