@@ -94,7 +94,10 @@ pub fn plan(
             tls,
             tls::edge::files_source(tls),
             &route_configuration_name,
-            |listener| tls::edge::discovery_response(listener).map(prost::bytes::Bytes::from),
+            |listener| {
+                let bytes = tls::edge::discovery_response(listener)?;
+                Ok(written.reuse(tls::edge::LISTENERS_FILE, bytes.into()))
+            },
         )
         .map_err(PlanError::Render)?;
     if written.differs(tls::edge::LISTENERS_FILE, &listeners) {

@@ -201,6 +201,16 @@ impl Written {
         self.routes_source.as_ref().is_some_and(|source| source.same_as(routes))
     }
 
+    /// The buffer held for `name` when it holds these very bytes, else
+    /// `bytes`: what a memo keeps, so that while its input is unchanged
+    /// [`Written::differs`] tells the file current by address.
+    pub(crate) fn reuse(&self, name: &str, bytes: Bytes) -> Bytes {
+        match self.files.get(name) {
+            Some(held) if *held == bytes => held.clone(),
+            _ => bytes,
+        }
+    }
+
     /// Whether `bytes` are not what `name` holds; the buffer written (a
     /// memo's, handed out again) is told the same without reading it.
     pub(crate) fn differs(&self, name: &str, bytes: &[u8]) -> bool {
@@ -222,7 +232,7 @@ pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'s
             written
                 .dependencies_json
                 .get(snapshot.dependencies.clone(), same_list, |list| {
-                    pretty(&**list).map(Bytes::from)
+                    Ok(written.reuse(DEPENDENCIES_FILE, pretty(&**list)?.into()))
                 })?,
         ),
         (
@@ -230,7 +240,7 @@ pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'s
             written
                 .tls_secrets_json
                 .get(snapshot.tls_secrets.clone(), same_list, |list| {
-                    pretty(&**list).map(Bytes::from)
+                    Ok(written.reuse(TLS_SECRETS_FILE, pretty(&**list)?.into()))
                 })?,
         ),
     ];
@@ -345,5 +355,28 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
             fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
         }
         Err(err) => Err(err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_made_again_with_the_same_bytes_is_the_buffer_held_and_told_current_by_address() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(DEPENDENCIES_FILE), b"[]\n").unwrap();
+        let written = Written::read_existing(dir.path(), &[DEPENDENCIES_FILE]);
+        let held = written.files[DEPENDENCIES_FILE].clone();
+        let same = written.reuse(DEPENDENCIES_FILE, Bytes::from_static(b"[]\n"));
+        assert_eq!(same.as_ptr(), held.as_ptr());
+        assert!(!written.differs(DEPENDENCIES_FILE, &same));
+        let other = written.reuse(DEPENDENCIES_FILE, Bytes::from_static(b"[1]\n"));
+        assert_eq!(other, b"[1]\n".as_slice());
+        assert!(written.differs(DEPENDENCIES_FILE, &other));
+        assert_ne!(
+            written.reuse(TLS_SECRETS_FILE, Bytes::from_static(b"[]\n")).as_ptr(),
+            held.as_ptr()
+        );
     }
 }
