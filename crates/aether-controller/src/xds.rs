@@ -5,9 +5,11 @@
 //! same stream implementation ([`sotw`]), the HTTPS listener (LDS) and its
 //! certificates (SDS): see [`tls`].
 //!
-//! Each pass [`Publisher::publish`]es the snapshot's RouteConfiguration; its
-//! version is a digest of its bytes, so every replica gives the same
-//! configuration the same version and an unchanged one is not pushed again.
+//! Each pass [`Publisher::publish`]es the snapshot's RouteConfiguration as
+//! its route table (a piece per virtual host, shared with the projection:
+//! O(1), no copy); its version is the table's, made of its virtual hosts'
+//! digests, so every replica gives the same configuration the same version
+//! and an unchanged one is not pushed again.
 //! Per stream (the xDS protocol, SotW):
 //! - the first request gets the current configuration (or waits for the
 //!   first pass); later ones are ACKs or NACKs of what was sent, matched by
