@@ -158,6 +158,36 @@ pub fn decode_spec_reading(spec: Option<&Value>, reading: Reading) -> (VirtualHo
     }
 }
 
+/// [`decode_spec_reading`] of a spec given as its JSON text (as it stands in
+/// an AdmissionReview body), with the same answers. A spec in which this
+/// build knows every field and enum value
+/// ([`aether_api::tolerant::all_known`]; any, when read strictly) and
+/// which decodes is decoded straight from the text: nothing is set aside
+/// and nothing is wrong, as [`decode_spec_reading`] would find, without a
+/// JSON tree. Any other spec is read as a tree by [`decode_spec_reading`]
+/// itself, which names each unknown part and each refused value.
+pub fn decode_spec_json(text: &str, reading: Reading) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
+    // Strictly, the typed decode refuses every unknown field and value
+    // itself; tolerantly, an enum value the types take but the schema does
+    // not list (`UNSPECIFIED`) is still unknown, so the schema is asked.
+    let known = reading == Reading::Strict || aether_api::tolerant::all_known(text, "spec");
+    if known && let Ok(spec) = serde_json::from_str::<VirtualHostSpec>(text) {
+        return (spec, Vec::new(), Vec::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(tree) => decode_spec_reading(Some(&tree), reading),
+        Err(error) => (
+            VirtualHostSpec::default(),
+            vec![Problem {
+                path: "spec".into(),
+                rule: RULE_DECODE,
+                message: format!("malformed JSON: {error}"),
+            }],
+            Vec::new(),
+        ),
+    }
+}
+
 /// Why a document is not a VirtualHost we can read, and where.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeError {
