@@ -1,5 +1,5 @@
 //! The review alone, without TLS or HTTP: `admission::review` on the load
-//! benchmark's bodies against its 10k-object index, and its stages (parse,
+//! benchmark's bodies against its 10k-object index, and its stages (read,
 //! decide, encode). `cargo bench -p aether-webhook --bench review`.
 
 use std::hint::black_box;
@@ -20,17 +20,33 @@ fn reviews(c: &mut Criterion) {
     ] {
         group.bench_function(name, |b| b.iter(|| admission::review(black_box(body), &index).unwrap()));
     }
-    group.bench_function("parse", |b| b.iter(|| admission::parse(black_box(&allowed)).unwrap()));
-    let request = admission::parse(&allowed).unwrap();
+    group.bench_function("read", |b| b.iter(|| admission::read(black_box(&allowed)).unwrap()));
+    // kube's types, which read what the borrowed reading gives up on.
+    group.bench_function("parse_kube", |b| {
+        b.iter(|| admission::parse(black_box(&allowed)).unwrap())
+    });
+    let request = admission::read(&allowed).unwrap();
     group.bench_function("decide", |b| b.iter(|| admission::decide(black_box(&request), &index)));
-    let object = request.object.as_ref().unwrap();
-    let spec_value = object.data.get("spec");
+    let Some(admission::Spec::Text(spec_text)) = &request.object.as_ref().unwrap().spec else {
+        panic!("the bodies are read borrowed");
+    };
+    let spec_text = spec_text.get();
     group.bench_function("decode_spec", |b| {
         b.iter(|| {
-            aether_manifests::objects::decode_spec_reading(black_box(spec_value), aether_manifests::Reading::Tolerant)
+            aether_manifests::objects::decode_spec_json(black_box(spec_text), aether_manifests::Reading::Tolerant)
         })
     });
-    let (spec, _, _) = aether_manifests::objects::decode_spec_reading(spec_value, aether_manifests::Reading::Tolerant);
+    // The same spec read as a tree, as kube's types hand it over.
+    let spec_tree: serde_json::Value = serde_json::from_str(spec_text).unwrap();
+    group.bench_function("decode_spec_tree", |b| {
+        b.iter(|| {
+            aether_manifests::objects::decode_spec_reading(
+                black_box(Some(&spec_tree)),
+                aether_manifests::Reading::Tolerant,
+            )
+        })
+    });
+    let (spec, _, _) = aether_manifests::objects::decode_spec_json(spec_text, aether_manifests::Reading::Tolerant);
     group.bench_function("validate", |b| {
         b.iter(|| aether_api::validate::Validate::validate(black_box(&spec)))
     });

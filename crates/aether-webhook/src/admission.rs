@@ -8,6 +8,7 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 
 use crate::index::{HostIndex, ObjectKey};
+pub use crate::request::{Object, Request, Spec};
 
 /// The only AdmissionReview version served (the webhook configuration asks for it).
 pub const REVIEW_API_VERSION: &str = "admission.k8s.io/v1";
@@ -77,9 +78,27 @@ pub fn check_depth(body: &[u8], max: usize) -> Result<(), BadRequest> {
     Ok(())
 }
 
-/// Parses an AdmissionReview request body. Every failure is a [`BadRequest`]
-/// saying what was wrong; nothing here panics on any input.
+/// Reads an AdmissionReview request body into what [`decide`] judges,
+/// borrowed from the body where it can be (see [`crate::request`]), else
+/// as [`parse`] reads it. Every failure is the [`BadRequest`] of [`parse`].
+pub fn read(body: &[u8]) -> Result<Request<'_>, BadRequest> {
+    check_body(body)?;
+    match crate::request::read_borrowed(body) {
+        Some(request) => Ok(request),
+        None => parse_checked(body).map(Request::from),
+    }
+}
+
+/// Parses an AdmissionReview request body with kube's types. Every failure
+/// is a [`BadRequest`] saying what was wrong; nothing here panics on any
+/// input.
 pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {
+    check_body(body)?;
+    parse_checked(body)
+}
+
+/// What is checked of a body before any parser reads it.
+fn check_body(body: &[u8]) -> Result<(), BadRequest> {
     check_depth(body, MAX_JSON_DEPTH)?;
     // JSON is UTF-8 (RFC 8259). serde_json checks the strings it decodes but
     // skips the contents of unknown fields, so check the whole body first.
@@ -89,6 +108,10 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
             e.valid_up_to()
         ))
     })?;
+    Ok(())
+}
+
+fn parse_checked(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {
     let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         BadRequest(match e.classify() {
@@ -112,8 +135,12 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
 /// rest breaks), and the unknown fields set aside. Read tolerantly: a CRD
 /// newer than this webhook lets objects carry fields and values it does
 /// not know, and denying them all would block every use of the new API.
-fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
-    let (spec, problems, set_aside) = objects::decode_spec_reading(object.data.get("spec"), Reading::Tolerant);
+fn check_spec(object: &Object<'_>) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
+    let (spec, problems, set_aside) = match &object.spec {
+        Some(Spec::Text(text)) => objects::decode_spec_json(text.get(), Reading::Tolerant),
+        Some(Spec::Tree(tree)) => objects::decode_spec_reading(Some(tree), Reading::Tolerant),
+        None => objects::decode_spec_reading(None, Reading::Tolerant),
+    };
     let problems = objects::with_violations(problems, objects::violations_of(spec.validate()));
     (spec, problems, set_aside)
 }
@@ -135,8 +162,8 @@ pub fn invalid_message(problems: &[Problem]) -> String {
 }
 
 /// Decides one request against the shared validator and `index`.
-pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (AdmissionResponse, Decision) {
-    let response = AdmissionResponse::from(request);
+pub fn decide(request: &Request<'_>, index: &HostIndex) -> (AdmissionResponse, Decision) {
+    let response = crate::request::response_to(request);
     match request.operation {
         Operation::Create | Operation::Update => {}
         // Deleting frees hosts; connecting carries no spec.
@@ -196,9 +223,9 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
     let namespace = request
         .namespace
         .as_deref()
-        .or(object.metadata.namespace.as_deref())
+        .or(object.namespace.as_deref())
         .unwrap_or("default");
-    let name = object.metadata.name.as_deref().unwrap_or(&request.name);
+    let name = object.name.as_deref().unwrap_or(&request.name);
     let key = ObjectKey::new(namespace, name);
     let findings = index.check(&key, &spec.hosts);
     if !findings.conflicts.is_empty() {
@@ -229,7 +256,7 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
 /// The JSON answer to a request body: the review to send back, or why the
 /// body is a bad request.
 pub fn review(body: &[u8], index: &HostIndex) -> Result<(Vec<u8>, Decision), BadRequest> {
-    let request = parse(body)?;
+    let request = read(body)?;
     let (response, decision) = decide(&request, index);
     let json = serde_json::to_vec(&response.into_review())
         .map_err(|e| BadRequest(format!("could not encode the response: {e}")))?;
@@ -301,7 +328,8 @@ mod tests {
             "metadata": {"name": "api", "namespace": "shop"},
             "spec": {"hosts": ["api.example.com"], "routes": [{"match": {"prefix": "/"}, "backend": {"service": "web"}}]}
         });
-        let create = parse(&serde_json::to_vec(&review_for("u1", &object, None)).unwrap()).unwrap();
+        let body = serde_json::to_vec(&review_for("u1", &object, None)).unwrap();
+        let create = parse(&body).unwrap();
         assert_eq!(create.operation, Operation::Create);
         assert_eq!(
             (create.name.as_str(), create.namespace.as_deref()),
@@ -314,6 +342,7 @@ mod tests {
 
         let index = HostIndex::new();
         index.upsert(ObjectKey::new("other", "web"), vec!["api.example.com".to_owned()]);
+        let create = read(&body).unwrap();
         assert_eq!(decide(&create, &index).1, Decision::DeniedConflict);
         assert_eq!(decide(&create, &HostIndex::new()).1, Decision::Allowed);
     }
@@ -332,8 +361,8 @@ mod tests {
         };
         let index = HostIndex::new();
         let judge = |regex: &str| {
-            let request = parse(&serde_json::to_vec(&review_for("u", &object(regex), None)).unwrap()).unwrap();
-            let (response, decision) = decide(&request, &index);
+            let body = serde_json::to_vec(&review_for("u", &object(regex), None)).unwrap();
+            let (response, decision) = decide(&read(&body).unwrap(), &index);
             (decision, response.result.message)
         };
         assert_eq!(judge("[0-9]{1,8}").0, Decision::Allowed);

@@ -11,6 +11,7 @@ pub mod budget;
 pub mod index;
 #[cfg(feature = "server")]
 pub mod metrics;
+pub mod request;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "server")]
