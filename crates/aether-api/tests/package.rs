@@ -48,10 +48,19 @@ fn the_package_holds_only_what_the_crate_needs() {
             "{needed} is not packaged: {files:?}"
         );
     }
-    let src = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src")).unwrap();
-    for file in src {
-        let name = format!("src/{}", file.unwrap().file_name().to_string_lossy());
-        assert!(sources.iter().any(|f| **f == name), "{name} is not packaged: {files:?}");
+    // Every file under src/, in modules' folders too.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut folders = vec![root.join("src")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let name = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            assert!(sources.iter().any(|f| **f == name), "{name} is not packaged: {files:?}");
+        }
     }
     assert!(
         sources
