@@ -32,6 +32,22 @@ pub mod tls;
 #[cfg(feature = "server")]
 pub mod xds;
 
+#[cfg(test)]
+mod testing {
+    /// The projection of every manifest in `examples/`: conflicts,
+    /// wildcards, several route counts.
+    pub(crate) fn examples_snapshot() -> aether_projection::Snapshot {
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let mut text = String::new();
+        for entry in std::fs::read_dir(examples).unwrap() {
+            text.push_str("\n---\n");
+            text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+        }
+        let objects = aether_projection::parse_manifests(&text).unwrap();
+        aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap()
+    }
+}
+
 pub use outputs::{Files, Written};
 pub use status::{Observed, StatusPatch};
 pub use tls::{EdgeTls, TlsSettings};

@@ -433,14 +433,7 @@ mod tests {
     /// configuration with conflicts, wildcards and several route counts.
     #[test]
     fn the_outline_agrees_with_the_full_route_configuration() {
-        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
-        let mut text = String::new();
-        for entry in std::fs::read_dir(examples).unwrap() {
-            text.push_str("\n---\n");
-            text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
-        }
-        let objects = aether_projection::parse_manifests(&text).unwrap();
-        let snapshot = aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap();
+        let snapshot = crate::testing::examples_snapshot();
         let full = snapshot.route_configuration().unwrap();
         let outline: Vec<VirtualHostOutline> = snapshot
             .virtual_hosts()

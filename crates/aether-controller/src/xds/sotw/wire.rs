@@ -164,14 +164,7 @@ mod tests {
 
     #[test]
     fn a_route_table_is_sent_as_its_encoding_a_shared_piece_per_virtual_host() {
-        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
-        let mut text = String::new();
-        for entry in std::fs::read_dir(examples).unwrap() {
-            text.push_str("\n---\n");
-            text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
-        }
-        let objects = aether_projection::parse_manifests(&text).unwrap();
-        let snapshot = aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap();
+        let snapshot = crate::testing::examples_snapshot();
         let table = Encoded::Routes(snapshot.routes().clone());
         let pieces = response(TYPE, "v1", &[&table], "3");
         let bytes: Vec<u8> = pieces.iter().flat_map(|piece| piece.iter().copied()).collect();
