@@ -12,6 +12,7 @@
 //! ```text
 //! cargo bench -p aether-controller --bench edge            # 1,000 and 10,000 objects
 //! cargo bench -p aether-controller --bench edge -- 50000   # other sizes
+//! cargo bench -p aether-controller --bench edge -- 50000 grpc   # one mode: files or grpc
 //! ```
 
 use std::collections::BTreeSet;
@@ -61,12 +62,17 @@ struct Sample {
     after_pass: f64,
 }
 
-/// The controller's pass that wrote `routes.json` after `since`: when it
-/// ended, how long it took and how far into it the snapshot was published
-/// over xDS, from its log line.
-fn pass_after(log: &str, since: SystemTime) -> Option<(SystemTime, f64, Option<f64>)> {
+/// The controller's pass that served the edit after `since`: over files the
+/// one that wrote `routes.json`, over gRPC (`--xds-only`: no routes.json)
+/// the first that published. When it ended, how long it took and how far
+/// into it the snapshot was published over xDS, from its log line.
+fn pass_after(log: &str, since: SystemTime, mode: Mode) -> Option<(SystemTime, f64, Option<f64>)> {
+    let served_by = match mode {
+        Mode::Files => "routes.json",
+        Mode::Xds => "published_ms=",
+    };
     log.lines()
-        .filter(|line| line.contains(" reconciled ") && line.contains("routes.json"))
+        .filter(|line| line.contains(" reconciled ") && line.contains(served_by))
         .filter_map(|line| {
             let ended: jiff::Timestamp = line.split_whitespace().next()?.parse().ok()?;
             let ended = SystemTime::from(ended);
@@ -105,6 +111,12 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// How long a start or an edit may take at `n` objects before it is a
+/// hang: the suite's patience for every 10,000 objects begun.
+fn patience(n: usize) -> Duration {
+    PATIENCE * n.div_ceil(10_000).max(1) as u32
+}
+
 fn measure(n: usize, mode: Mode) {
     let edited = n / 2;
     let file_of = |i: usize| format!("objects-{:04}.yaml", i / PER_FILE);
@@ -125,6 +137,7 @@ fn measure(n: usize, mode: Mode) {
         debounce_ms: 20,
         max_delay_ms: 100,
         settle_ms: 20,
+        start_patience: patience(n),
         ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
     };
     let started = Instant::now();
@@ -143,7 +156,7 @@ fn measure(n: usize, mode: Mode) {
                 break;
             }
             assert!(
-                clock.elapsed() < PATIENCE,
+                clock.elapsed() < patience(n),
                 "{mode:?} {n}: {path} never served\n{}",
                 edge.logs()
             );
@@ -155,7 +168,7 @@ fn measure(n: usize, mode: Mode) {
             "the pass's log line",
             PATIENCE,
             || edge.logs(),
-            || pass_after(&log, edit),
+            || pass_after(&log, edit, mode),
         );
         let served_at = edit + served;
         samples.push(Sample {
@@ -192,15 +205,23 @@ fn needed_cluster(i: usize) -> String {
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|arg| arg.parse().ok()).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sizes: Vec<usize> = args.iter().filter_map(|arg| arg.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![1_000, 10_000] } else { sizes };
+    let modes: Vec<Mode> = [(Mode::Files, "files"), (Mode::Xds, "grpc")]
+        .into_iter()
+        .filter(|(_, name)| {
+            !args.iter().any(|arg| ["files", "grpc"].contains(&arg.as_str())) || args.iter().any(|arg| arg == name)
+        })
+        .map(|(mode, _)| mode)
+        .collect();
     println!("edit → served by Envoy, median of {EDITS} edits (ms); controller poll 20 ms, debounce 20 ms");
     println!(
         "| objects | mode | edit → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | start s |"
     );
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for n in sizes {
-        for mode in [Mode::Files, Mode::Xds] {
+        for &mode in &modes {
             measure(n, mode);
         }
     }

@@ -205,6 +205,14 @@ impl ClusterState {
         self
     }
 
+    /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
+    /// `secrets/`), for Envoys that take all of it over xDS
+    /// ([`outputs::Written::without_envoy_files`]).
+    pub fn without_envoy_files(mut self) -> Self {
+        self.written = self.written.without_envoy_files();
+        self
+    }
+
     /// Whether every scope has been listed, so a pass sees every object.
     pub fn ready(&self) -> bool {
         self.scopes.iter().all(|scope| self.known.is_listed(scope))

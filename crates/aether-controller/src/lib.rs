@@ -102,24 +102,27 @@ pub fn plan(
     now: Timestamp,
 ) -> Result<Plan, PlanError> {
     let mut writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
-    let route_configuration_name = route_configuration_name(snapshot).map_err(PlanError::Decode)?;
-    let listeners = written
-        .listeners_json
-        .get(
-            snapshot,
-            tls,
-            tls::edge::files_source(tls),
-            &route_configuration_name,
-            |listener| {
-                let bytes = tls::edge::discovery_response(listener)?;
-                Ok(written.reuse(tls::edge::LISTENERS_FILE, bytes.into()))
-            },
-        )
-        .map_err(PlanError::Render)?;
-    if written.differs(tls::edge::LISTENERS_FILE, &listeners) {
-        writes.push((tls::edge::LISTENERS_FILE, listeners));
+    let mut secret_files = Vec::new();
+    if written.envoy_files() {
+        let route_configuration_name = route_configuration_name(snapshot).map_err(PlanError::Decode)?;
+        let listeners = written
+            .listeners_json
+            .get(
+                snapshot,
+                tls,
+                tls::edge::files_source(tls),
+                &route_configuration_name,
+                |listener| {
+                    let bytes = tls::edge::discovery_response(listener)?;
+                    Ok(written.reuse(tls::edge::LISTENERS_FILE, bytes.into()))
+                },
+            )
+            .map_err(PlanError::Render)?;
+        if written.differs(tls::edge::LISTENERS_FILE, &listeners) {
+            writes.push((tls::edge::LISTENERS_FILE, listeners));
+        }
+        secret_files = tls::edge::secret_files(tls).map_err(PlanError::Render)?;
     }
-    let secret_files = tls::edge::secret_files(tls).map_err(PlanError::Render)?;
     let patches = status::patches(snapshot, Some(&tls.resolutions), observed, now).map_err(PlanError::Decode)?;
     let invalid = snapshot.invalid_objects();
     Ok(Plan {

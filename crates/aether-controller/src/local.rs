@@ -187,6 +187,14 @@ impl Local {
         self
     }
 
+    /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
+    /// `secrets/`), for Envoys that take all of it over xDS
+    /// ([`outputs::Written::without_envoy_files`]).
+    pub fn without_envoy_files(mut self) -> Self {
+        self.written = self.written.without_envoy_files();
+        self
+    }
+
     /// The manifest files and their sizes and modification times, and
     /// those of the referenced secrets' files.
     fn fingerprint(&self) -> (manifests::Stamp, secrets::Stamp) {

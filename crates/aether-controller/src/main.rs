@@ -92,6 +92,13 @@ struct Cli {
     /// stream) is closed.
     #[arg(long, value_name = "N", default_value_t = xds::MAX_CONNECTIONS)]
     xds_max_connections: usize,
+    /// Envoys take everything over xDS: routes.json, listeners.json and the
+    /// SDS files of secrets/ are not written (nor the route configuration
+    /// rendered as JSON, 190 MB at 50,000 objects on every change of
+    /// routes; nor private keys written to disk). dependencies.json,
+    /// tls-secrets.json and local mode's status.json still are.
+    #[arg(long, requires = "xds_addr")]
+    xds_only: bool,
     /// Local mode: the TLS secrets the objects name (`KUBERNETES`), laid
     /// out as mounted Secrets: DIR/NAMESPACE/NAME/tls.crt and tls.key.
     /// Read when referenced, checked, and handed to Envoy by SDS; a change
@@ -253,6 +260,9 @@ fn run_local(cli: &Cli, manifests: PathBuf, xds_transport: Option<Transport>) ->
             never,
         ))?;
         local = local.with_xds(publisher);
+        if cli.xds_only {
+            local = local.without_envoy_files();
+        }
         _xds_runtime = Some(runtime);
     }
     let summary = local.run()?;
@@ -324,6 +334,9 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
         )
         .await?;
         state = state.with_xds(publisher);
+        if cli.xds_only {
+            state = state.without_envoy_files();
+        }
         xds_server = Some(server);
     }
     let debouncer = Debouncer::new(

@@ -18,6 +18,13 @@
 //!   after `routes.json` (its chains route with it) and after the
 //!   certificates it names, and a certificate no longer named is removed
 //!   only after the listener that named it is replaced.
+//!
+//! `routes.json`, `listeners.json` and `secrets/` are Envoy's file-based
+//! configuration. A controller whose Envoys take all of it over xDS leaves
+//! them out ([`Written::without_envoy_files`]): the route configuration is
+//! then never rendered as JSON, which at 50,000 objects is 190 MB made and
+//! written again on every change of routes, and no private key is written
+//! to disk.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -134,7 +141,7 @@ pub fn remove_stray_temporaries(dir: &Path, names: &[&'static str]) {
 /// written it, only the route table it was rendered from is kept (shared
 /// with the snapshots). A pass whose route configuration is the same then
 /// skips rendering the JSON, which is most of a pass's cost at scale.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Written {
     files: Files,
     /// Shared with the snapshot (and the xDS version), not a copy.
@@ -152,6 +159,24 @@ pub struct Written {
     /// The SDS files in `secrets/`: name → SHA-256 of the content (not the
     /// content: it holds a private key).
     secrets: BTreeMap<String, Vec<u8>>,
+    /// Whether Envoy's files (`routes.json`, `listeners.json`, `secrets/`)
+    /// are rendered and written; see [`Written::without_envoy_files`].
+    envoy_files: bool,
+}
+
+impl Default for Written {
+    fn default() -> Self {
+        Self {
+            files: Files::new(),
+            routes_source: None,
+            routes_json: RoutesJson::default(),
+            listeners_json: Default::default(),
+            dependencies_json: Default::default(),
+            tls_secrets_json: Default::default(),
+            secrets: BTreeMap::new(),
+            envoy_files: true,
+        }
+    }
 }
 
 impl Written {
@@ -181,13 +206,28 @@ impl Written {
         }
         Self {
             files,
-            routes_source: None,
-            routes_json: RoutesJson::default(),
-            listeners_json: Default::default(),
-            dependencies_json: Default::default(),
-            tls_secrets_json: Default::default(),
             secrets,
+            ..Self::default()
         }
+    }
+
+    /// The same, for a controller whose Envoys take the routes, the
+    /// listener and the certificates over xDS: `routes.json`,
+    /// `listeners.json` and the SDS files are neither rendered nor written,
+    /// and the SDS files an earlier run left (private keys) are removed by
+    /// the next [`write_changed`]. A `routes.json` or `listeners.json` an
+    /// earlier run left stays as it was: an Envoy still reading them keeps
+    /// what it was serving.
+    pub fn without_envoy_files(mut self) -> Self {
+        self.envoy_files = false;
+        self.files.remove(ROUTES_FILE);
+        self.files.remove(crate::tls::edge::LISTENERS_FILE);
+        self
+    }
+
+    /// Whether Envoy's files are rendered and written (the default).
+    pub fn envoy_files(&self) -> bool {
+        self.envoy_files
     }
 
     /// The bytes known of `name` (for `routes.json`, only as read at start).
@@ -244,7 +284,7 @@ pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<Vec<(&'s
                 })?,
         ),
     ];
-    if !written.routes_rendered_from(snapshot.routes()) {
+    if written.envoy_files && !written.routes_rendered_from(snapshot.routes()) {
         files.push((ROUTES_FILE, written.routes_json.render(snapshot)?.into()));
     }
     files.retain(|(name, bytes)| written.differs(name, bytes));

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use aether_controller::TlsSettings;
 use aether_controller::local::{Local, Options};
-use aether_controller::outputs::STATUS_FILE;
+use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE};
 use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_e2e::certs::{Leaf, TestCa, write_secret};
 use aether_projection::ProjectionConfig;
@@ -205,4 +205,59 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
 
 fn local_again(manifests: &Path, out: &Path, secrets: &Path) -> Local {
     local(manifests, out, secrets)
+}
+
+/// `--xds-only`: Envoy takes the routes, the listener and the certificates
+/// over xDS, so none of its files is written and a key an earlier run wrote
+/// goes; what Envoy does not read (the lists, the statuses) is written as
+/// before.
+#[test]
+fn without_envoy_files_no_route_listener_or_key_file_is_written_and_earlier_keys_go() {
+    let (manifests, out, secrets) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let ca = TestCa::new();
+    let good = ca.issue(&Leaf::new(&["api.example.com"], 0x30));
+    write_secret(secrets.path(), "default", "good", &good.chain_pem, &good.key_pem);
+    std::fs::write(
+        manifests.path().join("all.yaml"),
+        manifest("api", "[api.example.com]", &tls("good")),
+    )
+    .unwrap();
+    // An earlier run wrote Envoy's files.
+    local(manifests.path(), out.path(), secrets.path()).reconcile().unwrap();
+    let routes = std::fs::read(out.path().join(ROUTES_FILE)).unwrap();
+    let listeners = std::fs::read(out.path().join(LISTENERS_FILE)).unwrap();
+    assert_eq!(std::fs::read_dir(out.path().join("secrets")).unwrap().count(), 1);
+
+    let mut local = local(manifests.path(), out.path(), secrets.path()).without_envoy_files();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.written, ["secrets/"], "{summary:?}");
+    assert_eq!(std::fs::read_dir(out.path().join("secrets")).unwrap().count(), 0);
+    // What an Envoy still reading them serves is left as it was.
+    assert_eq!(std::fs::read(out.path().join(ROUTES_FILE)).unwrap(), routes);
+    assert_eq!(std::fs::read(out.path().join(LISTENERS_FILE)).unwrap(), listeners);
+    assert_eq!(resolved_refs(out.path(), "default/api").0, "True");
+
+    // A change of routes and backends: the lists and the statuses follow,
+    // Envoy's files do not.
+    let text = [
+        manifest("api", "[api.example.com]", &tls("good")),
+        manifest("web", "[web.example.com]", ""),
+    ]
+    .concat();
+    std::fs::write(manifests.path().join("all.yaml"), text).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.written, [DEPENDENCIES_FILE, STATUS_FILE], "{summary:?}");
+    assert_eq!(std::fs::read(out.path().join(ROUTES_FILE)).unwrap(), routes);
+    assert_eq!(std::fs::read(out.path().join(LISTENERS_FILE)).unwrap(), listeners);
+    assert!(!out.path().join("secrets/default.good.json").exists());
+    assert!(
+        std::fs::read_to_string(out.path().join(DEPENDENCIES_FILE))
+            .unwrap()
+            .contains("svc-web")
+    );
+    assert_eq!(resolved_refs(out.path(), "default/web").0, "True");
 }

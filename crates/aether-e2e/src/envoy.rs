@@ -132,6 +132,22 @@ impl Envoy {
         dump["configs"].as_array()?.first().cloned()
     }
 
+    /// The `version_info` of the dynamic route configuration Envoy runs, if
+    /// it has one: [`Envoy::dynamic_route_config`] masked to that field, so
+    /// that Envoy renders a few bytes rather than every route as JSON
+    /// (hundreds of MB at 50,000 objects, longer than the read timeout:
+    /// waiting for a start that way never ended). `None` too when the
+    /// admin interface does not answer in time.
+    pub fn route_config_version(&self) -> Option<String> {
+        let path = "/config_dump?resource=dynamic_route_configs&mask=version_info";
+        let response = http::get(self.admin, "localhost", path).ok()?;
+        assert_eq!(response.status, 200, "Envoy's admin {path}\n{}", self.log_tail());
+        let dump: Value = serde_json::from_slice(&response.body).expect("/config_dump is JSON");
+        dump["configs"].as_array()?.first()?["version_info"]
+            .as_str()
+            .map(str::to_owned)
+    }
+
     /// GET `path` on the admin interface, which must answer 200.
     pub fn admin(&self, path: &str) -> Response {
         let response = http::get(self.admin, "localhost", path)

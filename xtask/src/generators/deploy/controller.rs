@@ -65,8 +65,8 @@ pub fn xds_dns_names() -> [String; 2] {
     ]
 }
 
-/// Where the controller writes its files (an `emptyDir`: with xDS nothing
-/// reads them, but the controller always writes them).
+/// Where the controller writes `dependencies.json` and `tls-secrets.json`
+/// (an `emptyDir`: with `--xds-only` Envoy's own files are not written).
 pub const OUT_DIR: &str = "/var/run/aether";
 
 fn cluster_role() -> Value {
@@ -98,6 +98,10 @@ fn deployment() -> Value {
             format!("--xds-tls-cert={XDS_TLS_DIR}/tls.crt"),
             format!("--xds-tls-key={XDS_TLS_DIR}/tls.key"),
             format!("--xds-tls-client-ca={XDS_TLS_DIR}/ca.crt"),
+            // The edge Envoys take everything over xDS: no route
+            // configuration rendered as JSON and written on every change of
+            // routes (190 MB at 50,000 objects), no private key on disk.
+            "--xds-only".to_owned(),
             // The edge Envoys' cluster for the mesh's SDS, which serves the
             // AWS_SECRETS_MANAGER certificates (generated/deploy/envoy/).
             format!("--mesh-sds-cluster={}", crate::generators::envoy_bootstrap::MESH_SDS_CLUSTER),
