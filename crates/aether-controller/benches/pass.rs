@@ -8,6 +8,9 @@
 //! - `pass_without_route_change`: the pass a watch event that changes
 //!   nothing at the edge causes (the echo of a status write, a label
 //!   change): `routes.json` is known current and not rendered;
+//! - `pass_after_route_change_xds_only`: the same with `--xds-only`
+//!   (Envoy's files left out, as the Deployment runs): nothing is
+//!   rendered as JSON;
 //! - `publish_after_route_change`: what an Envoy over gRPC waits for, the
 //!   pass up to its xDS publish (the pass publishes before it renders files
 //!   or statuses): the change, the snapshot, the new version handed to the
@@ -23,6 +26,8 @@
 //!
 //! `AETHER_PASS_SIZES` (comma-separated) picks the fleet sizes: a criterion
 //! filter skips the measurement but not the steady state each size builds.
+//! `AETHER_PASS_PLOT=FILE` draws the medians against the sizes into the SVG
+//! file `FILE` at the end (`docs/pass-scale.svg` is such a drawing).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -30,7 +35,7 @@ use std::time::Duration;
 
 use aether_controller::{Files, Observed, Written, outputs, plan, xds};
 use aether_projection::{ObjectKey, ProjectionConfig, Projector};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use jiff::Timestamp;
 
 // The projection benchmark's synthetic objects: 2–3 hosts and 10 routes
@@ -40,7 +45,11 @@ mod fixtures;
 
 /// A projector over `n` objects and what a steady state has written and
 /// stored for it.
-fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Observed>, Written, tempfile::TempDir) {
+fn steady_state(
+    n: usize,
+    now: Timestamp,
+    envoy_files: bool,
+) -> (Projector, BTreeMap<ObjectKey, Observed>, Written, tempfile::TempDir) {
     let mut projector = Projector::from_objects(fixtures::objects(n), ProjectionConfig::default()).unwrap();
     // The first plan derives every status.
     projector.take_touched();
@@ -57,9 +66,13 @@ fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Obs
             )
         })
         .collect();
-    let first = plan(&snapshot, &no_tls(), &observed, &Written::default(), now).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut written = Written::default();
+    let mut written = if envoy_files {
+        Written::default()
+    } else {
+        Written::default().without_envoy_files()
+    };
+    let first = plan(&snapshot, &no_tls(), &observed, &written, now).unwrap();
     let files: Files = first.writes.into_iter().collect();
     outputs::write_changed(dir.path(), &files, &[], &mut written, snapshot.routes()).unwrap();
     for patch in first.patches {
@@ -70,14 +83,18 @@ fn steady_state(n: usize, now: Timestamp) -> (Projector, BTreeMap<ObjectKey, Obs
 
 fn pass(c: &mut Criterion) {
     let now = Timestamp::from_second(1_800_000_000).unwrap();
-    for (group_name, changes_routes) in [("pass_after_route_change", true), ("pass_without_route_change", false)] {
+    for (group_name, changes_routes, envoy_files) in [
+        ("pass_after_route_change", true, true),
+        ("pass_without_route_change", false, true),
+        ("pass_after_route_change_xds_only", true, false),
+    ] {
         let mut group = c.benchmark_group(group_name);
         group
             .sample_size(10)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(5));
         for n in sizes() {
-            let (mut projector, observed, written, _dir) = steady_state(n, now);
+            let (mut projector, observed, written, _dir) = steady_state(n, now, envoy_files);
             let (publisher, _service) = xds::channel("aether-edge", Default::default());
             let mut version = 1;
             group.bench_function(format!("{n}"), |b| {
@@ -97,7 +114,7 @@ fn pass(c: &mut Criterion) {
                         })
                         .collect();
                     let plan = plan(&snapshot, &no_tls(), &touched, &written, now).unwrap();
-                    assert_eq!(plan.writes.len(), usize::from(changes_routes));
+                    assert_eq!(plan.writes.len(), usize::from(changes_routes && envoy_files));
                     assert_eq!(plan.patches, []);
                     black_box(plan)
                 })
@@ -116,7 +133,7 @@ fn publish(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(5));
     for n in sizes() {
-        let (mut projector, _observed, _written, _dir) = steady_state(n, now);
+        let (mut projector, _observed, _written, _dir) = steady_state(n, now, false);
         let (publisher, _service) = xds::channel("aether-edge", Default::default());
         publisher.publish(&projector.snapshot());
         let mut version = 1;
@@ -134,7 +151,39 @@ fn publish(c: &mut Criterion) {
 }
 
 criterion_group!(benches, pass, publish);
-criterion_main!(benches);
+
+#[path = "pass/plot.rs"]
+mod plot;
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    if let Some(out) = std::env::var_os("AETHER_PASS_PLOT") {
+        let lines = [
+            plot::Line {
+                group: "pass_after_route_change",
+                label: "whole pass after a route change (routes.json rendered)",
+            },
+            plot::Line {
+                group: "pass_after_route_change_xds_only",
+                label: "the same with --xds-only",
+            },
+            plot::Line {
+                group: "publish_after_route_change",
+                label: "until the xDS publish (what Envoy over gRPC waits for)",
+            },
+            plot::Line {
+                group: "pass_without_route_change",
+                label: "whole pass without a route change",
+            },
+        ];
+        let out = std::path::PathBuf::from(out);
+        match plot::draw(&out, &sizes(), &lines) {
+            Ok(()) => println!("drew {}", out.display()),
+            Err(err) => eprintln!("drawing {}: {err}", out.display()),
+        }
+    }
+}
 
 /// The fleet sizes measured: `AETHER_PASS_SIZES`, or 1k to 100k.
 fn sizes() -> Vec<usize> {

@@ -15,12 +15,15 @@
 //!
 //! `cargo bench -p aether-webhook --bench load`; env `BENCH_REQUESTS` (closed
 //! loop, default 100000), `BENCH_RATE` (open loop, reviews/s, default 10000),
-//! `BENCH_SECONDS` (open loop, default 5), `BENCH_SERVER_THREADS` (default 2)
-//! and `BENCH_CLIENT_THREADS` (default 1): 1 is a current-thread runtime.
+//! `BENCH_SECONDS` (open loop, default 5), `BENCH_SERVER_THREADS` (default
+//! one per server core when pinned, else 2)
+//! and `BENCH_CLIENT_THREADS` (default 1): 1 is a current-thread runtime;
+//! `BENCH_PIN` (default true): the client on the first core, the server on
+//! the others.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aether_webhook::admission::BadRequest;
@@ -59,8 +62,41 @@ fn histogram() -> Histogram<u64> {
     Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap()
 }
 
-fn runtime(threads: usize) -> tokio::runtime::Runtime {
+/// Which side of the loopback a thread works for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Side {
+    Client,
+    Server,
+}
+
+/// Pins the calling thread to its side's cores when `BENCH_PIN` is on (the
+/// default on two cores or more): the client (its runtime and the pacer) on
+/// the first core, the server on the others, a worker per core in turn.
+/// Unpinned, the four busy threads share the cores as the scheduler likes
+/// and the floor itself moved from 16k/s to 25k/s between runs on one idle
+/// machine; pinned, the client cannot take the server's core, nor the
+/// server the client's.
+fn pin(side: Side) {
+    static NEXT_SERVER_CORE: AtomicUsize = AtomicUsize::new(0);
+    let Some(cores) = pinned_cores() else {
+        return;
+    };
+    let core = match side {
+        Side::Client => cores[0],
+        Side::Server => cores[1 + NEXT_SERVER_CORE.fetch_add(1, Ordering::Relaxed) % (cores.len() - 1)],
+    };
+    core_affinity::set_for_current(core);
+}
+
+/// The cores to pin to, when pinning.
+fn pinned_cores() -> Option<Vec<core_affinity::CoreId>> {
+    let cores = core_affinity::get_core_ids()?;
+    (env("BENCH_PIN", true) && cores.len() >= 2).then_some(cores)
+}
+
+fn runtime(threads: usize, side: Side) -> tokio::runtime::Runtime {
     if threads <= 1 {
+        // Runs on the thread that calls `block_on`, pinned by its caller.
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -68,6 +104,7 @@ fn runtime(threads: usize) -> tokio::runtime::Runtime {
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
+            .on_thread_start(move || pin(side))
             .enable_all()
             .build()
             .unwrap()
@@ -184,6 +221,7 @@ async fn open_loop(
     }
     let start = Instant::now() + Duration::from_millis(20);
     let pacer = std::thread::spawn(move || {
+        pin(Side::Client);
         for k in 0..total {
             let due = start + Duration::from_secs_f64(k as f64 / rate);
             let now = Instant::now();
@@ -261,7 +299,8 @@ fn start_server(admit: Arc<dyn Admit>, cert: &std::path::Path, key: &std::path::
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
-        runtime(threads).block_on(async move {
+        pin(Side::Server);
+        runtime(threads, Side::Server).block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             server::serve(listener, tls, app, async move {
                 let _ = stopped.await;
@@ -277,11 +316,14 @@ fn main() {
     let requests: usize = env("BENCH_REQUESTS", 100_000);
     let rate: f64 = env("BENCH_RATE", 10_000.0);
     let seconds: f64 = env("BENCH_SECONDS", 5.0);
-    // Measured on the 2-core machine (README): a 2-worker server runtime with
-    // a current-thread client did best (saturated 24k/s, paced p99 7 ms); a
-    // 1-thread server saturates at ~15k/s and queues at 10k/s, a multi-thread
+    // Pinned, a worker per server core (two workers on one core only take
+    // turns). Unpinned, measured on the 2-core machine (README): a 2-worker
+    // server runtime with a current-thread client did best; a multi-thread
     // client steals the server's cores.
-    let server_threads: usize = env("BENCH_SERVER_THREADS", 2);
+    let server_threads: usize = env(
+        "BENCH_SERVER_THREADS",
+        pinned_cores().map_or(2, |cores| cores.len() - 1),
+    );
     let client_threads: usize = env("BENCH_CLIENT_THREADS", 1);
     assert!(
         rate > 0.0 && seconds > 0.0,
@@ -314,7 +356,12 @@ fn main() {
     let index = Arc::new(common::index());
     println!("indexed {:?} (objects, hosts)", index.len());
     println!(
-        "server runtime threads {server_threads}, client runtime threads {client_threads}, {CONNECTIONS} connections"
+        "server runtime threads {server_threads}, client runtime threads {client_threads}, {CONNECTIONS} connections, {}",
+        if pinned_cores().is_some() {
+            "client pinned to the first core, server to the others"
+        } else {
+            "unpinned"
+        }
     );
 
     // The mix: new hosts (allowed), a taken host (denied), a host under
@@ -322,7 +369,8 @@ fn main() {
     let bodies: Vec<Bytes> = (0..64).flat_map(common::mix).map(Bytes::from).collect();
     let bodies = Arc::new(bodies);
 
-    let client_runtime = runtime(client_threads);
+    pin(Side::Client);
+    let client_runtime = runtime(client_threads, Side::Client);
     let mut results = Vec::new();
     for (name, admit) in [
         ("webhook", Arc::new(Reviewer(index.clone())) as Arc<dyn Admit>),
