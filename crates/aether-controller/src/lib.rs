@@ -104,14 +104,13 @@ pub fn plan(
     let mut writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
     let mut secret_files = Vec::new();
     if written.envoy_files() {
-        let route_configuration_name = route_configuration_name(snapshot).map_err(PlanError::Decode)?;
         let listeners = written
             .listeners_json
             .get(
                 snapshot,
                 tls,
                 tls::edge::files_source(tls),
-                &route_configuration_name,
+                snapshot.routes().name(),
                 |listener| {
                     let bytes = tls::edge::discovery_response(listener)?;
                     Ok(written.reuse(tls::edge::LISTENERS_FILE, bytes.into()))
@@ -132,10 +131,4 @@ pub fn plan(
         conflicts: snapshot.report.conflicts.len(),
         invalid,
     })
-}
-
-/// The `name` of the snapshot's route configuration, read from an empty
-/// one of the same name (not by skipping every virtual host).
-fn route_configuration_name(snapshot: &Snapshot) -> Result<String, prost::DecodeError> {
-    <status::Name as prost::Message>::decode(snapshot.routes().encode_with(&[]).as_slice()).map(|outline| outline.name)
 }

@@ -145,14 +145,6 @@ pub(crate) struct VirtualHostOutline {
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct Skipped {}
 
-/// A message's `name` alone, the rest skipped: Envoy numbers it 1 in both
-/// `RouteConfiguration` and `VirtualHost`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct Name {
-    #[prost(string, tag = "1")]
-    pub name: String,
-}
-
 /// The snapshot indexed by object.
 pub(crate) struct Index<'a> {
     /// Object left out for its problems → (the reason, the problems).

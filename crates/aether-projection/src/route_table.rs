@@ -34,7 +34,9 @@ use crate::envoy;
 /// the route configuration's name: its encoding in pieces, and its version.
 #[derive(Clone)]
 pub struct RouteTable {
-    /// The route configuration's `name` field, encoded (empty for no name).
+    /// The route configuration's name.
+    name: std::sync::Arc<str>,
+    /// Its `name` field, encoded (empty for no name).
     head: Bytes,
     /// The settings after the virtual hosts, encoded.
     tail: Bytes,
@@ -89,6 +91,7 @@ impl RouteTable {
         let mut tail = Vec::new();
         envoy::encode_route_configuration_tail(&mut tail);
         Self {
+            name: name.into(),
             head: head.into(),
             tail: tail.into(),
             entries: imbl::OrdMap::new(),
@@ -129,6 +132,11 @@ impl RouteTable {
     fn forget(&mut self, old: &Entry) {
         self.sum.sub(old.digest);
         self.entries_len -= old.encoded.len();
+    }
+
+    /// The route configuration's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// How many virtual hosts are served.
@@ -245,6 +253,7 @@ fn same_bytes(a: &Bytes, b: &Bytes) -> bool {
 impl fmt::Debug for RouteTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RouteTable")
+            .field("name", &self.name)
             .field("virtual_hosts", &self.entries.len())
             .field("encoded_len", &self.encoded_len())
             .field("version", &self.version())
@@ -281,6 +290,7 @@ mod tests {
         };
         assert_eq!(table.encode(), prost::Message::encode_to_vec(&whole));
         assert_eq!(table.encoded_len(), table.encode().len());
+        assert_eq!(table.name(), whole.name);
         // Each virtual host is the end of its entry, not a copy.
         for (entry, name) in [(&a, "a"), (&b, "b")] {
             let host = table.virtual_host(&key(name)).unwrap();
