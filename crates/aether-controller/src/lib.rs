@@ -59,7 +59,8 @@ pub struct Plan {
     pub writes: Vec<(&'static str, prost::bytes::Bytes)>,
     /// Every SDS file of the ready secrets (name under `secrets/`,
     /// content); [`outputs::write_changed`] writes those that changed and
-    /// removes the others.
+    /// removes the others. None without Envoy's files
+    /// ([`outputs::Written::without_envoy_files`]).
     pub secret_files: Vec<(String, Vec<u8>)>,
     /// Objects whose status differs from the stored one, in key order.
     pub patches: Vec<StatusPatch>,
