@@ -208,13 +208,19 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sizes: Vec<usize> = args.iter().filter_map(|arg| arg.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![1_000, 10_000] } else { sizes };
-    let modes: Vec<Mode> = [(Mode::Files, "files"), (Mode::Xds, "grpc")]
-        .into_iter()
-        .filter(|(_, name)| {
-            !args.iter().any(|arg| ["files", "grpc"].contains(&arg.as_str())) || args.iter().any(|arg| arg == name)
+    let modes: Vec<Mode> = args
+        .iter()
+        .filter_map(|arg| match arg.as_str() {
+            "files" => Some(Mode::Files),
+            "grpc" => Some(Mode::Xds),
+            _ => None,
         })
-        .map(|(mode, _)| mode)
         .collect();
+    let modes = if modes.is_empty() {
+        vec![Mode::Files, Mode::Xds]
+    } else {
+        modes
+    };
     println!("edit → served by Envoy, median of {EDITS} edits (ms); controller poll 20 ms, debounce 20 ms");
     println!(
         "| objects | mode | edit → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | start s |"

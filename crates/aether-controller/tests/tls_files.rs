@@ -40,6 +40,15 @@ fn local(manifests: &Path, out: &Path, secrets: &Path) -> Local {
     .unwrap()
 }
 
+/// The manifest, output and secrets directories of a test.
+fn dirs() -> (tempfile::TempDir, tempfile::TempDir, tempfile::TempDir) {
+    (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    )
+}
+
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))).unwrap()
 }
@@ -79,11 +88,7 @@ fn resolved_refs(out: &Path, key: &str) -> (String, String, String) {
 
 #[test]
 fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
-    let (manifests, out, secrets) = (
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-    );
+    let (manifests, out, secrets) = dirs();
     let ca = TestCa::new();
     let good = ca.issue(&Leaf::new(&["api.example.com", "*.example.com"], 0x10));
     let other = ca.issue(&Leaf::new(&["x.example.org"], 0x11));
@@ -213,11 +218,7 @@ fn local_again(manifests: &Path, out: &Path, secrets: &Path) -> Local {
 /// before.
 #[test]
 fn without_envoy_files_no_route_listener_or_key_file_is_written_and_earlier_keys_go() {
-    let (manifests, out, secrets) = (
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-    );
+    let (manifests, out, secrets) = dirs();
     let ca = TestCa::new();
     let good = ca.issue(&Leaf::new(&["api.example.com"], 0x30));
     write_secret(secrets.path(), "default", "good", &good.chain_pem, &good.key_pem);
