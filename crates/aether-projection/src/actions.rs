@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::time::Duration;
 
 use aether_api::config::v1::HttpRoute;
@@ -62,16 +63,16 @@ pub(crate) fn actions(
     http_route: &HttpRoute,
     default_retry: Option<&route::RetryPolicy>,
 ) -> Result<Actions, Vec<Problem>> {
-    let at = format!("spec.routes[{index}]");
+    let at = At { route: index, part: "" };
     let mut problems = Vec::new();
-    let action = action(&at, http_route, default_retry, &mut problems);
+    let action = action(at, http_route, default_retry, &mut problems);
     let request = header_changes(
-        &format!("{at}.requestHeaders"),
+        at.within(".requestHeaders"),
         http_route.request_headers.as_ref(),
         &mut problems,
     );
     let response = header_changes(
-        &format!("{at}.responseHeaders"),
+        at.within(".responseHeaders"),
         http_route.response_headers.as_ref(),
         &mut problems,
     );
@@ -87,6 +88,27 @@ pub(crate) fn actions(
     }
 }
 
+/// Where in the spec a route's part is (`spec.routes[2].requestHeaders`):
+/// written out only for a problem, so a route without any formats nothing
+/// (the webhook asks this of every route it admits).
+#[derive(Debug, Clone, Copy)]
+struct At {
+    route: usize,
+    part: &'static str,
+}
+
+impl At {
+    fn within(self, part: &'static str) -> At {
+        At { part, ..self }
+    }
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "spec.routes[{}]{}", self.route, self.part)
+    }
+}
+
 fn problem(field_path: String, message: impl Into<Cow<'static, str>>) -> Problem {
     Problem {
         field_path,
@@ -99,7 +121,7 @@ fn problem(field_path: String, message: impl Into<Cow<'static, str>>) -> Problem
 /// weighted split (or a 500 for a split of weight 0). `None` only with
 /// problems added, or for a route without any (which validation refuses).
 fn action(
-    at: &str,
+    at: At,
     http_route: &HttpRoute,
     default_retry: Option<&route::RetryPolicy>,
     problems: &mut Vec<Problem>,
@@ -171,7 +193,7 @@ fn action(
         }
     }
     if let Some(retries) = &http_route.retries {
-        action.retry_policy = retry_override(&format!("{at}.retries"), retries, default_retry, problems);
+        action.retry_policy = retry_override(at.within(".retries"), retries, default_retry, problems);
     }
     Some(route::route::Action::Route(action))
 }
@@ -217,7 +239,7 @@ fn rewrite_literal(value: &str) -> String {
 /// The header changes of one side: the entries to add (`set` overwrites,
 /// `add` appends) and the names to remove.
 fn header_changes(
-    at: &str,
+    at: At,
     changes: Option<&aether_api::config::v1::HeaderModifier>,
     problems: &mut Vec<Problem>,
 ) -> (Vec<HeaderValueOption>, Vec<String>) {
@@ -263,7 +285,7 @@ fn header_changes(
 /// (the matched prefix swapped for it), `path` a `regex_rewrite` of the
 /// whole path (`^/.*$`; the query is kept), `host` `host_rewrite_literal`.
 fn apply_rewrite(
-    at: &str,
+    at: At,
     rewrite: &aether_api::config::v1::RouteRewrite,
     action: &mut route::RouteAction,
     problems: &mut Vec<Problem>,
@@ -311,7 +333,7 @@ pub const WHOLE_PATH: &str = "^/.*$";
 /// redirects to that scheme's port (80, 443), not the request's: with a
 /// `host`, Envoy writes no port; without, it writes the scheme's.
 fn redirect_action(
-    at: &str,
+    at: At,
     redirect: &aether_api::config::v1::RouteRedirect,
     problems: &mut Vec<Problem>,
 ) -> route::RedirectAction {
@@ -375,7 +397,7 @@ fn redirect_action(
 /// retries (0: none, no policy at all) on the conditions of `on` (the
 /// default policy's when empty), each try bounded by `perTryTimeout`.
 fn retry_override(
-    at: &str,
+    at: At,
     retries: &aether_api::config::v1::RouteRetry,
     default_retry: Option<&route::RetryPolicy>,
     problems: &mut Vec<Problem>,

@@ -33,31 +33,31 @@ pub fn regex_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
 
 /// The regular expressions of route `index`'s match that Envoy would refuse.
 pub(crate) fn route_regex_problems(index: usize, route_match: &RouteMatch) -> Vec<Problem> {
-    let at = format!("spec.routes[{index}].match");
-    let mut regexes: Vec<(String, &str)> = Vec::new();
+    let mut problems = Vec::new();
+    // The field's path is written out only for a refused regex.
+    let mut check = |regex: &str, field: &dyn Fn() -> String| {
+        if let Err(refusal) = re2::check(regex) {
+            problems.push(Problem {
+                field_path: format!("spec.routes[{index}].match{}", field()),
+                rule_id: RULE_RE2,
+                message: Cow::Owned(refusal.to_string()),
+            });
+        }
+    };
     if let Some(Path::Regex(regex)) = &route_match.path {
-        regexes.push((format!("{at}.regex"), regex));
+        check(regex, &|| ".regex".to_owned());
     }
     for (i, header) in route_match.headers.iter().enumerate() {
         if let Some(header_match::Value::Regex(regex)) = &header.value {
-            regexes.push((format!("{at}.headers[{i}].regex"), regex));
+            check(regex, &|| format!(".headers[{i}].regex"));
         }
     }
     for (i, param) in route_match.query_params.iter().enumerate() {
         if let Some(query_param_match::Value::Regex(regex)) = &param.value {
-            regexes.push((format!("{at}.queryParams[{i}].regex"), regex));
+            check(regex, &|| format!(".queryParams[{i}].regex"));
         }
     }
-    regexes
-        .into_iter()
-        .filter_map(|(field_path, regex)| {
-            re2::check(regex).err().map(|refusal| Problem {
-                field_path,
-                rule_id: RULE_RE2,
-                message: Cow::Owned(refusal.to_string()),
-            })
-        })
-        .collect()
+    problems
 }
 
 /// Envoy's match for a (valid) route match whose regular expressions all
