@@ -960,9 +960,7 @@ impl<'de> serde::Deserialize<'de> for RouteBackend {
                                 return Err(serde::de::Error::duplicate_field("port"));
                             }
                             port__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                     }
@@ -1338,9 +1336,7 @@ impl<'de> serde::Deserialize<'de> for RouteRedirect {
                                 return Err(serde::de::Error::duplicate_field("port"));
                             }
                             port__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::StatusCode => {
@@ -1348,9 +1344,7 @@ impl<'de> serde::Deserialize<'de> for RouteRedirect {
                                 return Err(serde::de::Error::duplicate_field("statusCode"));
                             }
                             status_code__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Path => {
@@ -1509,9 +1503,7 @@ impl<'de> serde::Deserialize<'de> for RouteRetry {
                                 return Err(serde::de::Error::duplicate_field("attempts"));
                             }
                             attempts__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::PerTryTimeout => {
@@ -1950,9 +1942,7 @@ impl<'de> serde::Deserialize<'de> for VirtualHostStatus {
                                 return Err(serde::de::Error::duplicate_field("routeCount"));
                             }
                             route_count__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                     }
@@ -2209,9 +2199,7 @@ impl<'de> serde::Deserialize<'de> for WeightedBackend {
                                 return Err(serde::de::Error::duplicate_field("port"));
                             }
                             port__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Weight => {
@@ -2219,9 +2207,7 @@ impl<'de> serde::Deserialize<'de> for WeightedBackend {
                                 return Err(serde::de::Error::duplicate_field("weight"));
                             }
                             weight__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                     }

@@ -1,7 +1,11 @@
 //! Helpers for the generated serde impls' Kubernetes JSON form: what pbjson
 //! lacks (see xtask/src/generators/serde.rs). Not a public API.
 
-use serde::de::Error as _;
+use std::fmt;
+use std::marker::PhantomData;
+use std::str::FromStr;
+
+use serde::de::{Error as _, IntoDeserializer, Visitor};
 use serde::{Deserialize, Deserializer, Serializer};
 
 /// Writes an enum value without its type prefix: `KUBERNETES` for
@@ -33,4 +37,135 @@ where
 /// Whether a field holds its default value, which the Kubernetes form omits.
 pub fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
+}
+
+/// A number as proto3 JSON reads one: a JSON number, or a string holding
+/// one (`8080`, `"8080"`), taken where pbjson's `NumberDeserialize` would
+/// take it. Ours because pbjson's buffers each value and tries it as a
+/// string first, building (and formatting) an error for every plain
+/// number: most of a spec's decoding time. One visitor reads either.
+pub struct Number<T>(pub T);
+
+impl<'de, T> Deserialize<'de> for Number<T>
+where
+    T: FromStr + Deserialize<'de>,
+    T::Err: fmt::Display,
+{
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NumberVisitor(PhantomData))
+    }
+}
+
+struct NumberVisitor<T>(PhantomData<T>);
+
+impl<'de, T> Visitor<'de> for NumberVisitor<T>
+where
+    T: FromStr + Deserialize<'de>,
+    T::Err: fmt::Display,
+{
+    type Value = Number<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number, or a string holding one")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        text.parse().map(Number).map_err(E::custom)
+    }
+
+    // Each number is handed to `T` as it is, which takes it or says why
+    // not (out of range, a fraction where an integer belongs).
+    fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<Self::Value, E> {
+        T::deserialize(value.into_deserializer()).map(Number)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<Self::Value, E> {
+        T::deserialize(value.into_deserializer()).map(Number)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<Self::Value, E> {
+        T::deserialize(value.into_deserializer()).map(Number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Number;
+
+    /// What pbjson's `NumberDeserialize` makes of `json`, and ours.
+    fn both<T>(json: &str) -> (Option<T>, Option<T>)
+    where
+        T: std::str::FromStr + serde::de::DeserializeOwned,
+        T::Err: std::error::Error + std::fmt::Display,
+    {
+        (
+            serde_json::from_str::<pbjson::private::NumberDeserialize<T>>(json)
+                .ok()
+                .map(|n| n.0),
+            serde_json::from_str::<Number<T>>(json).ok().map(|n| n.0),
+        )
+    }
+
+    #[test]
+    fn takes_what_pbjson_takes_and_nothing_else() {
+        let inputs = [
+            "8080",
+            "\"8080\"",
+            "\"+8\"",
+            "0",
+            "-1",
+            "\"-1\"",
+            "4294967295",
+            "4294967296",
+            "\"4294967296\"",
+            "-2147483649",
+            "9223372036854775808",
+            "1.0",
+            "1.5",
+            "1e3",
+            "\"1e3\"",
+            "\"1.5\"",
+            "\" 8\"",
+            "\"\"",
+            "true",
+            "null",
+            "[]",
+            "{}",
+            "\"x\"",
+            "\"\\u0038\"",
+        ];
+        for json in inputs {
+            let (theirs, ours) = both::<u32>(json);
+            assert_eq!(theirs, ours, "u32 {json}");
+            let (theirs, ours) = both::<i32>(json);
+            assert_eq!(theirs, ours, "i32 {json}");
+            let (theirs, ours) = both::<u64>(json);
+            assert_eq!(theirs, ours, "u64 {json}");
+            let (theirs, ours) = both::<f64>(json);
+            assert_eq!(theirs, ours, "f64 {json}");
+        }
+        assert_eq!(both::<u32>("8080").1, Some(8080));
+        assert_eq!(both::<u32>("\"8080\"").1, Some(8080));
+    }
+
+    #[test]
+    fn says_why_a_number_is_refused() {
+        let err = |json: &str| serde_json::from_str::<Number<u32>>(json).err().unwrap().to_string();
+        assert!(
+            err("4294967296").contains("invalid value: integer `4294967296`"),
+            "{}",
+            err("4294967296")
+        );
+        assert!(
+            err("1.5").contains("invalid type: floating point `1.5`"),
+            "{}",
+            err("1.5")
+        );
+        assert!(
+            err("true").contains("expected a number, or a string holding one"),
+            "{}",
+            err("true")
+        );
+        assert!(err("\"x\"").contains("invalid digit"), "{}", err("\"x\""));
+    }
 }

@@ -36,6 +36,12 @@ fn reviews(c: &mut Criterion) {
             aether_manifests::objects::decode_spec_json(black_box(spec_text), aether_manifests::Reading::Tolerant)
         })
     });
+    group.bench_function("all_known", |b| {
+        b.iter(|| aether_api::tolerant::all_known(black_box(spec_text), "spec"))
+    });
+    group.bench_function("decode_spec_typed", |b| {
+        b.iter(|| serde_json::from_str::<aether_api::config::v1::VirtualHostSpec>(black_box(spec_text)).unwrap())
+    });
     // The same spec read as a tree, as kube's types hand it over.
     let spec_tree: serde_json::Value = serde_json::from_str(spec_text).unwrap();
     group.bench_function("decode_spec_tree", |b| {

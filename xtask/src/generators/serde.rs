@@ -13,7 +13,10 @@
 //!   instead of pbjson impls;
 //! - a plain error for a second member of a oneof: pbjson calls it a
 //!   "duplicate field" named after that member, which reads as if the key
-//!   were written twice ([`reword_oneof_duplicates`]).
+//!   were written twice ([`reword_oneof_duplicates`]);
+//! - numbers read with one visitor (`crate::kubernetes_json::Number`),
+//!   taking what pbjson's `NumberDeserialize` takes without building an
+//!   error for every plain number ([`NUMBER`]).
 
 use std::fmt::Write as _;
 
@@ -102,7 +105,9 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
     let mut files = Vec::new();
     for (package, code) in written {
         let package = package.to_string();
-        let mut code = String::from_utf8(code).context("pbjson wrote invalid UTF-8")?;
+        let mut code = String::from_utf8(code)
+            .context("pbjson wrote invalid UTF-8")?
+            .replace(NUMBER.0, NUMBER.1);
         for (name, rust_path, enumeration) in &enums {
             if name.starts_with(&format!(".{package}.")) {
                 code.push_str(&enum_impls(name, rust_path, enumeration)?);
@@ -119,6 +124,9 @@ pub fn generate(api: &ApiFiles, proto3_set: &[u8]) -> Result<Vec<(String, Vec<u8
     files.sort();
     Ok(files)
 }
+
+/// pbjson's reader of numbers, and ours in its place (see the module's note).
+const NUMBER: (&str, &str) = ("::pbjson::private::NumberDeserialize", "crate::kubernetes_json::Number");
 
 /// Rewords pbjson's error for a second member of a oneof, in the
 /// Deserialize impls of `package`'s messages: `duplicate field `exact``

@@ -107,9 +107,7 @@ impl<'de> serde::Deserialize<'de> for Backend {
                                 return Err(serde::de::Error::duplicate_field("port"));
                             }
                             port__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Weight => {
@@ -117,9 +115,7 @@ impl<'de> serde::Deserialize<'de> for Backend {
                                 return Err(serde::de::Error::duplicate_field("weight"));
                             }
                             weight__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                     }
@@ -528,9 +524,7 @@ impl<'de> serde::Deserialize<'de> for Choice {
                                 return Err(serde::de::Error::duplicate_field("third"));
                             }
                             third__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Fourth => {
@@ -561,9 +555,7 @@ impl<'de> serde::Deserialize<'de> for Choice {
                             }
                             kind__ = map_
                                 .next_value::<
-                                    ::std::option::Option<
-                                        ::pbjson::private::NumberDeserialize<_>,
-                                    >,
+                                    ::std::option::Option<crate::kubernetes_json::Number<_>>,
                                 >()?
                                 .map(|x| choice::Kind::Number(x.0));
                         }
@@ -948,9 +940,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 return Err(serde::de::Error::duplicate_field("gtLt"));
                             }
                             gt_lt__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Outside => {
@@ -958,9 +948,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 return Err(serde::de::Error::duplicate_field("outside"));
                             }
                             outside__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Small => {
@@ -968,9 +956,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 return Err(serde::de::Error::duplicate_field("small"));
                             }
                             small__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::InList => {
@@ -978,9 +964,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 return Err(serde::de::Error::duplicate_field("inList"));
                             }
                             in_list__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Exact => {
@@ -988,9 +972,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 return Err(serde::de::Error::duplicate_field("exact"));
                             }
                             exact__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::NotIn => {
@@ -998,9 +980,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 return Err(serde::de::Error::duplicate_field("notIn"));
                             }
                             not_in__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::OutsideFloat => {
@@ -1010,9 +990,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 );
                             }
                             outside_float__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Positive => {
@@ -1020,9 +998,7 @@ impl<'de> serde::Deserialize<'de> for Floats {
                                 return Err(serde::de::Error::duplicate_field("positive"));
                             }
                             positive__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                     }
@@ -1468,9 +1444,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("gtLt"));
                             }
                             gt_lt__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Outside => {
@@ -1478,9 +1452,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("outside"));
                             }
                             outside__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Gte => {
@@ -1488,9 +1460,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("gte"));
                             }
                             gte__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::LteIn => {
@@ -1498,9 +1468,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("lteIn"));
                             }
                             lte_in__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Weight => {
@@ -1508,9 +1476,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("weight"));
                             }
                             weight__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::NotIn => {
@@ -1518,9 +1484,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("notIn"));
                             }
                             not_in__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Exact => {
@@ -1528,9 +1492,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("exact"));
                             }
                             exact__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::IfSet => {
@@ -1538,9 +1500,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("ifSet"));
                             }
                             if_set__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Negative => {
@@ -1548,9 +1508,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("negative"));
                             }
                             negative__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                         GeneratedField::Far => {
@@ -1558,9 +1516,7 @@ impl<'de> serde::Deserialize<'de> for Ints32 {
                                 return Err(serde::de::Error::duplicate_field("far"));
                             }
                             far__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                     }
@@ -1682,9 +1638,7 @@ impl<'de> serde::Deserialize<'de> for Item {
                                 return Err(serde::de::Error::duplicate_field("weight"));
                             }
                             weight__ = Some(
-                                map_
-                                    .next_value::<::pbjson::private::NumberDeserialize<_>>()?
-                                    .0,
+                                map_.next_value::<crate::kubernetes_json::Number<_>>()?.0,
                             );
                         }
                     }
@@ -1853,9 +1807,7 @@ impl<'de> serde::Deserialize<'de> for Lists {
                             }
                             scores__ = Some(
                                 map_
-                                    .next_value::<
-                                        Vec<::pbjson::private::NumberDeserialize<_>>,
-                                    >()?
+                                    .next_value::<Vec<crate::kubernetes_json::Number<_>>>()?
                                     .into_iter()
                                     .map(|x| x.0)
                                     .collect(),
@@ -1873,9 +1825,7 @@ impl<'de> serde::Deserialize<'de> for Lists {
                             }
                             ratios__ = Some(
                                 map_
-                                    .next_value::<
-                                        Vec<::pbjson::private::NumberDeserialize<_>>,
-                                    >()?
+                                    .next_value::<Vec<crate::kubernetes_json::Number<_>>>()?
                                     .into_iter()
                                     .map(|x| x.0)
                                     .collect(),
@@ -2021,7 +1971,7 @@ impl<'de> serde::Deserialize<'de> for Maps {
                                     .next_value::<
                                         std::collections::BTreeMap<
                                             _,
-                                            ::pbjson::private::NumberDeserialize<i32>,
+                                            crate::kubernetes_json::Number<i32>,
                                         >,
                                     >()?
                                     .into_iter()
