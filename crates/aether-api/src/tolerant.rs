@@ -150,7 +150,9 @@ pub fn set_aside(value: &mut Value, property: &str) -> Vec<Unknown> {
 /// not JSON. A field given twice is read twice (a tree keeps the last), so
 /// this may say false where [`set_aside`] finds nothing, never the reverse.
 pub fn all_known(json: &str, property: &str) -> bool {
-    let schema = &schema()["properties"][property];
+    static NODES: OnceLock<stream::Node> = OnceLock::new();
+    let root = NODES.get_or_init(|| stream::Node::of(schema()));
+    let schema = root.property(property);
     let mut reader = serde_json::Deserializer::from_str(json);
     serde::de::DeserializeSeed::deserialize(stream::Known(schema), &mut reader).is_ok() && reader.end().is_ok()
 }

@@ -110,7 +110,12 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
 fn check_body(body: &[u8]) -> Result<(), BadRequest> {
     check_depth(body, MAX_JSON_DEPTH)?;
     // JSON is UTF-8 (RFC 8259). serde_json checks the strings it decodes but
-    // skips the contents of unknown fields, so check the whole body first.
+    // skips the contents of unknown fields, so check the whole body first:
+    // with SIMD (simdutf8, a few times std's speed on a review), and with
+    // std again only to say where a body that is not UTF-8 goes wrong.
+    if simdutf8::basic::from_utf8(body).is_ok() {
+        return Ok(());
+    }
     std::str::from_utf8(body).map_err(|e| {
         BadRequest(format!(
             "malformed JSON: not UTF-8 (invalid byte at offset {})",

@@ -1,14 +1,54 @@
 //! The schema walk of [`super::all_known`], over a serde stream: what
 //! `walk` does to a tree, read as the text goes by.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// A value of `schema`: accepted when nothing in it is unknown. The error
-/// only stops the reading; its text is not shown.
-pub(super) struct Known<'s>(pub(super) &'s Value);
+/// A schema node as the walk reads it: its `properties`, `items` and
+/// `enum` looked up once, when the schema is first read, rather than
+/// at every value of every object read (most of the walk's time).
+pub(super) struct Node {
+    /// `None`: a mapping not looked into (its schema lists no properties).
+    properties: Option<BTreeMap<String, Node>>,
+    items: Option<Box<Node>>,
+    listed: Option<Vec<Value>>,
+}
+
+impl Node {
+    pub(super) fn of(schema: &Value) -> Node {
+        Node {
+            properties: schema.get("properties").and_then(Value::as_object).map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, node)| (name.clone(), Node::of(node)))
+                    .collect()
+            }),
+            items: schema.get("items").map(|item| Box::new(Node::of(item))),
+            listed: schema.get("enum").and_then(Value::as_array).cloned(),
+        }
+    }
+
+    /// The node of property `name`; a node that knows nothing (takes
+    /// anything) where there is none, as a tree's `null` schema.
+    pub(super) fn property(&self, name: &str) -> &Node {
+        static NOTHING: Node = Node {
+            properties: None,
+            items: None,
+            listed: None,
+        };
+        self.properties
+            .as_ref()
+            .and_then(|properties| properties.get(name))
+            .unwrap_or(&NOTHING)
+    }
+}
+
+/// A value of a schema node: accepted when nothing in it is unknown. The
+/// error only stops the reading; its text is not shown.
+pub(super) struct Known<'s>(pub(super) &'s Node);
 
 impl<'de> DeserializeSeed<'de> for Known<'_> {
     type Value = ();
@@ -27,7 +67,7 @@ impl<'de> Visitor<'de> for Known<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         // As `walk`: a mapping whose schema lists no properties is not looked into.
-        let Some(properties) = self.0.get("properties").and_then(Value::as_object) else {
+        let Some(properties) = &self.0.properties else {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             return Ok(());
         };
@@ -39,7 +79,7 @@ impl<'de> Visitor<'de> for Known<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
-        match self.0.get("items") {
+        match &self.0.items {
             Some(item) => while items.next_element_seed(Known(item))?.is_some() {},
             None => while items.next_element::<IgnoredAny>()?.is_some() {},
         }
@@ -47,7 +87,7 @@ impl<'de> Visitor<'de> for Known<'_> {
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
-        match self.0.get("enum").and_then(Value::as_array) {
+        match &self.0.listed {
             Some(allowed) if !super::is_listed(text, allowed) => Err(E::custom("unknown enum value")),
             _ => Ok(()),
         }
@@ -76,10 +116,10 @@ impl<'de> Visitor<'de> for Known<'_> {
 
 /// A field name, looked up among `properties` where it is read: no copy of
 /// the name, escaped or not.
-struct Field<'s>(&'s Map<String, Value>);
+struct Field<'s>(&'s BTreeMap<String, Node>);
 
 impl<'de, 's> DeserializeSeed<'de> for Field<'s> {
-    type Value = Option<&'s Value>;
+    type Value = Option<&'s Node>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_str(self)
@@ -87,7 +127,7 @@ impl<'de, 's> DeserializeSeed<'de> for Field<'s> {
 }
 
 impl<'s> Visitor<'_> for Field<'s> {
-    type Value = Option<&'s Value>;
+    type Value = Option<&'s Node>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a field name")
