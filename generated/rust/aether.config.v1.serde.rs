@@ -2244,6 +2244,7 @@ impl<'de> serde::Deserialize<'de> for RouteOrder {
             deserializer,
             "ROUTE_ORDER_",
             &["UNSPECIFIED", "LISTED", "SPECIFICITY"],
+            &[0, 1, 2],
             Self::from_str_name,
         )
     }
@@ -2265,6 +2266,7 @@ impl<'de> serde::Deserialize<'de> for SecretProvider {
             deserializer,
             "SECRET_PROVIDER_",
             &["UNSPECIFIED", "KUBERNETES", "AWS_SECRETS_MANAGER"],
+            &[0, 1, 2],
             Self::from_str_name,
         )
     }

@@ -15,23 +15,54 @@ pub fn serialize_enum<S: Serializer>(full_name: &str, prefix: &str, serializer: 
 }
 
 /// Reads an enum value by its short name or its full proto name. Numbers are
-/// not accepted: the Kubernetes form is names only.
+/// not accepted: the Kubernetes form is names only. `numbers` pairs each
+/// short name with its value's number (the generator writes both), so a
+/// short name is found without building its full name.
 pub fn deserialize_enum<'de, D, E>(
     deserializer: D,
-    prefix: &str,
+    prefix: &'static str,
     short_names: &'static [&'static str],
+    numbers: &'static [i32],
     from_full_name: fn(&str) -> Option<E>,
 ) -> Result<E, D::Error>
 where
     D: Deserializer<'de>,
+    E: TryFrom<i32>,
 {
-    let name = String::deserialize(deserializer)?;
-    let full = if name.starts_with(prefix) {
-        name.clone()
-    } else {
-        format!("{prefix}{name}")
-    };
-    from_full_name(&full).ok_or_else(|| D::Error::unknown_variant(&name, short_names))
+    deserializer.deserialize_str(EnumName {
+        prefix,
+        short_names,
+        numbers,
+        from_full_name,
+    })
+}
+
+struct EnumName<E> {
+    prefix: &'static str,
+    short_names: &'static [&'static str],
+    numbers: &'static [i32],
+    from_full_name: fn(&str) -> Option<E>,
+}
+
+impl<E: TryFrom<i32>> Visitor<'_> for EnumName<E> {
+    type Value = E;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<Error: serde::de::Error>(self, name: &str) -> Result<E, Error> {
+        let value = if name.starts_with(self.prefix) {
+            (self.from_full_name)(name)
+        } else {
+            self.short_names
+                .iter()
+                .zip(self.numbers)
+                .find(|(short, _)| **short == name)
+                .and_then(|(_, number)| E::try_from(*number).ok())
+        };
+        value.ok_or_else(|| Error::unknown_variant(name, self.short_names))
+    }
 }
 
 /// Whether a field holds its default value, which the Kubernetes form omits.
@@ -146,6 +177,33 @@ mod tests {
         }
         assert_eq!(both::<u32>("8080").1, Some(8080));
         assert_eq!(both::<u32>("\"8080\"").1, Some(8080));
+    }
+
+    #[test]
+    fn an_enum_is_read_by_its_short_or_full_name_only() {
+        use crate::config::v1::SecretProvider;
+        let read = |json: &str| serde_json::from_str::<SecretProvider>(json).map_err(|e| e.to_string());
+        for json in [
+            r#""KUBERNETES""#,
+            r#""SECRET_PROVIDER_KUBERNETES""#,
+            r#""\u004bUBERNETES""#,
+        ] {
+            assert_eq!(read(json), Ok(SecretProvider::Kubernetes), "{json}");
+        }
+        assert_eq!(read(r#""AWS_SECRETS_MANAGER""#), Ok(SecretProvider::AwsSecretsManager));
+        assert_eq!(read(r#""UNSPECIFIED""#), Ok(SecretProvider::Unspecified));
+        for json in [r#""VAULT""#, r#""SECRET_PROVIDER_VAULT""#, r#""kubernetes""#, r#""""#] {
+            let err = read(json).unwrap_err();
+            assert!(
+                err.contains("unknown variant")
+                    && err.contains("expected one of `UNSPECIFIED`, `KUBERNETES`, `AWS_SECRETS_MANAGER`"),
+                "{json}: {err}"
+            );
+        }
+        for json in ["1", "null", "[]"] {
+            let err = read(json).unwrap_err();
+            assert!(err.contains("expected a string"), "{json}: {err}");
+        }
     }
 
     #[test]

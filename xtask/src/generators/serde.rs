@@ -244,6 +244,7 @@ fn reword_oneof_duplicates(code: &mut syn::File, api: &ApiFiles, package: &str) 
 fn enum_impls(name: &str, rust_path: &str, enumeration: &prost_types::EnumDescriptorProto) -> Result<String> {
     let prefix = format!("{}_", enumeration.name().to_shouty_snake_case());
     let mut short_names = Vec::new();
+    let mut numbers = Vec::new();
     for value in &enumeration.value {
         let Some(short) = value.name().strip_prefix(&prefix) else {
             bail!(
@@ -253,6 +254,7 @@ fn enum_impls(name: &str, rust_path: &str, enumeration: &prost_types::EnumDescri
             );
         };
         short_names.push(format!("{short:?}"));
+        numbers.push(value.number().to_string());
     }
     Ok(format!(
         r#"
@@ -263,10 +265,11 @@ impl serde::Serialize for {rust_path} {{
 }}
 impl<'de> serde::Deserialize<'de> for {rust_path} {{
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{
-        crate::kubernetes_json::deserialize_enum(deserializer, {prefix:?}, &[{names}], Self::from_str_name)
+        crate::kubernetes_json::deserialize_enum(deserializer, {prefix:?}, &[{names}], &[{numbers}], Self::from_str_name)
     }}
 }}
 "#,
-        names = short_names.join(", ")
+        names = short_names.join(", "),
+        numbers = numbers.join(", ")
     ))
 }

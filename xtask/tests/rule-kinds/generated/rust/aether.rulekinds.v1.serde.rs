@@ -2924,6 +2924,7 @@ impl<'de> serde::Deserialize<'de> for Color {
             deserializer,
             "COLOR_",
             &["UNSPECIFIED", "RED", "GREEN", "BLUE"],
+            &[0, 1, 2, 3],
             Self::from_str_name,
         )
     }
