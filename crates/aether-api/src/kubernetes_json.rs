@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::str::FromStr;
 
-use serde::de::{Error as _, IntoDeserializer, Visitor};
+use serde::de::{IntoDeserializer, Visitor};
 use serde::{Deserialize, Deserializer, Serializer};
 
 /// Writes an enum value without its type prefix: `KUBERNETES` for
