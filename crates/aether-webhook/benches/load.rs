@@ -87,7 +87,8 @@ fn count_server_thread() {
 }
 
 /// CPU seconds the server threads have run, all together; `None` where the
-/// kernel does not say.
+/// kernel does not say, or once a counted thread has ended (a blocking-pool
+/// thread of a multi-thread server): its time would be missing.
 fn server_cpu_seconds() -> Option<f64> {
     let threads = SERVER_THREADS.lock().unwrap();
     if threads.is_empty() {
