@@ -17,11 +17,12 @@
 //! field may be ignored with a note, and a linter of what a person wrote
 //! reports both as errors ([`Tolerant::strict`]).
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use self::schema::Node;
 use crate::config::v1::{VirtualHostSpec, VirtualHostStatus};
 
 /// A part of an object this build's schema does not know.
@@ -132,7 +133,7 @@ fn decode<T: DeserializeOwned>(value: &Value, property: &str) -> Result<Tolerant
 /// of the wrong type as a problem rather than failing); a `value` that is
 /// itself an unknown enum value becomes `null`.
 pub fn set_aside(value: &mut Value, property: &str) -> Vec<Unknown> {
-    let schema = &schema()["properties"][property];
+    let schema = schema::of_property(property);
     let mut unknown = Vec::new();
     if walk(value, schema, &mut property.to_owned(), &mut unknown) == Keep::No {
         *value = Value::Null;
@@ -150,23 +151,13 @@ pub fn set_aside(value: &mut Value, property: &str) -> Vec<Unknown> {
 /// not JSON. A field given twice is read twice (a tree keeps the last), so
 /// this may say false where [`set_aside`] finds nothing, never the reverse.
 pub fn all_known(json: &str, property: &str) -> bool {
-    static NODES: OnceLock<stream::Node> = OnceLock::new();
-    let root = NODES.get_or_init(|| stream::Node::of(schema()));
-    let schema = root.property(property);
+    let schema = schema::of_property(property);
     let mut reader = serde_json::Deserializer::from_str(json);
     serde::de::DeserializeSeed::deserialize(stream::Known(schema), &mut reader).is_ok() && reader.end().is_ok()
 }
 
+mod schema;
 mod stream;
-
-/// The object's schema, as the CRD carries it.
-fn schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        serde_json::from_str(include_str!("../generated/crds/virtualhost.schema.json"))
-            .expect("the generated schema is JSON")
-    })
-}
 
 #[derive(Debug, PartialEq, Eq)]
 enum Keep {
@@ -179,16 +170,16 @@ enum Keep {
 /// `path` is where `value` is: one buffer, extended by each field or
 /// index walked into and cut back after, so a known part costs no
 /// allocation (the admission webhook walks every reviewed spec).
-fn walk(value: &mut Value, schema: &Value, path: &mut String, unknown: &mut Vec<Unknown>) -> Keep {
+fn walk(value: &mut Value, schema: &Node, path: &mut String, unknown: &mut Vec<Unknown>) -> Keep {
     match value {
         Value::Object(fields) => {
-            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+            if let Some(properties) = &schema.properties {
                 walk_fields(fields, properties, path, unknown);
             }
             Keep::Yes
         }
         Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
+            if let Some(item_schema) = &schema.items {
                 let mut index = 0;
                 let len = path.len();
                 items.retain_mut(|item| {
@@ -202,7 +193,7 @@ fn walk(value: &mut Value, schema: &Value, path: &mut String, unknown: &mut Vec<
             }
             Keep::Yes
         }
-        Value::String(text) => match schema.get("enum").and_then(Value::as_array) {
+        Value::String(text) => match &schema.listed {
             Some(allowed) if !is_listed(text, allowed) => {
                 unknown.push(Unknown::EnumValue {
                     path: path.clone(),
@@ -218,7 +209,7 @@ fn walk(value: &mut Value, schema: &Value, path: &mut String, unknown: &mut Vec<
 
 fn walk_fields(
     fields: &mut Map<String, Value>,
-    properties: &Map<String, Value>,
+    properties: &BTreeMap<String, Node>,
     path: &mut String,
     unknown: &mut Vec<Unknown>,
 ) {

@@ -5,46 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 
-/// A schema node as the walk reads it: its `properties`, `items` and
-/// `enum` looked up once, when the schema is first read, rather than
-/// at every value of every object read (most of the walk's time).
-pub(super) struct Node {
-    /// `None`: a mapping not looked into (its schema lists no properties).
-    properties: Option<BTreeMap<String, Node>>,
-    items: Option<Box<Node>>,
-    listed: Option<Vec<Value>>,
-}
-
-impl Node {
-    pub(super) fn of(schema: &Value) -> Node {
-        Node {
-            properties: schema.get("properties").and_then(Value::as_object).map(|properties| {
-                properties
-                    .iter()
-                    .map(|(name, node)| (name.clone(), Node::of(node)))
-                    .collect()
-            }),
-            items: schema.get("items").map(|item| Box::new(Node::of(item))),
-            listed: schema.get("enum").and_then(Value::as_array).cloned(),
-        }
-    }
-
-    /// The node of property `name`; a node that knows nothing (takes
-    /// anything) where there is none, as a tree's `null` schema.
-    pub(super) fn property(&self, name: &str) -> &Node {
-        static NOTHING: Node = Node {
-            properties: None,
-            items: None,
-            listed: None,
-        };
-        self.properties
-            .as_ref()
-            .and_then(|properties| properties.get(name))
-            .unwrap_or(&NOTHING)
-    }
-}
+use super::schema::Node;
 
 /// A value of a schema node: accepted when nothing in it is unknown. The
 /// error only stops the reading; its text is not shown.

@@ -1,0 +1,59 @@
+//! The object's schema as both walks of [`super`] read it (the tree's in
+//! `walk`, the text's in `stream`): the CRD's own
+//! (`generated/crds/virtualhost.schema.json`), each node's `properties`,
+//! `items` and `enum` looked up once, at first use, rather than at every
+//! value of every object read (most of a walk's time).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// A schema node, as the walks read it.
+pub(super) struct Node {
+    /// `None`: a mapping not looked into (its schema lists no properties).
+    pub(super) properties: Option<BTreeMap<String, Node>>,
+    pub(super) items: Option<Box<Node>>,
+    /// The values an `enum` lists.
+    pub(super) listed: Option<Vec<Value>>,
+}
+
+impl Node {
+    fn of(schema: &Value) -> Node {
+        Node {
+            properties: schema.get("properties").and_then(Value::as_object).map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, node)| (name.clone(), Node::of(node)))
+                    .collect()
+            }),
+            items: schema.get("items").map(|item| Box::new(Node::of(item))),
+            listed: schema.get("enum").and_then(Value::as_array).cloned(),
+        }
+    }
+
+    /// The node of property `name`; a node that knows nothing (takes
+    /// anything) where there is none.
+    pub(super) fn property(&self, name: &str) -> &Node {
+        static NOTHING: Node = Node {
+            properties: None,
+            items: None,
+            listed: None,
+        };
+        self.properties
+            .as_ref()
+            .and_then(|properties| properties.get(name))
+            .unwrap_or(&NOTHING)
+    }
+}
+
+/// The schema of the object's `property` (`spec` or `status`).
+pub(super) fn of_property(property: &str) -> &'static Node {
+    static ROOT: OnceLock<Node> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let schema: Value = serde_json::from_str(include_str!("../../generated/crds/virtualhost.schema.json"))
+            .expect("the generated schema is JSON");
+        Node::of(&schema)
+    })
+    .property(property)
+}
