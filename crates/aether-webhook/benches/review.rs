@@ -20,6 +20,14 @@ fn reviews(c: &mut Criterion) {
     ] {
         group.bench_function(name, |b| b.iter(|| admission::review(black_box(body), &index).unwrap()));
     }
+    // The least any serde_json reading of the body costs (every value
+    // checked and skipped), and the depth check run before it.
+    group.bench_function("skip_body", |b| {
+        b.iter(|| serde_json::from_slice::<serde::de::IgnoredAny>(black_box(&allowed)).unwrap())
+    });
+    group.bench_function("check_depth", |b| {
+        b.iter(|| admission::check_depth(black_box(&allowed), admission::MAX_JSON_DEPTH).unwrap())
+    });
     group.bench_function("read", |b| b.iter(|| admission::read(black_box(&allowed)).unwrap()));
     // kube's types, which read what the borrowed reading gives up on.
     group.bench_function("parse_kube", |b| {

@@ -5,20 +5,21 @@
 //! `spec` is kept as its JSON text, decoded once into the typed spec
 //! (`aether_manifests::objects::decode_spec_json`) with no JSON tree in
 //! between. kube's `AdmissionReview<DynamicObject>` stays the reference:
-//! the borrowed reading takes the parts the judgement does not use with
-//! kube's own types (`userInfo`, `metadata`, the group/version/kinds), and
-//! gives up on any body kube's types might read otherwise (not a mapping
-//! where kube's types want one, a field given twice, another review
-//! version); kube's types then read it, and say what is wrong as before.
-//! So every body gets the answer it got when kube's types read them all.
+//! the borrowed reading checks the parts the judgement does not use as
+//! kube's own types read them (`userInfo`, `metadata`, the
+//! group/version/kinds: [`kube_shapes`]), and gives up on any body kube's
+//! types might read otherwise (not a mapping where kube's types want one,
+//! a field given twice, another review version); kube's types then read
+//! it, and say what is wrong as before. So every body gets the answer it
+//! got when kube's types read them all.
+
+mod kube_shapes;
 
 use std::borrow::Cow;
 use std::fmt;
 
-use k8s_openapi::api::authentication::v1::UserInfo;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
-use kube::core::{DynamicObject, GroupVersionKind, GroupVersionResource};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 use serde_json::Value;
@@ -32,7 +33,7 @@ use crate::admission::{REVIEW_API_VERSION, REVIEW_KIND};
 pub struct Request<'a> {
     pub uid: Cow<'a, str>,
     /// The kind of the object under review.
-    pub kind: GroupVersionKind,
+    pub kind: Kind<'a>,
     pub sub_resource: Option<Cow<'a, str>>,
     /// The request's `name` (empty when not given).
     pub name: Cow<'a, str>,
@@ -41,12 +42,20 @@ pub struct Request<'a> {
     pub object: Option<Object<'a>>,
 }
 
+/// The group, version and kind of a request's object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kind<'a> {
+    pub group: Cow<'a, str>,
+    pub version: Cow<'a, str>,
+    pub kind: Cow<'a, str>,
+}
+
 /// What the judgement reads of the object under review.
 #[derive(Debug)]
 pub struct Object<'a> {
     /// `metadata.name` and `metadata.namespace`.
-    pub name: Option<String>,
-    pub namespace: Option<String>,
+    pub name: Option<Cow<'a, str>>,
+    pub namespace: Option<Cow<'a, str>>,
     /// `None` when the object has no `spec`.
     pub spec: Option<Spec<'a>>,
 }
@@ -64,14 +73,18 @@ impl From<AdmissionRequest<DynamicObject>> for Request<'static> {
     fn from(request: AdmissionRequest<DynamicObject>) -> Self {
         Request {
             uid: Cow::Owned(request.uid),
-            kind: request.kind,
+            kind: Kind {
+                group: Cow::Owned(request.kind.group),
+                version: Cow::Owned(request.kind.version),
+                kind: Cow::Owned(request.kind.kind),
+            },
             sub_resource: request.sub_resource.map(Cow::Owned),
             name: Cow::Owned(request.name),
             namespace: request.namespace.map(Cow::Owned),
             operation: request.operation,
             object: request.object.map(|mut object| Object {
-                name: object.metadata.name,
-                namespace: object.metadata.namespace,
+                name: object.metadata.name.map(Cow::Owned),
+                namespace: object.metadata.namespace.map(Cow::Owned),
                 spec: object.data.get_mut("spec").map(|spec| Spec::Tree(spec.take())),
             }),
         }
@@ -106,7 +119,11 @@ pub fn read_borrowed(body: &[u8]) -> Option<Request<'_>> {
     let request = review.request?.0;
     Some(Request {
         uid: request.uid.0,
-        kind: request.kind,
+        kind: Kind {
+            group: request.kind.group.0,
+            version: request.kind.version.0,
+            kind: request.kind.kind.0,
+        },
         sub_resource: request.sub_resource.map(|s| s.0),
         name: request.name.0,
         namespace: request.namespace.map(|s| s.0),
@@ -121,8 +138,9 @@ pub fn read_borrowed(body: &[u8]) -> Option<Request<'_>> {
 
 // The wire form, field for field as kube's `AdmissionReview` and
 // `AdmissionRequest` and `DynamicObject` declare it, each type as strict
-// as theirs or stricter. Fields read only to be checked keep their kube
-// type; the judgement's strings are borrowed.
+// as theirs or stricter. Fields read only to be checked are checked as
+// their kube types read them (`kube_shapes`); the judgement's strings are
+// borrowed.
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -144,14 +162,16 @@ struct WireReview<'a> {
 struct WireRequest<'a> {
     #[serde(borrow)]
     uid: Text<'a>,
-    kind: GroupVersionKind,
-    resource: GroupVersionResource,
+    #[serde(borrow)]
+    kind: kube_shapes::GroupVersionKind<'a>,
+    #[serde(borrow)]
+    resource: kube_shapes::GroupVersionResource<'a>,
     #[serde(borrow, default)]
     sub_resource: Option<Text<'a>>,
-    #[serde(default)]
-    request_kind: Option<GroupVersionKind>,
-    #[serde(default)]
-    request_resource: Option<GroupVersionResource>,
+    #[serde(borrow, default)]
+    request_kind: Option<kube_shapes::GroupVersionKind<'a>>,
+    #[serde(borrow, default)]
+    request_resource: Option<kube_shapes::GroupVersionResource<'a>>,
     #[serde(borrow, default)]
     request_sub_resource: Option<Text<'a>>,
     #[serde(borrow, default)]
@@ -159,7 +179,7 @@ struct WireRequest<'a> {
     #[serde(borrow, default)]
     namespace: Option<Text<'a>>,
     operation: Operation,
-    user_info: UserInfo,
+    user_info: kube_shapes::UserInfo,
     #[serde(borrow)]
     object: Option<Mapping<WireObject<'a>>>,
     #[serde(borrow)]
@@ -175,8 +195,8 @@ struct WireRequest<'a> {
 /// judgement reads `spec`.
 #[derive(Deserialize)]
 struct WireObject<'a> {
-    #[serde(default)]
-    metadata: ObjectMeta,
+    #[serde(borrow, default)]
+    metadata: kube_shapes::Meta<'a>,
     // Present, even as `null` (which `Option` alone would read as absent):
     // a `null` spec is judged as kube's types give it.
     #[serde(borrow, default, deserialize_with = "present")]

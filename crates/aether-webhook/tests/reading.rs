@@ -76,6 +76,18 @@ fn spec() -> Value {
 
 /// A review as the API server sends one (userInfo, options, managedFields).
 fn body(spec: Value) -> Value {
+    // Every field of kube's ObjectMeta.
+    let metadata = json!({
+        "name": "api", "namespace": "shop", "generation": 1,
+        "creationTimestamp": "2026-01-01T00:00:00Z",
+        "labels": {"app": "api"},
+        "annotations": {"note": "n"}, "finalizers": ["f"], "generateName": "api-",
+        "deletionGracePeriodSeconds": 30, "deletionTimestamp": "2026-01-02T00:00:00Z",
+        "resourceVersion": "7", "selfLink": "/x", "uid": "0c5d",
+        "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u1"}],
+        "managedFields": [{"manager": "kubectl", "operation": "Update", "apiVersion": "config.aether.io/v1",
+                           "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}}}}]
+    });
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
@@ -89,13 +101,7 @@ fn body(spec: Value) -> Value {
             "userInfo": {"username": "admin", "uid": "u", "groups": ["system:authenticated"], "extra": {"k": ["v"]}},
             "object": {
                 "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
-                "metadata": {
-                    "name": "api", "namespace": "shop", "generation": 1,
-                    "creationTimestamp": "2026-01-01T00:00:00Z",
-                    "labels": {"app": "api"},
-                    "managedFields": [{"manager": "kubectl", "operation": "Update", "apiVersion": "config.aether.io/v1",
-                                       "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}}}}]
-                },
+                "metadata": metadata,
                 "spec": spec
             },
             "oldObject": null,
@@ -285,6 +291,13 @@ fn bodies_a_tree_cannot_hold_are_answered_alike() {
         body.replacen("\"uid\":\"705ab4f5", "\"uid\":\"\\u0037\\\"05ab4f5", 1),
         body.replacen("\"name\":\"api\"", "\"name\":\"a\\u0070i\"", 1),
         body.replacen("\"spec\":", "\"sp\\u0065c\":", 1),
+        // Metadata fields given twice (the last kept), escaped, of the wrong type.
+        body.replacen("\"metadata\":{", "\"metadata\":{\"name\":\"first\",\"namespace\":null,", 1),
+        body.replacen("\"metadata\":{", "\"metadata\":{\"labels\":{\"a\":1},", 1),
+        body.replacen("\"metadata\":{", "\"metadata\":{\"na\\u006de\":\"escaped\",", 1),
+        body.replacen("\"metadata\":{", "\"metadata\":{\"labels\":{\"a\":\"b\",\"a\":\"c\"},", 1),
+        body.replacen("\"userInfo\":{", "\"userInfo\":{\"username\":7,", 1),
+        body.replacen("\"userInfo\":{", "\"userInfo\":{\"extra\":{\"k\":[\"a\"],\"k\":null},", 1),
         body.replacen("{\"apiVersion\":\"admission", "{\"response\":{\"uid\":\"r\",\"allowed\":true},\"apiVersion\":\"admission", 1),
         body.replacen("{\"apiVersion\":\"admission", "{\"response\":{\"uid\":7},\"apiVersion\":\"admission", 1),
         body.replace(',', " ,\n\t"),
