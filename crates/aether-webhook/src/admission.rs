@@ -52,6 +52,11 @@ impl Decision {
 /// Checks that `body` nests no deeper than `max`, in one pass over the bytes,
 /// skipping string contents. Malformed JSON passes here and fails in the parser.
 pub fn check_depth(body: &[u8], max: usize) -> Result<(), BadRequest> {
+    // No deeper than it has brackets: most bodies have fewer than `max`
+    // in all, counted (strings and all) far faster than walked.
+    if memchr::memchr2_iter(b'{', b'[', body).nth(max).is_none() {
+        return Ok(());
+    }
     let mut depth = 0usize;
     let mut at = 0;
     while let Some(&b) = body.get(at) {
