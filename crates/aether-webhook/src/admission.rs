@@ -96,8 +96,8 @@ pub fn check_depth(body: &[u8], max: usize) -> Result<(), BadRequest> {
 /// borrowed from the body where it can be (see [`crate::request`]), else
 /// as [`parse`] reads it. Every failure is the [`BadRequest`] of [`parse`].
 pub fn read(body: &[u8]) -> Result<Request<'_>, BadRequest> {
-    check_body(body)?;
-    match crate::request::read_borrowed(body) {
+    let text = check_body(body)?;
+    match crate::request::read_borrowed(text) {
         Some(request) => Ok(request),
         None => parse_checked(body).map(Request::from),
     }
@@ -111,23 +111,22 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
     parse_checked(body)
 }
 
-/// What is checked of a body before any parser reads it.
-fn check_body(body: &[u8]) -> Result<(), BadRequest> {
+/// What is checked of a body before any parser reads it; the body as text.
+fn check_body(body: &[u8]) -> Result<&str, BadRequest> {
     check_depth(body, MAX_JSON_DEPTH)?;
     // JSON is UTF-8 (RFC 8259). serde_json checks the strings it decodes but
     // skips the contents of unknown fields, so check the whole body first:
     // with SIMD (simdutf8), and with std again only to say where a body
     // that is not UTF-8 goes wrong.
-    if simdutf8::basic::from_utf8(body).is_ok() {
-        return Ok(());
+    if let Ok(text) = simdutf8::basic::from_utf8(body) {
+        return Ok(text);
     }
     std::str::from_utf8(body).map_err(|e| {
         BadRequest(format!(
             "malformed JSON: not UTF-8 (invalid byte at offset {})",
             e.valid_up_to()
         ))
-    })?;
-    Ok(())
+    })
 }
 
 fn parse_checked(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {

@@ -36,7 +36,7 @@ fn same(body: &[u8], index: &HostIndex) -> bool {
     let Ok(kube) = admission::parse(body) else {
         return false;
     };
-    let borrowed = aether_webhook::request::read_borrowed(body);
+    let borrowed = aether_webhook::request::read_borrowed(std::str::from_utf8(body).unwrap());
     if let Some(request) = &borrowed {
         same_request(request, &Request::from(kube));
     }
