@@ -18,8 +18,14 @@
 //! reports reviews per second of server CPU: what one busy server core
 //! answers, the saturated rate whichever side set the pace.
 //!
+//! The machine's speed drifts (the floor's CPU per request moved from 10.5
+//! to 17.3 µs between runs of one binary), so the two servers run side by
+//! side and their closed loops alternate in rounds: each round's ratio
+//! compares the two at about the same time, and the goal reads the median.
+//!
 //! `cargo bench -p aether-webhook --bench load`; env `BENCH_REQUESTS` (closed
-//! loop, default 100000), `BENCH_RATE` (open loop, reviews/s, default 10000),
+//! loop, each server, all rounds, default 100000), `BENCH_ROUNDS` (default
+//! 5), `BENCH_RATE` (open loop, reviews/s, default 10000),
 //! `BENCH_SECONDS` (open loop, default 5), `BENCH_SERVER_THREADS` (default
 //! one per server core when pinned, else 2)
 //! and `BENCH_CLIENT_THREADS` (default 1): 1 is a current-thread runtime;
@@ -74,33 +80,37 @@ enum Side {
     Server,
 }
 
-/// The server threads' CPU accounting files (`/proc/self/task/TID/schedstat`).
-static SERVER_THREADS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+/// One server's threads, by their CPU accounting files
+/// (`/proc/self/task/TID/schedstat`).
+#[derive(Clone, Default)]
+struct Threads(Arc<std::sync::Mutex<Vec<std::path::PathBuf>>>);
 
-/// Counts the calling thread as a server thread.
-fn count_server_thread() {
-    // `/proc/thread-self` names `PID/task/TID`; absent off Linux.
-    if let Ok(task) = std::fs::read_link("/proc/thread-self") {
-        let file = std::path::Path::new("/proc").join(task).join("schedstat");
-        SERVER_THREADS.lock().unwrap().push(file);
+impl Threads {
+    /// Counts the calling thread as one of them.
+    fn count_this_thread(&self) {
+        // `/proc/thread-self` names `PID/task/TID`; absent off Linux.
+        if let Ok(task) = std::fs::read_link("/proc/thread-self") {
+            let file = std::path::Path::new("/proc").join(task).join("schedstat");
+            self.0.lock().unwrap().push(file);
+        }
     }
-}
 
-/// CPU seconds the server threads have run, all together; `None` where the
-/// kernel does not say, or once a counted thread has ended (a blocking-pool
-/// thread of a multi-thread server): its time would be missing.
-fn server_cpu_seconds() -> Option<f64> {
-    let threads = SERVER_THREADS.lock().unwrap();
-    if threads.is_empty() {
-        return None;
+    /// CPU seconds they have run, all together; `None` where the kernel
+    /// does not say, or once a counted thread has ended (a blocking-pool
+    /// thread of a multi-thread server): its time would be missing.
+    fn cpu_seconds(&self) -> Option<f64> {
+        let threads = self.0.lock().unwrap();
+        if threads.is_empty() {
+            return None;
+        }
+        let mut nanos = 0u64;
+        for file in threads.iter() {
+            // The first field: time on a CPU, in nanoseconds.
+            let text = std::fs::read_to_string(file).ok()?;
+            nanos += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+        Some(nanos as f64 / 1e9)
     }
-    let mut nanos = 0u64;
-    for file in threads.iter() {
-        // The first field: time on a CPU, in nanoseconds.
-        let text = std::fs::read_to_string(file).ok()?;
-        nanos += text.split_whitespace().next()?.parse::<u64>().ok()?;
-    }
-    Some(nanos as f64 / 1e9)
 }
 
 /// Pins the calling thread to its side's cores when `BENCH_PIN` is on (the
@@ -128,7 +138,9 @@ fn pinned_cores() -> Option<Vec<core_affinity::CoreId>> {
     (env("BENCH_PIN", true) && cores.len() >= 2).then_some(cores)
 }
 
-fn runtime(threads: usize, side: Side) -> tokio::runtime::Runtime {
+/// A runtime of `threads` workers for `side`; a server's workers are
+/// counted in `counted`.
+fn runtime(threads: usize, side: Side, counted: Threads) -> tokio::runtime::Runtime {
     if threads <= 1 {
         // Runs on the thread that calls `block_on`, pinned by its caller.
         tokio::runtime::Builder::new_current_thread()
@@ -141,7 +153,7 @@ fn runtime(threads: usize, side: Side) -> tokio::runtime::Runtime {
             .on_thread_start(move || {
                 pin(side);
                 if side == Side::Server {
-                    count_server_thread();
+                    counted.count_this_thread();
                 }
             })
             .enable_all()
@@ -202,10 +214,16 @@ impl Run {
     }
 }
 
-/// Closed loop: every connection sends `per_conn` reviews back to back.
-async fn closed_loop(senders: &mut Vec<SendRequest<Full<Bytes>>>, bodies: Arc<Vec<Bytes>>, per_conn: usize) -> Run {
+/// Closed loop: every connection sends `per_conn` reviews back to back;
+/// `server` is counted.
+async fn closed_loop(
+    senders: &mut Vec<SendRequest<Full<Bytes>>>,
+    bodies: Arc<Vec<Bytes>>,
+    per_conn: usize,
+    server: &Threads,
+) -> Run {
     let started = Instant::now();
-    let cpu_before = server_cpu_seconds();
+    let cpu_before = server.cpu_seconds();
     let mut tasks = Vec::new();
     for (c, mut sender) in senders.drain(..).enumerate() {
         let bodies = bodies.clone();
@@ -229,7 +247,8 @@ async fn closed_loop(senders: &mut Vec<SendRequest<Full<Bytes>>>, bodies: Arc<Ve
         seconds: started.elapsed().as_secs_f64(),
         latency,
         send_lag: None,
-        server_cpu: server_cpu_seconds()
+        server_cpu: server
+            .cpu_seconds()
             .zip(cpu_before)
             .map(|(after, before)| after - before),
     }
@@ -342,6 +361,7 @@ fn report(name: &str, mode: &str, run: &Run) {
 /// A server on its own runtime in its own OS thread; `stop` ends it.
 struct Server {
     addr: SocketAddr,
+    threads: Threads,
     stop: tokio::sync::oneshot::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -361,14 +381,16 @@ fn start_server(admit: Arc<dyn Admit>, cert: &std::path::Path, key: &std::path::
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let counted = Threads::default();
+    let counting = counted.clone();
     let thread = std::thread::spawn(move || {
         // A multi-thread runtime's workers pin themselves; this thread only
         // waits for the server.
         if threads <= 1 {
             pin(Side::Server);
-            count_server_thread();
+            counting.count_this_thread();
         }
-        runtime(threads, Side::Server).block_on(async move {
+        runtime(threads, Side::Server, counting).block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             server::serve(listener, tls, app, async move {
                 let _ = stopped.await;
@@ -377,7 +399,12 @@ fn start_server(admit: Arc<dyn Admit>, cert: &std::path::Path, key: &std::path::
             .unwrap();
         });
     });
-    Server { addr, stop, thread }
+    Server {
+        addr,
+        threads: counted,
+        stop,
+        thread,
+    }
 }
 
 fn main() {
@@ -397,7 +424,8 @@ fn main() {
         rate > 0.0 && seconds > 0.0,
         "BENCH_RATE and BENCH_SECONDS must be positive"
     );
-    let per_conn = requests.div_ceil(CONNECTIONS);
+    let rounds_wanted: usize = env("BENCH_ROUNDS", 5).max(1);
+    let per_round = requests.div_ceil(CONNECTIONS * rounds_wanted);
     let paced = (rate * seconds).round() as usize;
 
     // Certificates.
@@ -438,68 +466,83 @@ fn main() {
     let bodies = Arc::new(bodies);
 
     pin(Side::Client);
-    let client_runtime = runtime(client_threads, Side::Client);
-    let mut results = Vec::new();
-    for (name, admit) in [
+    let client_runtime = runtime(client_threads, Side::Client, Threads::default());
+    let servers = [
         ("webhook", Arc::new(Reviewer(index.clone())) as Arc<dyn Admit>),
         ("constant", {
             let (json, _) = aether_webhook::admission::review(&bodies[0], &HostIndex::new()).unwrap();
             Arc::new(Constant(json)) as Arc<dyn Admit>
         }),
-    ] {
-        // Only this server's threads are counted.
-        SERVER_THREADS.lock().unwrap().clear();
-        let server = start_server(admit, &cert_path, &key_path, server_threads);
-        let (closed, open) = client_runtime.block_on(async {
-            let mut senders = Vec::new();
+    ]
+    .map(|(name, admit)| (name, start_server(admit, &cert_path, &key_path, server_threads)));
+    let [(_, webhook), (_, constant)] = &servers;
+    let (opens, rounds) = client_runtime.block_on(async {
+        let mut senders = [Vec::new(), Vec::new()];
+        for (to, server) in senders.iter_mut().zip([webhook, constant]) {
             for _ in 0..CONNECTIONS {
-                senders.push(connect(server.addr, client.clone()).await);
+                to.push(connect(server.addr, client.clone()).await);
             }
-            // Warm-up, then the measured runs.
-            closed_loop(&mut senders, bodies.clone(), 50).await;
-            let open = open_loop(&mut senders, bodies.clone(), rate, paced).await;
-            let closed = closed_loop(&mut senders, bodies.clone(), per_conn).await;
-            (closed, open)
-        });
-        report(name, &format!("open {rate:.0}/s"), &open);
-        report(name, "closed (saturated)", &closed);
-        results.push((closed, open));
+            // Warm-up.
+            closed_loop(to, bodies.clone(), 50, &server.threads).await;
+        }
+        let mut opens = Vec::new();
+        for to in &mut senders {
+            opens.push(open_loop(to, bodies.clone(), rate, paced).await);
+        }
+        // The closed loops in turn, round after round.
+        let mut rounds = Vec::new();
+        for _ in 0..rounds_wanted {
+            let [to_webhook, to_constant] = &mut senders;
+            let webhook = closed_loop(to_webhook, bodies.clone(), per_round, &webhook.threads).await;
+            let constant = closed_loop(to_constant, bodies.clone(), per_round, &constant.threads).await;
+            rounds.push([webhook, constant]);
+        }
+        (opens, rounds)
+    });
+    for (_, server) in servers {
         let _ = server.stop.send(());
         server.thread.join().unwrap();
     }
-    let [(closed, open), (floor_closed, floor_open)] = &results[..] else {
-        unreachable!("two servers")
-    };
+    report("webhook", &format!("open {rate:.0}/s"), &opens[0]);
+    report("constant", &format!("open {rate:.0}/s"), &opens[1]);
+    let mut ratios = Vec::new();
+    for (k, [closed, floor]) in rounds.iter().enumerate() {
+        report("webhook", &format!("closed, round {}", k + 1), closed);
+        report("constant", &format!("closed, round {}", k + 1), floor);
+        // Per second of server CPU: the saturated rate even where the
+        // client, as busy per review as the server, set the pace; the raw
+        // closed-loop ratio where the kernel gives no CPU times.
+        let ratio = match (closed.rate_per_server_core(), floor.rate_per_server_core()) {
+            (Some(webhook), Some(floor)) => webhook / floor,
+            _ => closed.rate() / floor.rate(),
+        };
+        println!("{:<27} webhook / constant: {:.0}%", "", 100.0 * ratio);
+        ratios.push(ratio);
+    }
+    let per_cpu = rounds
+        .iter()
+        .all(|[closed, floor]| closed.rate_per_server_core().is_some() && floor.rate_per_server_core().is_some());
+    ratios.sort_by(f64::total_cmp);
+    let ratio = ratios[ratios.len() / 2];
+    let (open, floor_open) = (&opens[0], &opens[1]);
     let q = |run: &Run, p: f64| run.latency.value_at_quantile(p) as f64;
     println!(
-        "webhook / constant: saturated throughput {:.0}%; at {rate:.0}/s p50 {:.2}x, p99 {:.2}x, p999 {:.2}x",
-        100.0 * closed.rate() / floor_closed.rate(),
+        "webhook / constant at {rate:.0}/s: p50 {:.2}x, p99 {:.2}x, p999 {:.2}x",
         q(open, 0.5) / q(floor_open, 0.5),
         q(open, 0.99) / q(floor_open, 0.99),
         q(open, 0.999) / q(floor_open, 0.999),
     );
-    // Per second of server CPU: the saturated rate even where the client,
-    // as busy per review as the server, set the pace.
-    let per_core = closed.rate_per_server_core().zip(floor_closed.rate_per_server_core());
-    if let Some((webhook, floor)) = per_core {
-        println!(
-            "webhook / constant per second of server CPU: {:.0}% ({webhook:.0}/s against {floor:.0}/s)",
-            100.0 * webhook / floor
-        );
-    }
     // The two goals, read off one run.
-    let ratio = per_core.map_or(closed.rate() / floor_closed.rate(), |(webhook, floor)| webhook / floor);
     let p99 = ms(open.latency.value_at_quantile(0.99));
     let met = |ok: bool| if ok { "met" } else { "NOT met" };
     println!(
-        "goals: saturated webhook / constant{} {:.0}% (>= 80%: {}); webhook p99 at {rate:.0}/s {p99:.3} ms (< 2 ms: {})",
-        if per_core.is_some() {
-            " per server CPU second"
-        } else {
-            ""
-        },
+        "goals: saturated webhook / constant{}, median of {} rounds, {:.0}% (>= 80%: {}; rounds {:.0}% to {:.0}%); webhook p99 at {rate:.0}/s {p99:.3} ms (< 2 ms: {})",
+        if per_cpu { " per server CPU second" } else { "" },
+        ratios.len(),
         100.0 * ratio,
         met(ratio >= 0.8),
+        100.0 * ratios[0],
+        100.0 * ratios[ratios.len() - 1],
         met(p99 < 2.0),
     );
 }
