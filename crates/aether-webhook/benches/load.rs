@@ -25,7 +25,7 @@
 //!
 //! `cargo bench -p aether-webhook --bench load`; env `BENCH_REQUESTS` (closed
 //! loop, each server, all rounds, default 100000), `BENCH_ROUNDS` (default
-//! 5), `BENCH_RATE` (open loop, reviews/s, default 10000),
+//! 20), `BENCH_RATE` (open loop, reviews/s, default 10000),
 //! `BENCH_SECONDS` (open loop, default 5), `BENCH_SERVER_THREADS` (default
 //! one per server core when pinned, else 2)
 //! and `BENCH_CLIENT_THREADS` (default 1): 1 is a current-thread runtime;
@@ -202,6 +202,22 @@ struct Run {
 }
 
 impl Run {
+    /// Closed loops taken together: their reviews, time and server CPU.
+    fn merged<'a>(runs: impl Iterator<Item = &'a Run>) -> Run {
+        let mut all = Run {
+            seconds: 0.0,
+            latency: histogram(),
+            send_lag: None,
+            server_cpu: Some(0.0),
+        };
+        for run in runs {
+            all.seconds += run.seconds;
+            all.latency.add(&run.latency).unwrap();
+            all.server_cpu = all.server_cpu.zip(run.server_cpu).map(|(a, b)| a + b);
+        }
+        all
+    }
+
     fn rate(&self) -> f64 {
         self.latency.len() as f64 / self.seconds
     }
@@ -424,7 +440,7 @@ fn main() {
         rate > 0.0 && seconds > 0.0,
         "BENCH_RATE and BENCH_SECONDS must be positive"
     );
-    let rounds_wanted: usize = env("BENCH_ROUNDS", 5).max(1);
+    let rounds_wanted: usize = env("BENCH_ROUNDS", 20).max(1);
     let per_round = requests.div_ceil(CONNECTIONS * rounds_wanted);
     let paced = (rate * seconds).round() as usize;
 
@@ -506,17 +522,39 @@ fn main() {
     report("webhook", &format!("open {rate:.0}/s"), &opens[0]);
     report("constant", &format!("open {rate:.0}/s"), &opens[1]);
     let mut ratios = Vec::new();
+    // All rounds together, then each round's ratio on a line.
+    for (side, name) in [(0, "webhook"), (1, "constant")] {
+        report(
+            name,
+            "closed (saturated)",
+            &Run::merged(rounds.iter().map(|round| &round[side])),
+        );
+    }
     for (k, [closed, floor]) in rounds.iter().enumerate() {
-        report("webhook", &format!("closed, round {}", k + 1), closed);
-        report("constant", &format!("closed, round {}", k + 1), floor);
         // Per second of server CPU: the saturated rate even where the
         // client, as busy per review as the server, set the pace; the raw
         // closed-loop ratio where the kernel gives no CPU times.
         let ratio = match (closed.rate_per_server_core(), floor.rate_per_server_core()) {
-            (Some(webhook), Some(floor)) => webhook / floor,
-            _ => closed.rate() / floor.rate(),
+            (Some(webhook), Some(floor)) => {
+                print!(
+                    "round {:>2}: webhook {:.1} µs, constant {:.1} µs of server CPU each: ",
+                    k + 1,
+                    1e6 / webhook,
+                    1e6 / floor
+                );
+                webhook / floor
+            }
+            _ => {
+                print!(
+                    "round {:>2}: {:.0}/s against {:.0}/s: ",
+                    k + 1,
+                    closed.rate(),
+                    floor.rate()
+                );
+                closed.rate() / floor.rate()
+            }
         };
-        println!("{:<27} webhook / constant: {:.0}%", "", 100.0 * ratio);
+        println!("{:.0}%", 100.0 * ratio);
         ratios.push(ratio);
     }
     let per_cpu = rounds
