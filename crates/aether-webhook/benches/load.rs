@@ -483,15 +483,14 @@ fn main() {
 
     pin(Side::Client);
     let client_runtime = runtime(client_threads, Side::Client, Threads::default());
+    // The webhook and the constant, side by side.
+    let (answer, _) = aether_webhook::admission::review(&bodies[0], &HostIndex::new()).unwrap();
     let servers = [
-        ("webhook", Arc::new(Reviewer(index.clone())) as Arc<dyn Admit>),
-        ("constant", {
-            let (json, _) = aether_webhook::admission::review(&bodies[0], &HostIndex::new()).unwrap();
-            Arc::new(Constant(json)) as Arc<dyn Admit>
-        }),
+        Arc::new(Reviewer(index.clone())) as Arc<dyn Admit>,
+        Arc::new(Constant(answer)),
     ]
-    .map(|(name, admit)| (name, start_server(admit, &cert_path, &key_path, server_threads)));
-    let [(_, webhook), (_, constant)] = &servers;
+    .map(|admit| start_server(admit, &cert_path, &key_path, server_threads));
+    let [webhook, constant] = &servers;
     let (opens, rounds) = client_runtime.block_on(async {
         let mut senders = [Vec::new(), Vec::new()];
         for (to, server) in senders.iter_mut().zip([webhook, constant]) {
@@ -515,7 +514,7 @@ fn main() {
         }
         (opens, rounds)
     });
-    for (_, server) in servers {
+    for server in servers {
         let _ = server.stop.send(());
         server.thread.join().unwrap();
     }

@@ -7,11 +7,11 @@
 //! between. kube's `AdmissionReview<DynamicObject>` stays the reference:
 //! the borrowed reading checks the parts the judgement does not use as
 //! kube's own types read them (`userInfo`, `metadata`, the
-//! group/version/kinds: [`kube_shapes`]), and gives up on any body kube's
-//! types might read otherwise (not a mapping where kube's types want one,
-//! a field given twice, another review version); kube's types then read
-//! it, and say what is wrong as before. So every body gets the answer it
-//! got when kube's types read them all.
+//! group/version/kinds: `request/kube_shapes.rs`), and gives up on any
+//! body kube's types might read otherwise (not a mapping where kube's
+//! types want one, a field given twice, another review version); kube's
+//! types then read it, and say what is wrong as before. So every body gets
+//! the answer it got when kube's types read them all.
 
 mod kube_shapes;
 
