@@ -520,7 +520,6 @@ fn main() {
     }
     report("webhook", &format!("open {rate:.0}/s"), &opens[0]);
     report("constant", &format!("open {rate:.0}/s"), &opens[1]);
-    let mut ratios = Vec::new();
     // All rounds together, then each round's ratio on a line.
     for (side, name) in [(0, "webhook"), (1, "constant")] {
         report(
@@ -529,6 +528,9 @@ fn main() {
             &Run::merged(rounds.iter().map(|round| &round[side])),
         );
     }
+    let mut ratios = Vec::new();
+    // Whether every round's ratio is per second of server CPU.
+    let mut per_cpu = true;
     for (k, [closed, floor]) in rounds.iter().enumerate() {
         // Per second of server CPU: the saturated rate even where the
         // client, as busy per review as the server, set the pace; the raw
@@ -544,6 +546,7 @@ fn main() {
                 webhook / floor
             }
             _ => {
+                per_cpu = false;
                 print!(
                     "round {:>2}: {:.0}/s against {:.0}/s: ",
                     k + 1,
@@ -556,9 +559,6 @@ fn main() {
         println!("{:.0}%", 100.0 * ratio);
         ratios.push(ratio);
     }
-    let per_cpu = rounds
-        .iter()
-        .all(|[closed, floor]| closed.rate_per_server_core().is_some() && floor.rate_per_server_core().is_some());
     ratios.sort_by(f64::total_cmp);
     let ratio = ratios[ratios.len() / 2];
     let (open, floor_open) = (&opens[0], &opens[1]);
