@@ -65,9 +65,17 @@ async fn start(pki: &Pki, manifests: &std::path::Path, args: &[&str]) -> (Guard,
     panic!("the binary did not become ready within 10 s");
 }
 
+/// How many of the flood's connections are established: now, and the most
+/// at once so far.
+#[derive(Default)]
+struct Open {
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
 /// One attacker: a TLS connection that says nothing, reopened as soon as
-/// the server closes it, until `stop`. `open` counts those established now.
-async fn idle_tls(addr: SocketAddr, config: Arc<rustls::ClientConfig>, open: Arc<AtomicUsize>, stop: Arc<AtomicBool>) {
+/// the server closes it, until `stop`.
+async fn idle_tls(addr: SocketAddr, config: Arc<rustls::ClientConfig>, open: Arc<Open>, stop: Arc<AtomicBool>) {
     let connector = tokio_rustls::TlsConnector::from(config);
     while !stop.load(Ordering::Relaxed) {
         let Ok(tcp) = tokio::net::TcpStream::connect(addr).await else {
@@ -78,11 +86,12 @@ async fn idle_tls(addr: SocketAddr, config: Arc<rustls::ClientConfig>, open: Arc
         let Ok(Ok(mut tls)) = tokio::time::timeout(Duration::from_secs(30), connector.connect(name, tcp)).await else {
             continue;
         };
-        open.fetch_add(1, Ordering::Relaxed);
+        let now = open.now.fetch_add(1, Ordering::Relaxed) + 1;
+        open.most.fetch_max(now, Ordering::Relaxed);
         // Until the server closes it (or the test ends: a bounded wait).
         let mut buf = [0u8; 64];
         let _ = tokio::time::timeout(Duration::from_secs(60), tls.read(&mut buf)).await;
-        open.fetch_sub(1, Ordering::Relaxed);
+        open.now.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -134,26 +143,28 @@ async fn reviews_during_a_flood(args: &[&str], held: usize, kept: Duration, new:
     timed_review(&keep_alive, addr, "before the flood").await;
 
     let config = Arc::new(pki.client_config());
-    let (open, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let (open, stop) = (Arc::new(Open::default()), Arc::new(AtomicBool::new(false)));
     let attackers: Vec<_> = (0..2000)
         .map(|_| tokio::spawn(idle_tls(addr, config.clone(), open.clone(), stop.clone())))
         .collect();
-    // Until the server holds `held` of them (bounded: 30 s), then a second
-    // more for the rest of the flood to be on its way.
+    // Until the server has held `held` of them at once (bounded: 30 s), then
+    // a second more for the rest of the flood to be on its way. The count at
+    // any later instant is lower by the connections between a close and
+    // their reconnection: beyond the bound silent ones are evicted for newer
+    // ones, and each is closed after the 5 s header timeout (the flood took
+    // 2.6 to 3.7 s to connect here, 5 to 7 s with ring unoptimized).
     let started = Instant::now();
-    while open.load(Ordering::Relaxed) < held && started.elapsed() < Duration::from_secs(30) {
+    while open.most.load(Ordering::Relaxed) < held && started.elapsed() < Duration::from_secs(30) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let most = open.most.load(Ordering::Relaxed);
+    let after = started.elapsed();
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let established = open.load(Ordering::Relaxed);
     eprintln!(
-        "{args:?}: {established} idle TLS connections established after {:?}",
-        started.elapsed()
+        "{args:?}: {most} idle TLS connections held at once after {after:?}, {} a second later",
+        open.now.load(Ordering::Relaxed)
     );
-    assert!(
-        established >= held,
-        "{established} idle TLS connections held, not {held}"
-    );
+    assert!(most >= held, "{most} idle TLS connections held at once, not {held}");
 
     for attempt in 0..5 {
         let what = format!("{args:?} review {attempt} on the kept connection");
@@ -187,7 +198,7 @@ async fn a_review_is_answered_within_a_second_while_2000_idle_tls_connections_re
 /// 22 to 148 connections were held at a time and no review was answered.)
 /// A review on a kept connection is answered at once; one on a new
 /// connection waits its turn in the listen backlog behind the flood (3.0 to
-/// 4.0 s measured, the flood taken in at about 512 a second), so its bound
+/// 4.1 s measured, the flood taken in at about 512 a second), so its bound
 /// is a hang bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_four_times_the_bound_is_held_without_collapse_and_spares_kept_connections() {
