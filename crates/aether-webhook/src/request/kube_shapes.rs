@@ -19,11 +19,12 @@ use std::marker::PhantomData;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, OwnerReference, Time};
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::Text;
 
-/// A JSON string, checked and dropped (kube's `String`).
+/// A JSON string, checked and dropped (kube's `String`). A list of them
+/// is read as serde's `Vec<Str>`: of a zero-sized type, it never allocates.
 struct Str;
 
 impl<'de> Deserialize<'de> for Str {
@@ -43,30 +44,6 @@ impl<'de> Deserialize<'de> for Str {
         }
 
         deserializer.deserialize_str(StrVisitor)
-    }
-}
-
-/// A JSON list of `T`s, checked and dropped (kube's `Vec<T>`).
-struct List<T>(PhantomData<T>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ListVisitor<T>(PhantomData<T>);
-
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
-            type Value = List<T>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a sequence")
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<List<T>, A::Error> {
-                while seq.next_element::<T>()?.is_some() {}
-                Ok(List(PhantomData))
-            }
-        }
-
-        deserializer.deserialize_seq(ListVisitor(PhantomData))
     }
 }
 
@@ -157,7 +134,7 @@ impl<'de: 'a, 'a> Fields<'de> for Meta<'a> {
             "name" => self.name = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0),
             "namespace" => self.namespace = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0),
             "annotations" | "labels" => check::<Option<StrMap<Str>>, _>(map)?,
-            "finalizers" => check::<Option<List<Str>>, _>(map)?,
+            "finalizers" => check::<Option<Vec<Str>>, _>(map)?,
             "generateName" | "resourceVersion" | "selfLink" | "uid" => check::<Option<Str>, _>(map)?,
             "deletionGracePeriodSeconds" | "generation" => check::<Option<i64>, _>(map)?,
             "creationTimestamp" | "deletionTimestamp" => check::<Option<Time>, _>(map)?,
@@ -198,8 +175,8 @@ pub(super) struct UserInfo;
 impl<'de> Fields<'de> for UserInfo {
     fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
         match key {
-            "extra" => check::<Option<StrMap<List<Str>>>, _>(map)?,
-            "groups" => check::<Option<List<Str>>, _>(map)?,
+            "extra" => check::<Option<StrMap<Vec<Str>>>, _>(map)?,
+            "groups" => check::<Option<Vec<Str>>, _>(map)?,
             "uid" | "username" => check::<Option<Str>, _>(map)?,
             _ => return Ok(false),
         }
