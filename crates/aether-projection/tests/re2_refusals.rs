@@ -152,3 +152,48 @@ fn the_bound_grows_with_what_rust_and_re2_both_repeat() {
     // Long input is bounded, not rejected for its length alone.
     assert!(check(&"ab".repeat(20)).is_ok());
 }
+
+#[test]
+fn nested_counted_repetitions_whose_counts_multiply_above_1000_are_refused_even_under_zero() {
+    // RE2's parser divides 1000 by each nested counted repetition's count
+    // (its maximum, or its minimum when unbounded; 0 skipped) and refuses
+    // the expression ("invalid repetition size") when the quotient reaches
+    // 0, before `{0}` is simplified away: Envoy then refuses the whole
+    // route configuration. The offset is the repetition RE2 names.
+    let product = |product: u64| {
+        format!(
+            "counted repetitions nested to a product of {product} (RE2 refuses a product of nested counts above 1000, \
+             even under {{0}})"
+        )
+    };
+    let table: &[(&str, u64, usize)] = &[
+        ("/(?:(?:a{2}){501}){0}x", 1002, 12),
+        ("/(?:(?:a{2}){501}){0,0}x", 1002, 12),
+        ("(?:(?:a{1000}){2}){0}", 2000, 14),
+        ("/(?:(?:(?:a{10}){10}){11}){0}", 1100, 21),
+        ("(?:(?:a{2,}){501}){0}", 1002, 12),
+        ("(?:(?:a{0,2}){501}){0}", 1002, 13),
+        ("(?:(?:a{2}|b){501}){0}", 1002, 13),
+    ];
+    for &(regex, expected_product, expected_offset) in table {
+        match check(regex) {
+            Err(Re2Refusal::Unsupported { construct, offset }) => {
+                assert_eq!(construct, product(expected_product), "{regex}");
+                assert_eq!(offset, expected_offset, "{regex}");
+            }
+            other => panic!("{regex}: expected a refusal of its nested counts, got {other:?}"),
+        }
+    }
+    // A product of 1000 is RE2's limit, not above it; `*`, `+`, `?`,
+    // counts of 0 and 1 divide nothing.
+    for regex in [
+        "(?:(?:a{2}){500}){0}",
+        "/(?:(?:(?:a{10}){10}){10}){0}x",
+        "(?:(?:a{0}){1000}){0}",
+        "(?:(?:a{1,}){1000}){0}",
+        "(?:(?:a*){1000}){0}",
+        "(?:(?:a{1}){1000}){0,0}",
+    ] {
+        assert!(check(regex).is_ok(), "{regex}: {:?}", check(regex));
+    }
+}

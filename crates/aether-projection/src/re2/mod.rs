@@ -62,7 +62,8 @@ use walk::Walker;
 /// program size it accepts.
 pub const ENVOY_MAX_PROGRAM_SIZE: u64 = 100;
 
-/// RE2's largest count in a counted repetition (`a{1000}`).
+/// RE2's largest count in a counted repetition (`a{1000}`), and the
+/// largest product of nested counts (`(?:(?:a{2}){500}){0}`).
 pub(crate) const RE2_MAX_REPEAT: u32 = 1000;
 
 /// Why a regular expression is refused.

@@ -58,6 +58,20 @@ const ALT: Cost = Cost::new(0, 2);
 pub(super) struct Node {
     pub(super) cost: Cost,
     nullable: bool,
+    /// The largest product of nested counted repetitions' counts on a path
+    /// down from here (see [`nested_counts`]); at most 1000.
+    nested_counts: u32,
+}
+
+impl Node {
+    /// A node holding no counted repetition.
+    const fn leaf(cost: Cost, nullable: bool) -> Self {
+        Self {
+            cost,
+            nullable,
+            nested_counts: 1,
+        }
+    }
 }
 
 /// The flags that change what RE2 compiles (`m` and `U` change only which
@@ -113,34 +127,22 @@ impl<'a> Walker<'a> {
     pub(super) fn node(&mut self, ast: &Ast) -> Result<Node, Re2Refusal> {
         Ok(match ast {
             // An empty match: one `Nop`.
-            Ast::Empty(_) => Node {
-                cost: Cost::new(1, 0),
-                nullable: true,
-            },
+            Ast::Empty(_) => Node::leaf(Cost::new(1, 0), true),
             Ast::Flags(set) => {
                 self.set_flags(&set.flags)?;
                 // Where the flags are all an alternative holds, RE2
                 // compiles an empty match.
-                Node {
-                    cost: Cost::new(1, 0),
-                    nullable: true,
-                }
+                Node::leaf(Cost::new(1, 0), true)
             }
             Ast::Literal(literal) => self.literal(literal)?,
-            Ast::Dot(_) => Node {
-                cost: self.set_cost(&class::dot(self.flags.dot_matches_new_line)),
-                nullable: false,
-            },
+            Ast::Dot(_) => Node::leaf(self.set_cost(&class::dot(self.flags.dot_matches_new_line)), false),
             Ast::Assertion(assertion) => match assertion.kind {
                 AssertionKind::StartLine
                 | AssertionKind::EndLine
                 | AssertionKind::StartText
                 | AssertionKind::EndText
                 | AssertionKind::WordBoundary
-                | AssertionKind::NotWordBoundary => Node {
-                    cost: Cost::new(1, 0),
-                    nullable: true,
-                },
+                | AssertionKind::NotWordBoundary => Node::leaf(Cost::new(1, 0), true),
                 _ => {
                     return Err(unsupported(
                         "a word-boundary assertion other than \\b and \\B",
@@ -168,10 +170,12 @@ impl<'a> Walker<'a> {
             Ast::Alternation(alternation) => {
                 let mut cost = Cost::default();
                 let mut nullable = false;
+                let mut nested_counts = 1;
                 for ast in &alternation.asts {
                     let node = self.node(ast)?;
                     cost = cost.plus(node.cost);
                     nullable |= node.nullable;
+                    nested_counts = nested_counts.max(node.nested_counts);
                 }
                 // k alternatives are k-1 `Alt`s: one edge into each
                 // alternative may become a `Nop` (an alternative that is a
@@ -181,17 +185,24 @@ impl<'a> Walker<'a> {
                 Node {
                     cost: cost.plus(Cost::new(0, branches)),
                     nullable,
+                    nested_counts,
                 }
             }
             Ast::Concat(concat) => {
                 let mut cost = Cost::default();
                 let mut nullable = true;
+                let mut nested_counts = 1;
                 for ast in &concat.asts {
                     let node = self.node(ast)?;
                     cost = cost.plus(node.cost);
                     nullable &= node.nullable;
+                    nested_counts = nested_counts.max(node.nested_counts);
                 }
-                Node { cost, nullable }
+                Node {
+                    cost,
+                    nullable,
+                    nested_counts,
+                }
             }
         })
     }
@@ -266,7 +277,7 @@ impl<'a> Walker<'a> {
             // One byte range, in Latin-1.
             Cost::new(1, 0)
         };
-        Ok(Node { cost, nullable: false })
+        Ok(Node::leaf(cost, false))
     }
 
     fn fold_ascii_only(&self, c: u32, span: &ast::Span) -> Result<(), Re2Refusal> {
@@ -280,10 +291,7 @@ impl<'a> Walker<'a> {
         if set.is_empty_in_latin1() {
             return Err(unsupported("a class that matches no byte", span));
         }
-        Ok(Node {
-            cost: self.set_cost(set),
-            nullable: false,
-        })
+        Ok(Node::leaf(self.set_cost(set), false))
     }
 
     fn bracketed(&self, class: &ast::ClassBracketed) -> Result<RuneSet, Re2Refusal> {
@@ -403,6 +411,7 @@ impl<'a> Walker<'a> {
             }
         };
         let sub = self.node(&repetition.ast)?;
+        let nested_counts = nested_counts(&repetition.op, min, max, sub.nested_counts)?;
         // As RE2 simplifies them: x{n,} is n copies then x+ (x* when n is
         // 0); x{n,m} is m copies, the last m-n each under a `?`; x{0} is
         // an empty match; a star of a nullable x is (x+)?.
@@ -426,6 +435,7 @@ impl<'a> Walker<'a> {
         Ok(Node {
             cost,
             nullable: min == 0 || sub.nullable,
+            nested_counts,
         })
     }
 
@@ -461,8 +471,37 @@ impl<'a> Walker<'a> {
                 sub.cost
             },
             nullable: sub.nullable,
+            nested_counts: sub.nested_counts,
         })
     }
+}
+
+/// RE2's parser, as it pushes a counted repetition of count 2 or more
+/// (`RepetitionWalker` in its `parse.cc`), divides 1000 by the count of
+/// each counted repetition below, its own first (the maximum, or the
+/// minimum when unbounded; a count of 0 divides nothing), and refuses
+/// the expression ("invalid repetition size") when the quotient reaches
+/// 0: when the counts on one path multiply to more than 1000. It does
+/// so before simplifying, so under `{0}` too, where the program stays
+/// small. `*`, `+` and `?` are not counted repetitions. The product of
+/// `op` over `below`, the largest below it, or the refusal naming `op`,
+/// the repetition RE2 names (the first pushed whose walk fails: the
+/// walk is bottom-up and left to right, as RE2 pushes).
+fn nested_counts(op: &ast::RepetitionOp, min: u32, max: Option<u32>, below: u32) -> Result<u32, Re2Refusal> {
+    if !matches!(op.kind, RepetitionKind::Range(_)) {
+        return Ok(below);
+    }
+    let product = max.unwrap_or(min).max(1).saturating_mul(below);
+    if product > RE2_MAX_REPEAT {
+        return Err(unsupported(
+            format!(
+                "counted repetitions nested to a product of {product} (RE2 refuses a product of nested counts \
+                 above {RE2_MAX_REPEAT}, even under {{0}})"
+            ),
+            &op.span,
+        ));
+    }
+    Ok(product)
 }
 
 fn is_ascii_letter(c: u32) -> bool {
