@@ -11,12 +11,15 @@
 mod actions;
 mod backends;
 mod matches;
+mod names;
 mod order;
 
 use aether_api::config::v1::{SecretProvider, VirtualHostSpec};
 use gateway_api::httproutes::{HttpRoute as HTTPRoute, HttpRouteParentRefs, HttpRouteRules, HttpRouteSpec};
 use k8s_openapi_gateway::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
+
+pub use names::{MAX_NAME_LEN, Names};
 
 /// Where the HTTPRoutes attach: the Gateway a `parentRefs` entry names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,7 +43,9 @@ pub const MAX_MATCHES: usize = 128;
 pub struct Conversion {
     /// The HTTPRoutes, in the VirtualHost's namespace: one named as it, or,
     /// for more routes than one HTTPRoute holds ([`MAX_RULES`],
-    /// [`MAX_MATCHES`]), `NAME`, `NAME-02`, `NAME-03`... in route order.
+    /// [`MAX_MATCHES`]), `NAME`, `NAME-02`, `NAME-03`... in route order,
+    /// each unique in its namespace among the [`Names`] of the run and at
+    /// most [`MAX_NAME_LEN`] characters (a rename is noted).
     pub routes: Vec<HTTPRoute>,
     /// What does not carry over exactly, in spec order.
     pub notes: Vec<Note>,
@@ -95,9 +100,15 @@ impl Notes {
     }
 }
 
-/// The HTTPRoute for the VirtualHost `namespace/name` with `spec`, attached
-/// to `gateway` when given.
-pub fn convert(namespace: &str, name: &str, spec: &VirtualHostSpec, gateway: Option<&Gateway>) -> Conversion {
+/// The HTTPRoutes for the VirtualHost `namespace/name` with `spec`, attached
+/// to `gateway` when given, named among the `names` the run has taken.
+pub fn convert(
+    namespace: &str,
+    name: &str,
+    spec: &VirtualHostSpec,
+    gateway: Option<&Gateway>,
+    names: &mut Names,
+) -> Conversion {
     let mut notes = Notes::default();
     let parent_refs = match gateway {
         Some(gateway) => Some(vec![HttpRouteParentRefs {
@@ -178,11 +189,7 @@ pub fn convert(namespace: &str, name: &str, spec: &VirtualHostSpec, gateway: Opt
         .enumerate()
         .map(|(index, rules)| HTTPRoute {
             metadata: ObjectMeta {
-                name: Some(if index == 0 {
-                    name.to_owned()
-                } else {
-                    format!("{name}-{:02}", index + 1)
-                }),
+                name: Some(names.take(namespace, name, index, &mut notes)),
                 namespace: Some(namespace.to_owned()),
                 ..ObjectMeta::default()
             },

@@ -50,7 +50,7 @@ fn notes_of(conversion: &Conversion) -> Vec<(&str, NoteKind)> {
 #[test]
 fn an_exact_route_with_a_port_carries_over_whole() {
     let spec = spec(vec![route(Path::Exact("/healthz".into()), "svc-health", 8080)]);
-    let conversion = convert("shop", "api", &spec, Some(&gateway()));
+    let conversion = convert("shop", "api", &spec, Some(&gateway()), &mut Names::default());
     assert_eq!(notes_of(&conversion), []);
     assert_eq!(conversion.routes.len(), 1);
     let route = &conversion.routes[0];
@@ -73,7 +73,7 @@ fn an_exact_route_with_a_port_carries_over_whole() {
 #[test]
 fn the_output_is_an_httproute_as_kubernetes_reads_it() {
     let spec = spec(vec![route(Path::Prefix("/".into()), "svc-web", 80)]);
-    let conversion = convert("shop", "api", &spec, Some(&gateway()));
+    let conversion = convert("shop", "api", &spec, Some(&gateway()), &mut Names::default());
     let json = serde_json::to_value(&conversion.routes[0]).unwrap();
     assert_eq!(json["apiVersion"], "gateway.networking.k8s.io/v1");
     assert_eq!(json["kind"], "HTTPRoute");
@@ -97,6 +97,7 @@ fn prefixes_other_than_the_root_are_noted_as_segment_wise() {
             "a",
             &spec(vec![route(Path::Prefix(prefix.into()), "web", 80)]),
             Some(&gateway()),
+            &mut Names::default(),
         );
         let note = conversion
             .notes
@@ -120,6 +121,7 @@ fn a_backend_without_a_port_needs_one() {
         "a",
         &spec(vec![route(Path::Exact("/x".into()), "web", 0)]),
         Some(&gateway()),
+        &mut Names::default(),
     );
     assert_eq!(
         notes_of(&conversion),
@@ -131,7 +133,13 @@ fn a_backend_without_a_port_needs_one() {
 
 #[test]
 fn without_a_gateway_the_route_needs_a_parent() {
-    let conversion = convert("ns", "a", &spec(vec![route(Path::Exact("/x".into()), "web", 80)]), None);
+    let conversion = convert(
+        "ns",
+        "a",
+        &spec(vec![route(Path::Exact("/x".into()), "web", 80)]),
+        None,
+        &mut Names::default(),
+    );
     assert_eq!(notes_of(&conversion), [("spec", NoteKind::Needs)]);
     assert_eq!(conversion.routes[0].spec.parent_refs, None);
 }
@@ -147,7 +155,7 @@ fn tls_is_left_to_the_gateway_naming_the_secret() {
             secret_name: "api-tls".into(),
             provider: provider as i32,
         });
-        let conversion = convert("ns", "a", &spec, Some(&gateway()));
+        let conversion = convert("ns", "a", &spec, Some(&gateway()), &mut Names::default());
         let note = conversion.notes.iter().find(|note| note.path == "spec.tls").unwrap();
         assert_eq!(note.kind, NoteKind::Dropped);
         assert!(
@@ -165,7 +173,7 @@ fn tls_is_left_to_the_gateway_naming_the_secret() {
 fn a_reordering_is_noted_only_for_routes_a_request_can_both_match() {
     let ordered = |paths: Vec<Path>| {
         let routes = paths.into_iter().map(|path| route(path, "web", 80)).collect();
-        let conversion = convert("ns", "a", &spec(routes), Some(&gateway()));
+        let conversion = convert("ns", "a", &spec(routes), Some(&gateway()), &mut Names::default());
         conversion
             .notes
             .iter()
@@ -223,7 +231,7 @@ fn methods_headers_and_query_parameters_carry_over_or_are_noted() {
         query("q", query_param_match::Value::Regex("[a-z]+".into())),
         query("a;b", query_param_match::Value::Present(true)),
     ];
-    let conversion = convert("ns", "a", &spec(vec![routed]), Some(&gateway()));
+    let conversion = convert("ns", "a", &spec(vec![routed]), Some(&gateway()), &mut Names::default());
     let matches = conversion.routes[0].spec.rules.as_ref().unwrap()[0]
         .matches
         .clone()
@@ -299,11 +307,17 @@ fn specificity_is_gateway_precedence_but_for_regular_expressions() {
     ]);
     with_order.route_order = RouteOrder::Specificity as i32;
     assert_eq!(
-        notes_of(&convert("ns", "a", &with_order, Some(&gateway()))),
+        notes_of(&convert(
+            "ns",
+            "a",
+            &with_order,
+            Some(&gateway()),
+            &mut Names::default()
+        )),
         [] as [(&str, NoteKind); 0]
     );
     with_order.routes.push(route(Path::Regex("/x.*".into()), "x", 80));
-    let conversion = convert("ns", "a", &with_order, Some(&gateway()));
+    let conversion = convert("ns", "a", &with_order, Some(&gateway()), &mut Names::default());
     assert!(notes_of(&conversion).contains(&("spec.routeOrder", NoteKind::Differs)));
 }
 
@@ -314,7 +328,7 @@ fn many_routes_are_split_over_httproutes_in_order() {
     let routes: Vec<_> = (0..40)
         .map(|index| route(Path::Exact(format!("/r{index}")), "web", 80))
         .collect();
-    let conversion = convert("ns", "big", &spec(routes), Some(&gateway()));
+    let conversion = convert("ns", "big", &spec(routes), Some(&gateway()), &mut Names::default());
     let names: Vec<_> = conversion
         .routes
         .iter()
@@ -346,7 +360,7 @@ fn many_routes_are_split_over_httproutes_in_order() {
         .map(String::from)
         .to_vec();
     }
-    let conversion = convert("ns", "m", &spec(routes), Some(&gateway()));
+    let conversion = convert("ns", "m", &spec(routes), Some(&gateway()), &mut Names::default());
     for route in &conversion.routes {
         let matches: usize = route
             .spec
@@ -370,7 +384,7 @@ fn a_full_path_rewrite_and_a_timeout_carry_over_whole() {
         host: String::new(),
     });
     one.timeout = "0s".into();
-    let conversion = convert("shop", "api", &spec(vec![one]), Some(&gateway()));
+    let conversion = convert("shop", "api", &spec(vec![one]), Some(&gateway()), &mut Names::default());
     assert_eq!(notes_of(&conversion), []);
     let json = serde_json::to_value(&conversion.routes[0]).unwrap();
     let rule = &json["spec"]["rules"][0];
@@ -397,7 +411,13 @@ fn a_weight_of_0_is_written_and_redirect_codes_beyond_301_and_302_are_noted() {
         status_code: 308,
         ..RouteRedirect::default()
     });
-    let conversion = convert("shop", "api", &spec(vec![away, split]), Some(&gateway()));
+    let conversion = convert(
+        "shop",
+        "api",
+        &spec(vec![away, split]),
+        Some(&gateway()),
+        &mut Names::default(),
+    );
     assert_eq!(
         notes_of(&conversion),
         [("spec.routes[0].redirect.statusCode", NoteKind::Differs)]
@@ -411,5 +431,75 @@ fn a_weight_of_0_is_written_and_redirect_codes_beyond_301_and_302_are_noted() {
     assert_eq!(
         rules[0]["filters"],
         serde_json::json!([{"type": "RequestRedirect", "requestRedirect": {"statusCode": 308}}])
+    );
+}
+
+fn names_of(conversion: &Conversion) -> Vec<String> {
+    conversion
+        .routes
+        .iter()
+        .map(|route| route.metadata.name.clone().unwrap())
+        .collect()
+}
+
+fn many_routes(count: usize) -> VirtualHostSpec {
+    spec(
+        (0..count)
+            .map(|index| route(Path::Exact(format!("/r{index}")), "web", 80))
+            .collect(),
+    )
+}
+
+/// A split never takes the name of another VirtualHost converted in the same
+/// run, nor one an earlier split took; each rename is noted.
+#[test]
+fn split_names_never_collide_with_other_objects_of_the_run() {
+    let mut names = Names::default();
+    for name in ["web", "web-02", "other"] {
+        names.reserve("ns", name);
+    }
+    let web = convert("ns", "web", &many_routes(17), Some(&gateway()), &mut names);
+    let taken = convert("ns", "web-02", &many_routes(17), Some(&gateway()), &mut names);
+    assert_eq!(names_of(&web), ["web", "web-02-2"]);
+    assert_eq!(names_of(&taken), ["web-02", "web-02-02"]);
+    let note = web
+        .notes
+        .iter()
+        .find(|note| note.message.contains("web-02-2"))
+        .expect("the rename is noted");
+    assert_eq!((note.path.as_str(), note.kind), ("spec.routes", NoteKind::Differs));
+    assert!(note.message.contains("ns/web-02"), "{}", note.message);
+    // Another namespace has names of its own.
+    let elsewhere = convert("other-ns", "web", &many_routes(17), Some(&gateway()), &mut names);
+    assert_eq!(names_of(&elsewhere), ["web", "web-02"]);
+}
+
+/// An HTTPRoute's name is a DNS subdomain of at most 253 characters: a long
+/// name is cut before its suffix, and the cut is noted.
+#[test]
+fn split_names_stay_within_253_characters() {
+    let long = "a".repeat(252);
+    let mut names = Names::default();
+    names.reserve("ns", &long);
+    let conversion = convert("ns", &long, &many_routes(40), Some(&gateway()), &mut names);
+    let written = names_of(&conversion);
+    assert_eq!(written.len(), 3);
+    assert_eq!(written[0], long);
+    for (name, suffix) in written[1..].iter().zip(["-02", "-03"]) {
+        assert_eq!(name.len(), 253, "{name}");
+        assert!(name.ends_with(suffix) && name.starts_with("aaa"), "{name}");
+    }
+    // A cut that ends in `-` or `.` loses it: a name ends with a letter or digit.
+    let dotted = format!("{}.b-", "a".repeat(249));
+    let mut names = Names::default();
+    let conversion = convert("ns", &dotted[..251], &many_routes(17), Some(&gateway()), &mut names);
+    assert_eq!(names_of(&conversion)[1], format!("{}-02", "a".repeat(249)));
+    assert!(
+        conversion
+            .notes
+            .iter()
+            .any(|note| note.message.contains("253 characters")),
+        "{:?}",
+        conversion.notes
     );
 }

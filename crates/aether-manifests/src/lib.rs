@@ -37,6 +37,7 @@ mod decode;
 mod files;
 mod last_good;
 mod load;
+pub mod names;
 pub mod objects;
 mod read;
 mod schema;

@@ -338,15 +338,17 @@ impl VirtualHostObject {
         ObjectKey::new(&self.namespace, &self.name)
     }
 
-    /// Everything wrong with the object as written: its problems, then the
-    /// rules its spec and status break (see [`with_violations`]). Empty when
-    /// it is valid.
+    /// Everything wrong with the object as written: its metadata names
+    /// ([`crate::names`]), its problems, then the rules its spec and status
+    /// break (see [`with_violations`]). Empty when it is valid.
     pub fn violations(&self) -> Vec<Problem> {
         let status = self.status.as_ref().map(Validate::validate).unwrap_or(Ok(()));
-        with_violations(
+        let mut problems = crate::names::name_problems(&self.namespace, &self.name);
+        problems.extend(with_violations(
             self.problems.clone(),
             violations_of(self.spec.validate()).chain(violations_of(status)),
-        )
+        ));
+        problems
     }
 }
 

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use aether_gateway_api::{Conversion, Gateway, convert};
+use aether_gateway_api::{Conversion, Gateway, Names, convert};
 use aether_manifests::Limits;
 
 use crate::report::{load, write_errors, write_skipped};
@@ -55,6 +55,12 @@ pub fn run(
     }
     let mut code = EXIT_VALID;
     let mut routes = Vec::new();
+    // Every object's own name first, invalid ones too: a split never takes
+    // the name of an object of the run, and fixing one renames nothing.
+    let mut names = Names::default();
+    for loaded in &objects {
+        names.reserve(&loaded.object.namespace, &loaded.object.name);
+    }
     for loaded in objects {
         let object = &loaded.object;
         let at = format!(
@@ -74,7 +80,7 @@ pub fn run(
         let Conversion {
             routes: converted,
             notes,
-        } = convert(&object.namespace, &object.name, &object.spec, gateway);
+        } = convert(&object.namespace, &object.name, &object.spec, gateway, &mut names);
         for note in notes {
             writeln!(err, "{at}: {note}")?;
         }

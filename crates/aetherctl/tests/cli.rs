@@ -274,6 +274,36 @@ fn a_spec_field_of_the_wrong_type_is_a_violation_naming_its_path() {
     );
 }
 
+/// A name the API server would refuse is a violation, as the edge leaves
+/// such an object out (it was reported valid).
+#[test]
+fn a_metadata_name_that_is_not_a_dns_subdomain_is_a_violation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "name.yaml", proposal().replace("name: api", "name: Api_1"));
+    let run = validate(&[&file]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "default/Api_1: metadata.name: must be at most 253 characters of dot-separated parts of a-z, 0-9 and -, \
+             each starting and ending with a letter or digit [dns1123_subdomain]"
+        ),
+        "{}",
+        run.stdout
+    );
+    let file = write(
+        dir.path(),
+        "namespace.yaml",
+        proposal().replace("namespace: default", "namespace: \"x\\\"y\""),
+    );
+    let run = validate(&[&file]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains(": metadata.namespace: must be 1 to 63 characters"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn a_match_with_both_prefix_and_exact_names_the_oneof() {
     let dir = tempfile::tempdir().unwrap();

@@ -240,3 +240,67 @@ fn route_actions_become_filters_weighted_backend_refs_and_timeouts() {
         assert!(run.stderr.contains(expected), "{expected} not in:\n{}", run.stderr);
     }
 }
+
+/// A manifest of the VirtualHost `name` with `routes` exact routes on `host`.
+fn many_routes(name: &str, host: &str, routes: usize) -> String {
+    let routes: String = (0..routes)
+        .map(|index| format!("    - match: {{exact: /r{index}}}\n      backend: {{service: web, port: 80}}\n"))
+        .collect();
+    format!(
+        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  \
+         hosts: [{host}]\n  routes:\n{routes}"
+    )
+}
+
+/// `web` with 17 routes splits in two; its second HTTPRoute is not named
+/// `web-02` when a VirtualHost `web-02` is converted in the same run (they
+/// were both `web-02`, and `kubectl apply` kept one), and a name near the
+/// limit stays a valid Kubernetes name; every rename is a `differs` line.
+#[test]
+fn split_names_never_collide_and_stay_valid_kubernetes_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "w".repeat(252);
+    let files = [
+        common::write(dir.path(), "a.yaml", many_routes("web", "web.example.com", 17)),
+        common::write(dir.path(), "b.yaml", many_routes("web-02", "web-02.example.com", 1)),
+        common::write(dir.path(), "c.yaml", many_routes(&long, "long.example.com", 17)),
+    ];
+    let mut args = [
+        "convert",
+        "--to",
+        "gateway-api",
+        "--gateway",
+        "edge/public",
+        "-o",
+        "json",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(files.iter().map(|file| file.display().to_string()));
+    let run = aetherctl(&args);
+    assert_eq!(run.code, 0, "{run:?}");
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    let routes: Vec<HttpRoute> = serde_json::from_value(list["items"].clone()).unwrap();
+    let mut names: Vec<String> = routes
+        .iter()
+        .map(|route| route.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names[..3], ["web", "web-02-2", "web-02"]);
+    assert!(names.iter().all(|name| name.len() <= 253), "{names:?}");
+    assert_eq!(names[4], format!("{}-02", "w".repeat(250)));
+
+    let count = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), count, "two HTTPRoutes of one name");
+    let long_renamed = format!("{}-02", "w".repeat(250));
+    for renamed in ["web-02-2", long_renamed.as_str()] {
+        assert!(
+            run.stderr
+                .lines()
+                .any(|line| line.contains(": spec.routes: differs: HTTPRoute ") && line.contains(renamed)),
+            "{renamed}: {}",
+            run.stderr
+        );
+    }
+}
