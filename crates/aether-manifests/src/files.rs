@@ -144,7 +144,7 @@ fn walk_as(real: &Path, shown: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<R
                 Ok(metadata) if metadata.is_file() => out.push(named),
                 // A FIFO would block the read forever; a device could
                 // stream without end. Named like a manifest, it is reported.
-                Ok(metadata) => errors.push(error(&named, not_regular(&metadata.file_type()))),
+                Ok(metadata) => errors.push(error(&named, not_regular(&metadata.file_type(), "manifests"))),
                 // A link to a manifest that is not there now (a volume gone,
                 // a link being replaced) is unreadable, not deleted.
                 Err(e) => errors.push(io_error(&named, format!("cannot read: {e}"))),
@@ -158,10 +158,11 @@ fn is_manifest_name(path: &Path) -> bool {
         .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
 }
 
-/// The error for a manifest path that is not a regular file, naming what it is.
-pub(crate) fn not_regular(file_type: &std::fs::FileType) -> String {
+/// The error for a path of `kind` (`manifests`) that is not a regular
+/// file, naming what it is.
+pub(crate) fn not_regular(file_type: &std::fs::FileType, kind: &str) -> String {
     let what = describe(file_type);
-    format!("not a regular file ({what}): manifests are read from regular files only")
+    format!("not a regular file ({what}): {kind} are read from regular files only")
 }
 
 fn describe(file_type: &std::fs::FileType) -> &'static str {

@@ -48,7 +48,7 @@ mod tolerant;
 pub use files::{FileStamp, Stamp, files, stamp};
 pub use last_good::LastGood;
 pub use load::{Load, LoadError, Loaded, Skipped, first_copies, load, load_bytes, read_all, read_stream_all};
-pub use read::{read, read_stream};
+pub use read::{read, read_bytes, read_stream};
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit

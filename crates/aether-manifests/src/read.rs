@@ -29,12 +29,30 @@ pub fn read_stream(name: &Path, mut stream: impl Read, limits: &Limits) -> Resul
     parse_as(name, &bytes, limits, Format::Sniffed)
 }
 
+/// The bytes of `file`, a file of `kind` (`secrets`, for errors), opened
+/// as [`read`] opens a manifest (a FIFO, device, socket or directory is
+/// refused without blocking or reading it) and read to at most
+/// `max_bytes`: one byte more is an error naming the limit, whatever size
+/// the file system reports. No settling: the caller checks the bytes.
+pub fn read_bytes(file: &Path, kind: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    let handle = open(file, kind)?;
+    let mut bytes = Vec::new();
+    (&handle)
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(file, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(error(file, format!("larger than the {max_bytes} byte limit")));
+    }
+    Ok(bytes)
+}
+
 /// [`read`], waiting for the file to settle no later than `deadline` (one
 /// deadline for every file of a load: a load waits about one settle time
 /// for a directory just written, not one per file).
 pub(crate) fn read_until(file: &Path, limits: &Limits, deadline: Instant) -> Result<Vec<Document>, ReadError> {
     loop {
-        let handle = open(file)?;
+        let handle = open(file, "manifests")?;
         let before = metadata(file, &handle)?;
         if let Some(wait) = unsettled(before.modified().ok(), SystemTime::now(), limits.settle) {
             wait_or_give_up(
@@ -110,7 +128,7 @@ fn metadata(file: &Path, handle: &File) -> Result<Metadata, ReadError> {
 /// not wait: a FIFO blocks `open()` until a writer comes, so it is opened
 /// non-blocking and its type checked on the open handle (checking the path
 /// first would leave a gap in which it could be swapped for a FIFO).
-fn open(file: &Path) -> Result<File, ReadError> {
+fn open(file: &Path, kind: &str) -> Result<File, ReadError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -124,7 +142,7 @@ fn open(file: &Path) -> Result<File, ReadError> {
         .map_err(|e| io_error(file, format!("cannot open: {e}")))?;
     let metadata = metadata(file, &handle)?;
     if !metadata.is_file() {
-        return Err(error(file, crate::files::not_regular(&metadata.file_type())));
+        return Err(error(file, crate::files::not_regular(&metadata.file_type(), kind)));
     }
     Ok(handle)
 }
