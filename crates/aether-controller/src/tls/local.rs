@@ -16,9 +16,16 @@ use std::sync::Arc;
 
 use aether_api::config::v1::SecretProvider;
 use aether_projection::TlsSecret;
+use tracing::warn;
 
 use super::certificate::{self, Certificate, Invalid};
 use super::{Resolution, Resolutions, TlsSettings};
+
+/// The most bytes read of a `tls.crt` or `tls.key`: 1 MiB, a PEM chain of
+/// hundreds of certificates (a certificate is 1–2 KiB of PEM; Kubernetes
+/// caps a whole Secret at 1 MiB too). A longer file is refused unread
+/// past one byte more.
+pub const MAX_SECRET_FILE_BYTES: u64 = 1024 * 1024;
 
 /// A checked pair, by the bytes it was checked from.
 struct Cached {
@@ -32,6 +39,10 @@ struct Cached {
 pub struct SecretsDir {
     dir: Option<PathBuf>,
     cache: HashMap<TlsSecret, Cached>,
+    /// The certificate last served for each secret: kept while its files
+    /// are unreadable or invalid, until a valid newer pair arrives or the
+    /// secret's directory is deleted.
+    served: HashMap<TlsSecret, Arc<Certificate>>,
 }
 
 /// What a poll compares to see a change: each referenced file's size,
@@ -46,6 +57,7 @@ impl SecretsDir {
         Self {
             dir,
             cache: HashMap::new(),
+            served: HashMap::new(),
         }
     }
 
@@ -59,33 +71,77 @@ impl SecretsDir {
     }
 
     /// Resolves every secret of `secrets` (the snapshot's) at `now` (Unix
-    /// seconds); drops what it holds of the others.
+    /// seconds); drops what it holds of the others. A pair that cannot be
+    /// read or checked, or is not valid now, keeps the certificate last
+    /// served for it while that one is valid ([`Resolution::Kept`]); only a
+    /// deleted secret directory drops it.
     pub fn resolve(&mut self, secrets: &[TlsSecret], settings: &TlsSettings, now: i64) -> Resolutions {
         self.cache.retain(|secret, _| secrets.contains(secret));
+        self.served.retain(|secret, _| secrets.contains(secret));
         let mut resolutions = Resolutions::default();
         for secret in secrets {
             let resolution = match self.files(secret) {
                 None => settings.resolve_elsewhere(secret),
-                Some((chain, key)) => match self.read(secret, &chain, &key) {
-                    Ok(certificate) => match certificate.valid_at(now) {
-                        Ok(()) => Resolution::Ready(certificate),
-                        Err(why) => Resolution::Refused(why),
-                    },
-                    Err(why) => Resolution::Refused(why),
-                },
+                Some((chain, key)) => {
+                    match self
+                        .read(secret, &chain, &key)
+                        .and_then(|certificate| certificate.valid_at(now).map(|()| certificate))
+                    {
+                        Ok(certificate) => {
+                            self.served.insert(secret.clone(), certificate.clone());
+                            Resolution::Ready(certificate)
+                        }
+                        Err(why) => self.keep_or_refuse(secret, &chain, why, now),
+                    }
+                }
             };
             resolutions.insert(secret.clone(), resolution);
         }
         resolutions
     }
 
+    /// What a secret whose pair failed with `why` resolves to: its last
+    /// served certificate while it is valid and the secret's directory is
+    /// there, else refused.
+    fn keep_or_refuse(&mut self, secret: &TlsSecret, chain_path: &Path, why: Invalid, now: i64) -> Resolution {
+        let deleted = chain_path.parent().is_some_and(
+            |dir| matches!(std::fs::symlink_metadata(dir), Err(err) if err.kind() == io::ErrorKind::NotFound),
+        );
+        if deleted {
+            self.served.remove(secret);
+        }
+        match self.served.get(secret) {
+            Some(kept) if kept.valid_at(now).is_ok() => {
+                warn!(
+                    namespace = secret.namespace.as_deref().unwrap_or(""),
+                    name = %secret.secret_name,
+                    error = %why,
+                    serial = %kept.serial,
+                    "keeping the last good certificate of a secret whose files fail"
+                );
+                Resolution::Kept {
+                    certificate: kept.clone(),
+                    why,
+                }
+            }
+            _ => Resolution::Refused(why),
+        }
+    }
+
     /// The checked pair of `secret`, read now, checked again only if its
-    /// bytes changed.
+    /// bytes changed. Each file is opened as a manifest is: a FIFO, device
+    /// or directory is refused without blocking, and at most
+    /// [`MAX_SECRET_FILE_BYTES`] are read.
     fn read(&mut self, secret: &TlsSecret, chain_path: &Path, key_path: &Path) -> Result<Arc<Certificate>, Invalid> {
         let read = |path: &Path, name: &str| {
-            std::fs::read(path).map_err(|err| match err.kind() {
-                io::ErrorKind::NotFound => Invalid::Missing(format!("{} has no {name}", describe_dir(path))),
-                _ => Invalid::Unreadable(format!("{name}: {err}")),
+            aether_manifests::read_bytes(path, "secrets", MAX_SECRET_FILE_BYTES).map_err(|err| {
+                // Nothing at the path (not even a dangling link): missing.
+                match std::fs::symlink_metadata(path) {
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        Invalid::Missing(format!("{} has no {name}", describe_dir(path)))
+                    }
+                    _ => Invalid::Unreadable(format!("{name}: {}", err.message)),
+                }
             })
         };
         let chain = read(chain_path, "tls.crt")?;
@@ -111,9 +167,8 @@ impl SecretsDir {
                 continue;
             };
             let valid = self
-                .cache
+                .served
                 .get(secret)
-                .and_then(|cached| cached.result.as_ref().ok())
                 .is_some_and(|certificate| certificate.valid_at(now).is_ok());
             for path in [chain, key] {
                 let meta = std::fs::metadata(&path)

@@ -8,6 +8,10 @@
 //!   [`certificate::check`] and whose certificate is valid now; its chain is
 //!   served, the key reaching Envoy only in an owner-only SDS file or an
 //!   SDS response;
+//! - **kept**: a `KUBERNETES` secret that was ready, whose files then
+//!   turned unreadable or invalid (a volume error, a half-written file):
+//!   its last good certificate is served until a valid newer pair arrives,
+//!   the secret is deleted or that certificate expires; its objects say why;
 //! - **delegated**: an `AWS_SECRETS_MANAGER` secret, which the mesh's SDS
 //!   serves to the edge by its name (`--mesh-sds-cluster`); the controller
 //!   never reads it, and Envoy fetches it from the mesh;
@@ -28,6 +32,7 @@ pub mod certificate;
 #[cfg(feature = "server")]
 pub mod cluster;
 pub mod edge;
+#[cfg(feature = "server")]
 pub mod local;
 pub mod status;
 
@@ -38,6 +43,14 @@ use certificate::{Certificate, Invalid};
 pub enum Resolution {
     /// Checked and valid now.
     Ready(Arc<Certificate>),
+    /// The pair failed (`why`: unreadable, invalid, not valid now), and
+    /// the certificate last served for it, still valid, is served on.
+    Kept {
+        /// The last good certificate.
+        certificate: Arc<Certificate>,
+        /// Why the pair read now is not served.
+        why: Invalid,
+    },
     /// Served by the mesh's SDS, through this Envoy cluster.
     Delegated(String),
     /// Not served, and why.
@@ -61,7 +74,7 @@ impl Resolutions {
     pub fn usable(&self, secret: &TlsSecret) -> bool {
         matches!(
             self.0.get(secret),
-            Some(Resolution::Ready(_) | Resolution::Delegated(_))
+            Some(Resolution::Ready(_) | Resolution::Kept { .. } | Resolution::Delegated(_))
         )
     }
 
@@ -70,10 +83,11 @@ impl Resolutions {
         self.0.insert(secret, resolution);
     }
 
-    /// The ready secrets and their certificates.
+    /// The secrets whose certificate is served (ready or kept) and their
+    /// certificates.
     pub fn ready(&self) -> impl Iterator<Item = (&TlsSecret, &Arc<Certificate>)> {
         self.0.iter().filter_map(|(secret, resolution)| match resolution {
-            Resolution::Ready(certificate) => Some((secret, certificate)),
+            Resolution::Ready(certificate) | Resolution::Kept { certificate, .. } => Some((secret, certificate)),
             _ => None,
         })
     }

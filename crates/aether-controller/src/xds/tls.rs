@@ -81,6 +81,18 @@ fn publish(sender: &watch::Sender<Current>, resources: Arc<Resources>) -> bool {
 }
 
 impl Publisher {
+    /// The names of the SDS secrets published now (what a stream naming
+    /// them gets), sorted.
+    pub fn published_secrets(&self) -> Vec<String> {
+        let current = self.tls.secrets.borrow();
+        let mut names: Vec<String> = current
+            .iter()
+            .flat_map(|resources| resources.items.iter().map(|(name, _)| name.clone()))
+            .collect();
+        names.sort();
+        names
+    }
+
     /// Publishes the HTTPS listener of `snapshot` and the certificates of
     /// `tls` (call [`Publisher::publish`] for the routes first). The
     /// secrets the previous listener named stay served along with the new
