@@ -1,64 +1,18 @@
-//! The RE2 guard against the real RE2 (Python's `google-re2` in Latin-1, as
-//! Envoy 1.40 runs it; the pinned
-//! venv of `cargo xtask pyenv`; `AETHER_PYTHON` overrides it): on
+//! The RE2 guard against the real RE2 (`re2::reference`: Python's
+//! `google-re2` in Latin-1, as Envoy 1.40 runs it): on
 //! thousands of generated expressions, RE2 compiles every one the guard
 //! accepts, and the guard's bound is never below RE2's program size.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-
+use aether_projection::re2::reference::Re2;
 use aether_projection::re2::testing::Expressions;
 use aether_projection::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, check, program_size_bound};
 
 /// Generated expressions compared (each also under two anchorings).
 const CASES: usize = 12_000;
 
-fn workspace_root() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .find(|dir| dir.join("buf.gen.yaml").is_file())
-        .expect("the crate lies inside the workspace")
-        .to_path_buf()
-}
-
 /// RE2's program size for each expression, or `None` where RE2 refuses it.
 fn re2_program_sizes(regexes: &[String]) -> Vec<Option<u64>> {
-    let python = std::env::var_os("AETHER_PYTHON")
-        .map_or_else(|| workspace_root().join("target/pyenv/bin/python"), PathBuf::from);
-    assert!(
-        python.exists(),
-        "{} is missing: run `cargo xtask pyenv` to install the pinned RE2 (google-re2), or point AETHER_PYTHON at a \
-         Python that has it",
-        python.display()
-    );
-    let script = r#"
-import json, sys, re2
-# As Envoy 1.40 compiles them: in Latin-1 (see the guard's comment).
-options = re2.Options()
-options.encoding = re2.Options.Encoding.LATIN1
-out = []
-for pattern in json.load(sys.stdin):
-    try:
-        out.append(re2.compile(pattern.encode(), options).programsize)
-    except re2.error:
-        out.append(None)
-json.dump(out, sys.stdout)
-"#;
-    let mut child = Command::new(&python)
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python starts");
-    let input = serde_json::to_vec(regexes).expect("encodes");
-    child.stdin.take().expect("stdin").write_all(&input).expect("writes");
-    let output = child.wait_with_output().expect("python runs");
-    assert!(
-        output.status.success(),
-        "RE2 in Python failed (is google-re2 installed? run `cargo xtask pyenv`)"
-    );
-    serde_json::from_slice(&output.stdout).expect("a JSON list")
+    Re2::compile_all(regexes).into_iter().map(Result::ok).collect()
 }
 
 #[test]

@@ -49,6 +49,8 @@
 
 mod class;
 #[cfg(feature = "testing")]
+pub mod reference;
+#[cfg(feature = "testing")]
 pub mod testing;
 mod walk;
 

@@ -1,0 +1,135 @@
+//! The RE2 guard against RE2 itself (`re2::reference`: the pinned
+//! `google-re2`, Latin-1, as Envoy 1.40 compiles) on expressions generated
+//! at RE2's limits (`Expressions::near_limits`): no expression the guard
+//! accepts is one RE2 refuses or compiles above Envoy's 100, its bound is
+//! never below RE2's program size, and the nested-count rule is exact.
+//! `RE2_PARITY_CASES` raises the count (100,000 by default, a few seconds).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use aether_projection::re2::reference::Re2;
+use aether_projection::re2::testing::Expressions;
+use aether_projection::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, program_size_bound};
+
+/// Generated expressions compared by default.
+const CASES: usize = 100_000;
+
+/// The regexes of issue 31's first finding, and their neighbours at 1000.
+const FINDING: &[&str] = &[
+    "/(?:(?:a{2}){501}){0}x",
+    "/(?:(?:a{2}){501}){0,0}x",
+    "(?:(?:a{1000}){2}){0}",
+    "/(?:(?:(?:a{10}){10}){11}){0}",
+    "(?:(?:a{2}){500}){0}",
+    "/(?:(?:(?:a{10}){10}){10}){0}x",
+];
+
+/// What the guard says, in the words of the counts below.
+fn guard(regex: &str) -> Result<u64, String> {
+    match program_size_bound(regex) {
+        Ok(bound) if bound <= ENVOY_MAX_PROGRAM_SIZE => Ok(bound),
+        Ok(bound) => Err(format!("too large ({bound})")),
+        Err(Re2Refusal::Syntax(_)) => Err("syntax".to_owned()),
+        Err(Re2Refusal::Unsupported { construct, .. }) if construct.starts_with("counted repetitions nested") => {
+            Err("nested counts".to_owned())
+        }
+        Err(Re2Refusal::Unsupported { .. }) => Err("unsupported".to_owned()),
+        Err(Re2Refusal::TooLarge { .. }) => unreachable!("program_size_bound has no limit"),
+    }
+}
+
+/// RE2's message without its argument (`invalid repetition size: {501}`).
+fn kind(message: &str) -> &str {
+    message.split(':').next().unwrap_or(message)
+}
+
+#[test]
+fn the_guard_accepts_nothing_re2_refuses_on_expressions_generated_at_re2s_limits() {
+    let cases = std::env::var("RE2_PARITY_CASES").map_or(CASES, |n| n.parse().expect("RE2_PARITY_CASES is a count"));
+    let started = Instant::now();
+    let mut expressions = Expressions::near_limits(0x31_2E2);
+    let mut regexes: Vec<String> = FINDING.iter().map(|r| (*r).to_owned()).collect();
+    regexes.extend((0..cases).map(|_| expressions.next_expression()));
+    let generated = started.elapsed();
+    // RE2 answers in its process while the guard judges here.
+    let (answers, guards) = std::thread::scope(|scope| {
+        let re2 = scope.spawn(|| Re2::compile_all(&regexes));
+        let guards: Vec<_> = regexes.iter().map(|regex| guard(regex)).collect();
+        (re2.join().expect("RE2 answers"), guards)
+    });
+    let compiled = started.elapsed();
+
+    let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    let mut re2_refusals: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    let mut nested_refused_by_re2 = 0;
+    for ((regex, answer), guard) in regexes.iter().zip(&answers).zip(&guards) {
+        if let Err(message) = answer {
+            *re2_refusals.entry(kind(message)).or_default() += 1;
+        }
+        let outcome = match (guard, answer) {
+            (Ok(bound), Ok(size)) if bound >= size && *size <= ENVOY_MAX_PROGRAM_SIZE => "accepted, RE2 within 100",
+            (Ok(_), _) => {
+                wrong.push(format!("{regex:?}: guard {guard:?}, RE2 {answer:?}"));
+                "WRONG: accepted, RE2 refuses or compiles above 100 or above the bound"
+            }
+            (Err(why), Ok(size)) if *size <= ENVOY_MAX_PROGRAM_SIZE => match why.as_str() {
+                "nested counts" => {
+                    wrong.push(format!(
+                        "{regex:?}: refused for its nested counts, RE2 compiles it ({size})"
+                    ));
+                    "WRONG: refused for nested counts, RE2 compiles"
+                }
+                "syntax" => "refused (syntax), RE2 within 100",
+                "unsupported" => "refused (unsupported), RE2 within 100",
+                _ => "refused (bound above 100), RE2 within 100",
+            },
+            (Err(_), Ok(_)) => "refused, RE2 above 100",
+            (Err(why), Err(message)) => {
+                if why == "nested counts" {
+                    nested_refused_by_re2 += 1;
+                }
+                if kind(message) == "invalid repetition size" {
+                    "refused, RE2 refuses: invalid repetition size"
+                } else {
+                    "refused, RE2 refuses otherwise"
+                }
+            }
+        };
+        *outcomes.entry(outcome.to_owned()).or_default() += 1;
+    }
+    eprintln!(
+        "{} expressions ({} of issue 31, {cases} generated): generated in {generated:.2?}, judged by RE2 and the \
+         guard side by side in {:.2?}",
+        regexes.len(),
+        FINDING.len(),
+        compiled - generated,
+    );
+    for (outcome, count) in &outcomes {
+        eprintln!("  {count:>7}  {outcome}");
+    }
+    eprintln!("RE2's refusals: {re2_refusals:?}");
+    assert!(
+        wrong.is_empty(),
+        "{} disagreements, the first: {:#?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(20)]
+    );
+
+    // The issue's regexes: the first four refused for their nested counts,
+    // as RE2 refuses them; the product of 1000 accepted, as RE2 compiles it.
+    for regex in &FINDING[..4] {
+        assert_eq!(guard(regex), Err("nested counts".to_owned()), "{regex}");
+    }
+    for regex in &FINDING[4..] {
+        assert!(guard(regex).is_ok(), "{regex}");
+    }
+    // The generator reaches every side of the limits, in numbers.
+    let count = |outcome: &str| outcomes.get(outcome).copied().unwrap_or(0);
+    assert!(count("accepted, RE2 within 100") > cases / 10, "{outcomes:?}");
+    assert!(nested_refused_by_re2 > cases / 50, "{nested_refused_by_re2}");
+    assert!(re2_refusals.get("invalid repetition size").copied().unwrap_or(0) > cases / 50);
+    assert!(count("refused, RE2 above 100") > cases / 50, "{outcomes:?}");
+    assert!(count("refused, RE2 refuses otherwise") > cases / 50, "{outcomes:?}");
+}
