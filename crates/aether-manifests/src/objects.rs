@@ -20,6 +20,7 @@ use crate::tolerant::{Read, read};
 use crate::{Document, Reading};
 
 pub use crate::schema::{RULE_DECODE, RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD, RULE_UNSUPPORTED};
+pub use crate::tolerant::SET_ASIDE_MORE;
 
 pub use aether_api::config::v1::{API_VERSION, KIND};
 /// The namespace of a manifest that names none, as `kubectl apply` uses
@@ -79,15 +80,79 @@ impl fmt::Display for Problem {
     }
 }
 
+/// The rule of the one problem that stands for those left out of a list
+/// capped at [`MAX_PROBLEMS`] (see [`capped`]): its message says how many
+/// (`and 1199900 more`), and its path is empty.
+pub const RULE_MORE: &str = "more";
+
+/// Most problems listed per object (the validator keeps as many
+/// violations: [`aether_api::validate::MAX_VIOLATIONS`]); the rest are
+/// counted in one [`RULE_MORE`] problem. So an object with a million
+/// broken items costs 100 paths in memory and about 10 KiB of message,
+/// not 2.4 million paths and 170 MiB.
+pub const MAX_PROBLEMS: usize = aether_api::validate::MAX_VIOLATIONS;
+
+/// How many problems a [`RULE_MORE`] problem stands for; 0 for any other.
+pub fn more_count(problem: &Problem) -> usize {
+    if problem.rule != RULE_MORE {
+        return 0;
+    }
+    problem
+        .message
+        .strip_prefix("and ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The [`RULE_MORE`] problem standing for `count` problems left out.
+fn more(count: usize) -> Problem {
+    Problem {
+        path: String::new(),
+        rule: RULE_MORE,
+        message: format!("and {count} more"),
+    }
+}
+
+/// `problems`, the first [`MAX_PROBLEMS`] of them listed and the rest
+/// (with any already counted in a [`RULE_MORE`] problem) counted in one
+/// [`RULE_MORE`] problem at the end.
+pub fn capped(problems: Vec<Problem>) -> Vec<Problem> {
+    let mut more_than_listed = 0;
+    let mut listed = Vec::with_capacity(problems.len().min(MAX_PROBLEMS + 1));
+    for problem in problems {
+        if problem.rule == RULE_MORE {
+            more_than_listed += more_count(&problem);
+        } else if listed.len() < MAX_PROBLEMS {
+            listed.push(problem);
+        } else {
+            more_than_listed += 1;
+        }
+    }
+    if more_than_listed > 0 {
+        listed.push(more(more_than_listed));
+    }
+    listed
+}
+
 /// Every problem of some objects, as the validator words a list of
-/// violations (`2 validation errors:` then one per line).
+/// violations (`2 validation errors:` then one per line; a [`RULE_MORE`]
+/// problem as `and N more`, counted in the total).
 pub fn describe_all(problems: &[Problem]) -> String {
-    let mut out = match problems.len() {
+    let total: usize = problems
+        .iter()
+        .map(|p| more_count(p).max(usize::from(p.rule != RULE_MORE)))
+        .sum();
+    let mut out = match total {
         1 => "1 validation error:".to_owned(),
         n => format!("{n} validation errors:"),
     };
     for problem in problems {
-        out.push_str(&format!("\n  - {problem}"));
+        if problem.rule == RULE_MORE {
+            out.push_str(&format!("\n  - {}", problem.message));
+        } else {
+            out.push_str(&format!("\n  - {problem}"));
+        }
     }
     out
 }
@@ -95,8 +160,11 @@ pub fn describe_all(problems: &[Problem]) -> String {
 /// `problems`, then the validator's `violations` of the same value, except
 /// those on a value with a problem, under it, or around it: a refused
 /// value was left at its default, so a rule that requires, counts or
-/// compares it would speak of the gap, not of the manifest.
-pub fn with_violations(mut problems: Vec<Problem>, violations: impl IntoIterator<Item = Violation>) -> Vec<Problem> {
+/// compares it would speak of the gap, not of the manifest. Capped (see
+/// [`capped`]): both lists are, so the comparison of each violation with
+/// each problem costs at most 100 × 100.
+pub fn with_violations(problems: Vec<Problem>, violations: impl IntoIterator<Item = Violation>) -> Vec<Problem> {
+    let mut problems = capped(problems);
     // `a` is `b`, or a field or item of it.
     let within = |a: &str, b: &str| {
         a.strip_prefix(b)
@@ -105,23 +173,38 @@ pub fn with_violations(mut problems: Vec<Problem>, violations: impl IntoIterator
     let kept: Vec<Problem> = violations
         .into_iter()
         .filter(|v| {
-            !problems
-                .iter()
-                .any(|p| within(&v.field_path, &p.path) || within(&p.path, &v.field_path))
+            v.rule_id == RULE_MORE
+                || !problems
+                    .iter()
+                    .any(|p| p.rule != RULE_MORE && (within(&v.field_path, &p.path) || within(&p.path, &v.field_path)))
         })
-        .map(|v| Problem {
-            path: v.field_path,
-            rule: v.rule_id,
-            message: v.message.to_owned(),
+        .map(|v| match v.rule_id {
+            // The count of violations the validator did not keep.
+            RULE_MORE => more(v.field_path.parse().unwrap_or(0)),
+            _ => Problem {
+                path: v.field_path,
+                rule: v.rule_id,
+                message: v.message.to_owned(),
+            },
         })
         .collect();
     problems.extend(kept);
-    problems
+    capped(problems)
 }
 
-/// The violations `validate` found, if any, one by one.
+/// The violations `validate` found, if any, one by one; those it counted
+/// beyond the ones it kept ([`Violations::omitted`]) as one last violation
+/// of rule [`RULE_MORE`] whose path is their count, which
+/// [`with_violations`] makes the [`RULE_MORE`] problem.
 pub fn violations_of(found: Result<(), Violations>) -> impl Iterator<Item = Violation> {
-    found.err().into_iter().flatten()
+    found.err().into_iter().flat_map(|violations| {
+        let omitted = violations.omitted();
+        violations.into_iter().chain((omitted > 0).then(|| Violation {
+            field_path: omitted.to_string(),
+            rule_id: RULE_MORE,
+            message: "more",
+        }))
+    })
 }
 
 /// Decodes a spec as an object's `spec` (`None`: the object has none),

@@ -27,6 +27,8 @@
 //! aside. The rule reads only this build's schema and rules, never guesses
 //! from names: the table in the tests lists every case.
 
+use std::collections::HashSet;
+
 use aether_api::tolerant::{Unknown, set_aside};
 use aether_api::validate::Violation;
 use serde::de::DeserializeOwned;
@@ -34,7 +36,12 @@ use serde_json::Value;
 
 use crate::Reading;
 use crate::decode::{decode_owned_reporting, decode_reporting};
-use crate::objects::Problem;
+use crate::objects::{MAX_PROBLEMS, Problem, capped};
+
+/// How the last of [`Read::set_aside`] begins when it counts the unknown
+/// fields beyond the first [`MAX_PROBLEMS`] (`(and 5 more)`) rather than
+/// naming one.
+pub const SET_ASIDE_MORE: &str = "(and ";
 use crate::schema::RULE_UNSUPPORTED;
 
 /// What a spec or status read gives: the value, its problems, and the
@@ -68,21 +75,26 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     let mut cleaned = value.clone();
     let unknown = set_aside(&mut cleaned, root);
     let (value, decoded) = decode_owned_reporting::<T>(cleaned, root);
-    let dropped_values: Vec<&str> = unknown
+    // Sets, not lists: each unknown part is looked up in them, and a body
+    // of a million unknown fields made that a million times a million.
+    let dropped_values: HashSet<&str> = unknown
         .iter()
         .filter(|part| matches!(part, Unknown::EnumValue { .. }))
         .map(Unknown::path)
         .collect();
     // The objects missing a required field or oneof of their own (a
     // oneof's violation is named after it: `spec.routes[0].match.path`; a
-    // message oneof rule's after the object: `spec.routes[0]`).
-    let incomplete: Vec<String> = violations(&value)
+    // message oneof rule's after the object: `spec.routes[0]`). Of the
+    // violations the validator keeps (the first 100): beyond them, an
+    // unknown field is set aside, in an object invalid all the same.
+    let incomplete: HashSet<String> = violations(&value)
         .into_iter()
         .filter(|v| !dropped_values.contains(&v.field_path.as_str()))
         .filter_map(|v| missing_in(&v).map(str::to_owned))
         .collect();
     let mut problems = Vec::new();
     let mut set_aside = Vec::new();
+    let mut more_set_aside = 0usize;
     for part in unknown {
         match part {
             Unknown::EnumValue { path, value } => problems.push(Problem {
@@ -90,20 +102,26 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
                 rule: RULE_UNSUPPORTED,
                 message: format!("unknown value {value:?} ({FROM_NEWER})"),
             }),
-            Unknown::Field { .. } if incomplete.iter().any(|object| object == part.parent()) => {
+            Unknown::Field { .. } if incomplete.contains(part.parent()) => {
                 problems.push(Problem {
                     path: part.path().to_owned(),
                     rule: RULE_UNSUPPORTED,
                     message: format!("unknown field, in place of one this build requires ({FROM_NEWER})"),
                 });
             }
-            Unknown::Field { path, .. } => set_aside.push(path),
+            Unknown::Field { path, .. } if set_aside.len() < MAX_PROBLEMS => set_aside.push(path),
+            Unknown::Field { .. } => more_set_aside += 1,
         }
+    }
+    // Named as many as the problems are, the rest counted: they are logged
+    // and answered as warnings, one line each.
+    if more_set_aside > 0 {
+        set_aside.push(format!("{SET_ASIDE_MORE}{more_set_aside} more)"));
     }
     problems.extend(decoded);
     Read {
         value,
-        problems,
+        problems: capped(problems),
         set_aside,
     }
 }

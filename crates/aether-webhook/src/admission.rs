@@ -231,9 +231,13 @@ pub fn decide(request: &Request<'_>, index: &HostIndex) -> (AdmissionResponse, D
     }
     // Admitted all the same (the object means the same here without them),
     // but the person applying it should know this webhook did not judge them.
+    // At most 100 named, then the count (the reading caps the list).
     let mut warnings: Vec<String> = set_aside
         .iter()
-        .map(|path| format!("unknown field {path} not judged (from a newer API version than this webhook's)"))
+        .map(|path| match path.strip_prefix(objects::SET_ASIDE_MORE) {
+            Some(more) => format!("and {} unknown fields not judged", more.trim_end_matches(')')),
+            None => format!("unknown field {path} not judged (from a newer API version than this webhook's)"),
+        })
         .collect();
     // The object's identity: ignored in the index, so an update is not judged
     // against its own previous hosts (nor a create against a stale entry of
