@@ -20,7 +20,7 @@ mod actions;
 mod re2_guard;
 pub mod structured;
 
-pub use re2_guard::re2_guard;
+pub use re2_guard::{re2_guard, re2_parity};
 
 /// How far an input got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +72,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "re2_guard",
         check: re2_guard,
+    },
+    Target {
+        name: "re2_parity",
+        check: re2_parity,
     },
 ];
 
@@ -685,6 +689,15 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
     for i in 0..64 {
         seeds.push(Seed {
             target: "re2_guard",
+            name: format!("generated-{i}.re"),
+            bytes: expressions.next_expression().into_bytes(),
+        });
+    }
+    // And, for the comparison with RE2 itself, expressions at its limits.
+    let mut expressions = aether_projection::re2::testing::Expressions::near_limits(31);
+    for i in 0..64 {
+        seeds.push(Seed {
+            target: "re2_parity",
             name: format!("generated-{i}.re"),
             bytes: expressions.next_expression().into_bytes(),
         });

@@ -1,7 +1,11 @@
 //! The invariants of the RE2 guard (`aether_projection::re2`), which the
 //! webhook and the projection ask whether the edge's Envoy compiles a
-//! regular expression.
+//! regular expression: its own (`re2_guard`), and against RE2 itself
+//! (`re2_parity`).
 
+use std::sync::{LazyLock, Mutex};
+
+use aether_projection::re2::reference::Re2;
 use aether_projection::re2::{self, ENVOY_MAX_PROGRAM_SIZE, Re2Refusal};
 
 use regex_syntax::ast::{self, Ast, ClassSet, ClassSetItem, HexLiteralKind, LiteralKind};
@@ -71,6 +75,50 @@ pub fn re2_guard(data: &[u8]) -> Outcome {
         return Outcome::Rejected;
     }
     Outcome::Decoded
+}
+
+/// RE2 itself, started on the first input and kept for the process: one
+/// line each way per question.
+static RE2: LazyLock<Mutex<Re2>> = LazyLock::new(|| Mutex::new(Re2::start()));
+
+/// Any text through the guard and through RE2 itself (`re2::reference`:
+/// the pinned `google-re2`, Latin-1, as Envoy 1.40 compiles; it panics,
+/// saying how to install it, when missing): the guard's own invariants
+/// ([`re2_guard`]), then every expression the guard accepts RE2 compiles
+/// within Envoy's 100 and the guard's bound, and every one it refuses for
+/// its nested counts RE2 refuses too (that rule is exact).
+pub fn re2_parity(data: &[u8]) -> Outcome {
+    let outcome = re2_guard(data);
+    let Ok(regex) = std::str::from_utf8(data) else {
+        return outcome;
+    };
+    let guard = re2::check(regex);
+    let nested_counts = matches!(
+        &guard,
+        Err(Re2Refusal::Unsupported { construct, .. }) if construct.starts_with("counted repetitions nested")
+    );
+    if guard.is_err() && !nested_counts {
+        return outcome;
+    }
+    // A panic of another input's check leaves RE2 itself as it was.
+    let answer = RE2
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .compile(regex);
+    match guard {
+        Ok(bound) => match answer {
+            Ok(size) => assert!(
+                size <= bound && size <= ENVOY_MAX_PROGRAM_SIZE,
+                "the guard accepts {regex:?} with bound {bound}, RE2's program is {size}"
+            ),
+            Err(message) => panic!("the guard accepts {regex:?}, RE2 refuses it: {message}"),
+        },
+        Err(refusal) => assert!(
+            answer.is_err(),
+            "the guard refuses {regex:?} ({refusal}), RE2 compiles it: {answer:?}"
+        ),
+    }
+    outcome
 }
 
 /// Every `\x{HH}` up to `\x{FF}` written as `\xHH`, which Rust's byte mode
