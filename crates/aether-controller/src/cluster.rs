@@ -240,7 +240,10 @@ impl ClusterState {
                     if !known.set_aside.is_empty() {
                         warn!(object = %key, fields = ?known.set_aside, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
                     }
-                    self.projector.upsert(known.object.clone());
+                    // What is served changes only for a version it can
+                    // use (the webhook may not have judged this one).
+                    self.projector
+                        .upsert_keeping_valid(known.object.clone(), known.observed.generation);
                 }
             }
         }

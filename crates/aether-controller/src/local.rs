@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
 use aether_manifests::{self as manifests, Failure, LastGood, Limits};
-use aether_projection::{ObjectKey, ProjectionConfig, Projector, TlsSecret, VirtualHostObject};
+use aether_projection::{ObjectKey, Problem, ProjectionConfig, Projector, TlsSecret, VirtualHostObject};
 use anyhow::Context;
 use jiff::Timestamp;
 use tracing::{error, info, warn};
@@ -95,6 +95,9 @@ pub struct Local {
     objects: BTreeMap<ObjectKey, VirtualHostObject>,
     /// The manifests as last read, file by file (the shared keep-last-good policy).
     last_good: LastGood,
+    /// Objects of files that could not be used on the last load, served as
+    /// last read ([`Projector::keep_valid`]).
+    stale: HashSet<ObjectKey>,
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
     /// Whether `status.json` may not hold `statuses` (one changed since it
     /// was last written, or that write failed): it is rendered only then,
@@ -163,6 +166,7 @@ impl Local {
             },
             objects: BTreeMap::new(),
             last_good: LastGood::new(),
+            stale: HashSet::new(),
             statuses,
             status_file_stale: true,
             status_due: HashSet::new(),
@@ -185,6 +189,12 @@ impl Local {
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
         self.xds = Some(publisher);
         self
+    }
+
+    /// Derives every status on the next pass, not only those of the
+    /// objects the projection touched (as after a change of the secrets).
+    pub fn derive_every_status(&mut self) {
+        self.derived_with = None;
     }
 
     /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
@@ -220,10 +230,13 @@ impl Local {
         for file in &load.stale {
             warn!(file = %file.display(), "keeping the objects this file gave when last read");
         }
+        let unusable = unusable_files(&load);
         // Fields from a newer API version (a spec holding one is left out
         // as unsupported by the projection; status ones are ignored): named
         // when their object changes, so that an operator sees them.
         let mut set_aside: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
+        // The objects of files that no longer read, each with why.
+        let mut stale: BTreeMap<ObjectKey, &[Problem]> = BTreeMap::new();
         let next: BTreeMap<ObjectKey, VirtualHostObject> = load
             .objects
             .into_iter()
@@ -232,6 +245,9 @@ impl Local {
                 let object = VirtualHostObject::from(loaded.object);
                 if !fields.is_empty() {
                     set_aside.insert(object.key(), fields);
+                }
+                if let Some(problems) = unusable.get(&loaded.file) {
+                    stale.insert(object.key(), problems);
                 }
                 (object.key(), object)
             })
@@ -247,14 +263,26 @@ impl Local {
             self.objects.remove(&key);
         }
         for (key, object) in next {
-            if !self.objects.get(&key).is_some_and(|fed| unchanged(fed, &object)) {
+            // An object whose file reads again is fed again, whether or
+            // not it changed, so that the projection stops reporting it.
+            let was_stale = self.stale.remove(&key) && !stale.contains_key(&key);
+            if was_stale || !self.objects.get(&key).is_some_and(|fed| unchanged(fed, &object)) {
                 if let Some(fields) = set_aside.get(&key) {
                     warn!(object = %key, fields = ?fields, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
                 }
-                self.projector.upsert(object.clone());
+                // What is served changes only for a version it can use.
+                self.projector.upsert_keeping_valid(object.clone(), 0);
                 self.objects.insert(key, object);
             }
         }
+        // A file that turned unusable (does not parse, keeps changing)
+        // gave its objects as last read: the projection says why they are
+        // served as that version.
+        for (key, problems) in stale {
+            self.projector.keep_valid(&key, problems);
+            self.stale.insert(key);
+        }
+        self.stale.retain(|key| self.objects.contains_key(key));
         (load.errors.len(), load.stale.len())
     }
 
@@ -402,6 +430,44 @@ impl Local {
         tracing::debug!(metrics = %self.metrics.encode().trim_end(), "metrics");
         Ok(summary)
     }
+}
+
+/// The rule of a problem that is a file's, not its objects': it no longer
+/// parses, or holds a document that is not a VirtualHost.
+pub const RULE_MANIFEST: &str = "manifest";
+/// The rule of a file that keeps changing ([`Failure::Changing`]).
+pub const RULE_CHANGING: &str = "changing";
+
+/// The files of `load` that could not be used now, though they could be
+/// read (their objects are served as last read), each with its problems:
+/// they no longer parse, or keep changing. An I/O error says nothing of a
+/// file's objects (a volume remounted, a permission fixed a moment later),
+/// so it leaves their statuses as they are.
+fn unusable_files(load: &manifests::Load) -> BTreeMap<PathBuf, Vec<Problem>> {
+    let mut files: BTreeMap<PathBuf, Vec<Problem>> = BTreeMap::new();
+    for err in &load.errors {
+        let rule_id = match err.failure {
+            Failure::Content => RULE_MANIFEST,
+            Failure::Changing => RULE_CHANGING,
+            Failure::Io | Failure::Duplicate => continue,
+        };
+        if !load.stale.contains(&err.file) {
+            continue;
+        }
+        let mut field_path = err.file.display().to_string();
+        if let Some(document) = err.document {
+            field_path.push_str(&format!(": document {document}"));
+        }
+        if let Some(path) = &err.path {
+            field_path.push_str(&format!(": {path}"));
+        }
+        files.entry(err.file.clone()).or_default().push(Problem {
+            field_path,
+            rule_id,
+            message: err.message.clone().into(),
+        });
+    }
+    files
 }
 
 /// Logs a status change with the object's namespace and name.

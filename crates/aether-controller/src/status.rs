@@ -11,6 +11,7 @@
 //! | every host lost | `False` | `HostConflict` | each lost host and its winner |
 //! | breaks the API's rules | `False` | `Invalid` | every violation |
 //! | asks for what this build cannot do (a value or a field from a newer API version) | `False` | `Unsupported` | every problem, the unsupported parts named with their values |
+//! | its newest version is invalid, unsupported or unreadable, an earlier valid one is served | `False` | `Invalid` or `Unsupported` | the newest version's problems, then `serving the previous version (generation N):` and how that one is served |
 //!
 //! A partly conflicting object stays `Accepted=True` because the edge does
 //! serve it (`kubectl wait --for=condition=Accepted` should not hang on an
@@ -157,6 +158,9 @@ pub(crate) struct Index<'a> {
     served: HashMap<String, (Vec<String>, u32)>,
     /// Served object → the secret its hosts are served with.
     secret_of: HashMap<&'a ObjectKey, &'a TlsSecret>,
+    /// Object served as its previous version → (the reason its newest is
+    /// left out, the problems, the generation served).
+    kept: HashMap<&'a ObjectKey, (&'static str, &'a [Problem], i64)>,
 }
 
 impl<'a> Index<'a> {
@@ -179,6 +183,7 @@ impl<'a> Index<'a> {
         let mut routes_left_out = HashMap::new();
         let mut served = HashMap::new();
         let mut secret_of = HashMap::new();
+        let mut kept = HashMap::new();
         // Each object looked up (by binary search, or in an index the
         // snapshot shares between passes), never a walk of every object.
         for key in keys.keys() {
@@ -191,6 +196,15 @@ impl<'a> Index<'a> {
                 if let (Some(reason), Some(problems)) = (reason, left_out.reason.problems()) {
                     invalid.insert(&left_out.object, (reason, problems));
                 }
+            }
+            if let Some(previous) = snapshot.kept(key)
+                && let Some(problems) = previous.newer.problems()
+            {
+                let reason = match previous.newer {
+                    LeftOutReason::Unsupported { .. } => REASON_UNSUPPORTED,
+                    _ => REASON_INVALID,
+                };
+                kept.insert(&previous.object, (reason, problems, previous.generation));
             }
             for conflict in snapshot.conflicts_lost_by(key) {
                 lost.entry(&conflict.loser)
@@ -216,6 +230,7 @@ impl<'a> Index<'a> {
             routes_left_out,
             served,
             secret_of,
+            kept,
         })
     }
 
@@ -227,21 +242,39 @@ impl<'a> Index<'a> {
             .then(|| self.secret_of.get(key).copied())
     }
 
+    /// How `key` came out: for an object served as its previous version,
+    /// why its newest is left out, then how the previous one is served
+    /// (`routeCount` counts its routes): `Accepted=False`, since what was
+    /// last written is not served.
     fn verdict(&self, key: &ObjectKey) -> Verdict {
+        let verdict = self.served_verdict(key);
+        let Some(&(reason, problems, generation)) = self.kept.get(key) else {
+            return verdict;
+        };
+        let generation = if generation > 0 {
+            format!(" (generation {generation})")
+        } else {
+            String::new()
+        };
+        Verdict {
+            accepted: false,
+            reason,
+            message: format!(
+                "{}; serving the previous version{generation}: {}",
+                left_out(problems),
+                verdict.message
+            ),
+            route_count: verdict.route_count,
+        }
+    }
+
+    /// How `key`'s version held by the projection comes out.
+    fn served_verdict(&self, key: &ObjectKey) -> Verdict {
         if let Some(&(reason, problems)) = self.invalid.get(key) {
-            let mut message = String::from("left out: ");
-            for (i, problem) in problems.iter().enumerate() {
-                let sep = if i == 0 { "" } else { "; " };
-                let _ = write!(
-                    message,
-                    "{sep}{}: {} ({})",
-                    problem.field_path, problem.message, problem.rule_id
-                );
-            }
             return Verdict {
                 accepted: false,
                 reason,
-                message,
+                message: left_out(problems),
                 route_count: 0,
             };
         }
@@ -292,6 +325,20 @@ impl<'a> Index<'a> {
             },
         }
     }
+}
+
+/// `left out: ` and every problem, with its field path and rule.
+fn left_out(problems: &[Problem]) -> String {
+    let mut message = String::from("left out: ");
+    for (i, problem) in problems.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "; " };
+        let _ = write!(
+            message,
+            "{sep}{}: {} ({})",
+            problem.field_path, problem.message, problem.rule_id
+        );
+    }
+    message
 }
 
 /// The status `key` should have, given what it has now. `now` is used only

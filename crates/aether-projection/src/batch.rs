@@ -169,6 +169,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
             conflicts,
             left_out,
             routes_left_out,
+            kept: Vec::new(),
         }
         .into(),
         report_index: Default::default(),

@@ -26,7 +26,8 @@ use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::route_table::RouteTable;
 use crate::snapshot::{
-    Dependency, HostConflict, Lazy, LeftOut, LeftOutReason, Report, ReportIndex, RoutesLeftOut, Snapshot, TlsSecret,
+    Dependency, HostConflict, Kept, Lazy, LeftOut, LeftOutReason, Report, ReportIndex, RoutesLeftOut, Snapshot,
+    TlsSecret,
 };
 use crate::tls::{self, TlsChain};
 use crate::validation::{self, Problem};
@@ -97,6 +98,9 @@ pub struct Projector {
     /// The objects whose outcome may have changed since the last
     /// [`Projector::take_touched`].
     touched: HashSet<ObjectKey>,
+    /// Objects whose newest version could not be used, served as the
+    /// valid version held ([`Projector::keep_valid`]).
+    kept: BTreeMap<ObjectKey, Kept>,
 }
 
 /// The snapshot's parts, each built by the first snapshot after a change
@@ -146,6 +150,8 @@ struct Valid {
     backends: Vec<(String, u32)>,
     secret: Option<TlsSecret>,
     included: bool,
+    /// The version's `metadata.generation` (0 where there is none).
+    generation: i64,
 }
 
 impl Projector {
@@ -165,6 +171,7 @@ impl Projector {
             secrets: BTreeMap::new(),
             derived: Derived::default(),
             touched: HashSet::new(),
+            kept: BTreeMap::new(),
         }
     }
 
@@ -232,6 +239,60 @@ impl Projector {
     pub fn upsert(&mut self, object: VirtualHostObject) {
         let key = object.key();
         let entry = self.entry(&object);
+        self.put(key, entry, 0);
+    }
+
+    /// [`Projector::upsert`] for a server, which keeps what it serves
+    /// until a version it can use comes: a version left out for its
+    /// problems (invalid, or unsupported: from a newer API version) does
+    /// not replace a valid one held for the object, which is served on
+    /// ([`Projector::keep_valid`]). `generation` is the version's
+    /// `metadata.generation` (0 where there is none), named in the report
+    /// while the version is served in place of a newer one.
+    pub fn upsert_keeping_valid(&mut self, object: VirtualHostObject, generation: i64) {
+        let key = object.key();
+        let entry = self.entry(&object);
+        if let Entry::Invalid(problems) = &entry
+            && self.keep_valid(&key, problems)
+        {
+            return;
+        }
+        self.put(key, entry, generation);
+    }
+
+    /// Serves on the valid version held for `key` although its newest
+    /// version cannot be used for `problems` (not empty: its rules broken,
+    /// or a reader's, such as a file that no longer parses), and reports
+    /// both ([`Report::kept`]) until the object is upserted or removed. Its
+    /// hosts stay claimed by the held version's rank: it is the same
+    /// object. Returns `false`, changing nothing, when no valid version is
+    /// held.
+    pub fn keep_valid(&mut self, key: &ObjectKey, problems: &[Problem]) -> bool {
+        let Some(Entry::Valid(held)) = self.objects.get(key) else {
+            return false;
+        };
+        let kept = Kept {
+            object: key.clone(),
+            generation: held.generation,
+            newer: LeftOutReason::of_problems(problems.to_vec()),
+        };
+        if self.kept.get(key) != Some(&kept) {
+            self.kept.insert(key.clone(), kept);
+            self.derived.report.take();
+            self.touched.insert(key.clone());
+        }
+        true
+    }
+
+    /// Holds `entry` (of version `generation`) for `key`, replacing what was held.
+    fn put(&mut self, key: ObjectKey, mut entry: Entry, generation: i64) {
+        if let Entry::Valid(valid) = &mut entry {
+            valid.generation = generation;
+        }
+        if self.kept.remove(&key).is_some() {
+            self.derived.report.take();
+            self.touched.insert(key.clone());
+        }
         let Err(entry) = self.replace_in_place(&key, entry) else {
             return;
         };
@@ -347,6 +408,7 @@ impl Projector {
     /// Removes the object; returns whether it was there.
     pub fn remove(&mut self, key: &ObjectKey) -> bool {
         self.derived = Derived::default();
+        self.kept.remove(key);
         let valid = match self.objects.remove(key) {
             None => return false,
             Some(Entry::Invalid(_)) => {
@@ -476,6 +538,7 @@ impl Projector {
             conflicts,
             left_out,
             routes_left_out,
+            kept: self.kept.values().cloned().collect(),
         }
     }
 
@@ -508,6 +571,7 @@ impl Projector {
             backends: backends.into_iter().collect(),
             secret,
             included: false,
+            generation: 0,
         }))
     }
 

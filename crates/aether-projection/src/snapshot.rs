@@ -96,6 +96,15 @@ impl Snapshot {
             .map(|at| &routes_left_out[at])
     }
 
+    /// Why `key`'s newest version is left out, if its previous one is
+    /// served in its place: O(log n).
+    pub fn kept(&self, key: &ObjectKey) -> Option<&Kept> {
+        let kept = &self.report.kept;
+        kept.binary_search_by(|entry| entry.object.cmp(key))
+            .ok()
+            .map(|at| &kept[at])
+    }
+
     /// The hosts `key` lost to older objects, in the report's order (by
     /// host). The first call after the report changed indexes it (O(n));
     /// the next are O(1), in this snapshot and the next ones that share
@@ -109,8 +118,9 @@ impl Snapshot {
             .map(|at| &self.report.conflicts[*at])
     }
 
-    /// How many objects are left out for their problems (invalid or
-    /// unsupported), counted like [`Snapshot::conflicts_lost_by`] indexes.
+    /// How many objects' newest versions are left out for their problems
+    /// (invalid or unsupported; their previous version served or not),
+    /// counted like [`Snapshot::conflicts_lost_by`] indexes.
     pub fn invalid_objects(&self) -> usize {
         self.report_index().invalid
     }
@@ -126,7 +136,8 @@ impl Snapshot {
                 .left_out
                 .iter()
                 .filter(|left_out| left_out.reason.problems().is_some())
-                .count();
+                .count()
+                + self.report.kept.len();
             ReportIndex {
                 conflicts_by_loser,
                 invalid,
@@ -288,6 +299,23 @@ pub struct Report {
     /// whole route configuration for one). The rest of the object is served.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub routes_left_out: Vec<RoutesLeftOut>,
+    /// Objects whose newest version is left out for its problems while
+    /// their previous, valid version is served, sorted by
+    /// `namespace/name` ([`Projector::upsert_keeping_valid`](crate::Projector::upsert_keeping_valid)).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<Kept>,
+}
+
+/// An object served as its previous version: its newest one cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Kept {
+    /// Which object.
+    pub object: ObjectKey,
+    /// The `metadata.generation` of the version served (0 where there is none).
+    pub generation: i64,
+    /// Why the newest version is left out.
+    pub newer: LeftOutReason,
 }
 
 /// The routes of a served object left out of the output.
