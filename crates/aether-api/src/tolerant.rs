@@ -156,8 +156,11 @@ pub fn all_known(json: &str, property: &str) -> bool {
     serde::de::DeserializeSeed::deserialize(stream::Known(schema), &mut reader).is_ok() && reader.end().is_ok()
 }
 
+mod lists;
 mod schema;
 mod stream;
+
+pub use lists::{LongList, cut_long_lists};
 
 #[derive(Debug, PartialEq, Eq)]
 enum Keep {

@@ -80,6 +80,11 @@ impl fmt::Display for Problem {
     }
 }
 
+/// The rule of a list above its schema's `maxItems`, found before decoding
+/// and cut to them (as protovalidate names the rule). The items kept are
+/// read and judged as ever, so the violations in them are still reported.
+pub const RULE_MAX_ITEMS: &str = "repeated.max_items";
+
 /// The rule of the one problem that stands for those left out of a list
 /// capped at [`MAX_PROBLEMS`] (see [`capped`]): its message says how many
 /// (`and 1199900 more`), and its path is empty.
@@ -176,7 +181,12 @@ pub fn with_violations(problems: Vec<Problem>, violations: impl IntoIterator<Ite
             v.rule_id == RULE_MORE
                 || !problems
                     .iter()
-                    .any(|p| p.rule != RULE_MORE && (within(&v.field_path, &p.path) || within(&p.path, &v.field_path)))
+                    // A list cut to its `maxItems` is no gap: its items are read.
+                    .any(|p| {
+                        p.rule != RULE_MORE
+                            && p.rule != RULE_MAX_ITEMS
+                            && (within(&v.field_path, &p.path) || within(&p.path, &v.field_path))
+                    })
         })
         .map(|v| match v.rule_id {
             // The count of violations the validator did not keep.

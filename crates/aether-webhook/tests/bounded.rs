@@ -30,22 +30,33 @@ fn many_empty_routes_get_a_capped_answer_naming_how_many_more() {
     for k in [1_000, 20_000] {
         let (message, decision, size) = message(&review_of_routes("{}", k));
         assert_eq!(decision, Decision::DeniedInvalid);
-        // Two violations per route (its match and its action), and
-        // `spec.routes` above its 128 items.
-        let total = 2 * k + 1;
+        // `spec.routes` above its 128 items, read only to them, then two
+        // violations per route read (its match and its action).
         assert!(
-            message.starts_with(&format!("VirtualHost is invalid: {total} validation errors:")),
+            message.starts_with(&format!(
+                "VirtualHost is invalid: 257 validation errors:\n  - spec.routes: must contain no more than \
+                 128 item(s) (found {k}; only the first 128 were read) [repeated.max_items]"
+            )),
             "{}",
-            &message[..200]
+            &message[..300]
         );
         assert_eq!(message.lines().count(), 1 + MAX_PROBLEMS + 1, "k={k}");
         assert!(
-            message.ends_with(&format!("\n  - and {} more", total - MAX_PROBLEMS)),
+            message.ends_with(&format!("\n  - and {} more", 257 - MAX_PROBLEMS)),
             "k={k}"
         );
         // The same size whatever k: the first 100 lines and the count.
         assert!(size < 16 * 1024, "k={k}: {size} bytes");
     }
+    // Within the schema's 128 routes, the violations beyond the first 100
+    // are counted.
+    let (message, _, _) = message(&review_of_routes("{}", 128));
+    assert!(
+        message.starts_with("VirtualHost is invalid: 256 validation errors:"),
+        "{}",
+        &message[..100]
+    );
+    assert!(message.ends_with("\n  - and 156 more"));
 }
 
 #[test]
@@ -53,7 +64,7 @@ fn the_problems_kept_are_capped_with_the_rest_counted() {
     let (spec, _, _) = aether_manifests::objects::decode_spec_json(
         &format!(
             r#"{{"hosts":["a.example.com"],"routes":[{}]}}"#,
-            vec!["{}"; 5_000].join(",")
+            vec!["{}"; 128].join(",")
         ),
         aether_manifests::Reading::Tolerant,
     );
@@ -63,7 +74,7 @@ fn the_problems_kept_are_capped_with_the_rest_counted() {
     );
     assert_eq!(problems.len(), MAX_PROBLEMS + 1);
     let last = problems.last().unwrap();
-    assert_eq!((last.rule, more_count(last)), (RULE_MORE, 10_001 - MAX_PROBLEMS));
+    assert_eq!((last.rule, more_count(last)), (RULE_MORE, 256 - MAX_PROBLEMS));
 }
 
 #[test]

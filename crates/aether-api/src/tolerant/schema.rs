@@ -1,7 +1,7 @@
 //! The object's schema as both walks of [`super`] read it (the tree's in
 //! `walk`, the text's in `stream`): the CRD's own
 //! (`generated/crds/virtualhost.schema.json`), each node's `properties`,
-//! `items` and `enum` looked up once, at first use, rather than at every
+//! `items`, `enum` and `maxItems` looked up once, at first use, rather than at every
 //! value of every object read (most of a walk's time).
 
 use std::collections::BTreeMap;
@@ -16,6 +16,8 @@ pub(super) struct Node {
     pub(super) items: Option<Box<Node>>,
     /// The values an `enum` lists.
     pub(super) listed: Option<Vec<Value>>,
+    /// A list's `maxItems`.
+    pub(super) max_items: Option<usize>,
 }
 
 impl Node {
@@ -29,6 +31,10 @@ impl Node {
             }),
             items: schema.get("items").map(|item| Box::new(Node::of(item))),
             listed: schema.get("enum").and_then(Value::as_array).cloned(),
+            max_items: schema
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .map(|max| usize::try_from(max).unwrap_or(usize::MAX)),
         }
     }
 
@@ -39,6 +45,7 @@ impl Node {
             properties: None,
             items: None,
             listed: None,
+            max_items: None,
         };
         self.properties
             .as_ref()

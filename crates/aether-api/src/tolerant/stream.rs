@@ -41,11 +41,23 @@ impl<'de> Visitor<'de> for Known<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
-        match &self.0.items {
-            Some(item) => while items.next_element_seed(Known(item))?.is_some() {},
-            None => while items.next_element::<IgnoredAny>()?.is_some() {},
+        // A list above its `maxItems` is not read further: the reader cuts
+        // it (`cut_long_lists`) before decoding, rather than decode it all.
+        let max = self.0.max_items.unwrap_or(usize::MAX);
+        let mut count = 0usize;
+        loop {
+            let more = match &self.0.items {
+                Some(item) => items.next_element_seed(Known(item))?.is_some(),
+                None => items.next_element::<IgnoredAny>()?.is_some(),
+            };
+            if !more {
+                return Ok(());
+            }
+            count += 1;
+            if count > max {
+                return Err(de::Error::custom("more items than maxItems"));
+            }
         }
-        Ok(())
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
@@ -144,6 +156,13 @@ mod tests {
             assert_eq!(all_known(&text, "spec"), known, "{text}");
             assert_eq!(tree_knows_all(&text), known, "{text}");
         }
+    }
+
+    #[test]
+    fn a_list_above_its_max_items_is_not_all_known() {
+        let routes = |k: usize| format!(r#"{{"routes": [{}]}}"#, vec!["{}"; k].join(","));
+        assert!(all_known(&routes(128), "spec"));
+        assert!(!all_known(&routes(129), "spec"));
     }
 
     #[test]
