@@ -307,22 +307,24 @@ fn nested_counts(rng: &mut Rng) -> String {
     let target = [1000, 1000, 999, 1001, 1002, 500, 2000][rng.below(7)];
     let mut product = 1;
     let mut inner = match rng.below(6) {
-        0 => String::new(),
+        0 => "(?:)".to_owned(),
         1 => class(rng),
         2 => rng.pick(OTHER_ATOMS).to_owned(),
         3 => expression(rng, 0, false),
         _ => rng.pick(LITERALS).to_owned(),
     };
-    for _ in 0..2 + rng.below(3) {
+    for level in 0..2 + rng.below(3) {
         let op = count_towards(rng, product, target);
         product = product.saturating_mul(leading_count(&op).max(1));
-        let open = ["(?:", "(?:", "(", "(?i:", "(?P<n>", "(?s:"][rng.below(6)];
+        // Group names differ (a name given twice is refused).
+        let named = format!("(?P<n{level}x{}>", rng.below(1000));
+        let open = ["(?:", "(?:", "(", "(?i:", named.as_str(), "(?s:"][rng.below(6)];
         let beside = match rng.below(6) {
             0 => format!("|{}", rng.pick(LITERALS)),
             1 => rng.pick(LITERALS).to_owned(),
             _ => String::new(),
         };
-        inner = if inner.is_empty() || inner.starts_with('(') || inner.len() == 1 {
+        inner = if inner.starts_with('(') || inner.len() == 1 {
             format!("{open}{inner}{op}{beside})")
         } else {
             format!("{open}(?:{inner}){op}{beside})")
