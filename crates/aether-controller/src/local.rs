@@ -153,6 +153,7 @@ impl Local {
                 }
             },
         };
+        let once = options.once;
         Ok(Self {
             secrets: SecretsDir::new(options.secrets.clone()),
             referenced: Arc::from([]),
@@ -165,7 +166,14 @@ impl Local {
                 ..Limits::default()
             },
             objects: BTreeMap::new(),
-            last_good: LastGood::new(),
+            // A pass never waits on one file (another's edit would wait
+            // with it), except the one pass of `--once`, which must read
+            // every file.
+            last_good: if once {
+                LastGood::new()
+            } else {
+                LastGood::without_waiting()
+            },
             stale: HashSet::new(),
             statuses,
             status_file_stale: true,
@@ -209,7 +217,8 @@ impl Local {
     /// those of the referenced secrets' files.
     fn fingerprint(&self) -> (manifests::Stamp, secrets::Stamp) {
         (
-            manifests::stamp(std::slice::from_ref(&self.options.manifests)),
+            self.last_good
+                .stamp(std::slice::from_ref(&self.options.manifests), self.limits.settle),
             self.secrets.stamp(&self.referenced, Timestamp::now().as_second()),
         )
     }
@@ -283,6 +292,13 @@ impl Local {
             self.stale.insert(key);
         }
         self.stale.retain(|key| self.objects.contains_key(key));
+        let changing = load
+            .errors
+            .iter()
+            .filter(|err| err.failure == Failure::Changing)
+            .count();
+        self.metrics.manifest_stale_files.set(load.stale.len() as i64);
+        self.metrics.manifest_changing_files.set(changing as i64);
         (load.errors.len(), load.stale.len())
     }
 
@@ -389,15 +405,23 @@ impl Local {
         }
         let mut debouncer = Debouncer::new(self.options.quiet, self.options.max_delay);
         let mut seen = self.fingerprint();
+        let mut looked_at = None;
         loop {
             let now = Instant::now();
-            let wake = debouncer.deadline().map_or(now + self.options.poll, |deadline| {
-                deadline.min(now + self.options.poll)
-            });
+            // A file found still changing is looked at again once it has
+            // changed for longer than its bound, to be set aside.
+            let set_aside_due = self.last_good.set_aside_due().filter(|due| Some(*due) != looked_at);
+            let wake = debouncer
+                .deadline()
+                .into_iter()
+                .chain(set_aside_due)
+                .fold(now + self.options.poll, Instant::min);
             std::thread::sleep(wake.saturating_duration_since(now));
             let fingerprint = self.fingerprint();
-            if fingerprint != seen {
+            let due = set_aside_due.filter(|due| *due <= Instant::now());
+            if fingerprint != seen || due.is_some() {
                 seen = fingerprint;
+                looked_at = due.or(looked_at);
                 debouncer.change(Instant::now());
             }
             if debouncer.take_due(Instant::now()) {

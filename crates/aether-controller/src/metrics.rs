@@ -37,6 +37,12 @@ pub struct Metrics {
     pub invalid_objects: Gauge,
     /// VirtualHost objects known.
     pub objects: Gauge,
+    /// Local mode: manifest files served as last read (unreadable, no
+    /// longer parsing, or set aside for changing), at the last pass.
+    pub manifest_stale_files: Gauge,
+    /// Local mode: manifest files set aside at the last pass for not
+    /// settling within their bound (`Limits::max_settle_wait`, 5 s).
+    pub manifest_changing_files: Gauge,
     /// Files written (unchanged files are not counted).
     pub file_writes: Counter,
     /// Status patches sent.
@@ -92,6 +98,8 @@ impl Metrics {
             conflicts: Gauge::default(),
             invalid_objects: Gauge::default(),
             objects: Gauge::default(),
+            manifest_stale_files: Gauge::default(),
+            manifest_changing_files: Gauge::default(),
             file_writes: Counter::default(),
             status_patches: Counter::default(),
             status_patches_pending: Gauge::default(),
@@ -130,6 +138,16 @@ impl Metrics {
             metrics.invalid_objects.clone(),
         );
         registry.register("objects", "VirtualHost objects known", metrics.objects.clone());
+        registry.register(
+            "manifest_stale_files",
+            "Manifest files served as last read: unreadable, no longer parsing, or set aside for changing",
+            metrics.manifest_stale_files.clone(),
+        );
+        registry.register(
+            "manifest_changing_files",
+            "Manifest files set aside for not settling within their bound",
+            metrics.manifest_changing_files.clone(),
+        );
         registry.register("file_writes", "Output files written", metrics.file_writes.clone());
         registry.register("status_patches", "Status patches sent", metrics.status_patches.clone());
         registry.register(

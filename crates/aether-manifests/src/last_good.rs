@@ -3,11 +3,12 @@
 //! keeps the objects it gave when last read.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::files::FileStamp;
 use crate::load::{Load, LoadError, Loaded, Skipped, first_copies, read_objects};
-use crate::{Failure, Limits};
+use crate::{Failure, Limits, Stamp};
 
 /// Per file, the objects it gave when last read. [`LastGood::load`] reads
 /// like [`crate::load`], except that:
@@ -27,18 +28,67 @@ use crate::{Failure, Limits};
 /// A file last read whole is not read again while its [`FileStamp`] stays
 /// the same: at tens of thousands of objects, parsing every file again was
 /// most of a pass after a one-file change.
+///
+/// A load waits for files still being written ([`Limits::settle`]), all
+/// of them together up to [`Limits::max_settle_wait`]; one made
+/// [`LastGood::without_waiting`] never waits (see there).
 #[derive(Debug, Default)]
 pub struct LastGood {
     files: BTreeMap<PathBuf, Vec<Loaded>>,
     /// The files last read without an error: their stamp then, and the
     /// documents of other kinds they held (reported on every load).
     whole: BTreeMap<PathBuf, (FileStamp, Vec<Skipped>)>,
+    /// Loads do not wait for files to settle.
+    impatient: bool,
+    /// The files the last load found not settled, each with when a load
+    /// first found it so (without a settled look since).
+    unsettled: BTreeMap<PathBuf, Instant>,
+    /// When the first of those still within its bound passes it.
+    set_aside_due: Option<Instant>,
 }
 
 impl LastGood {
     /// A store that has read nothing yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A store whose loads never wait on a file, for a server that loads
+    /// again and again (the controller's local mode): a file modified less
+    /// than [`Limits::settle`] ago, or while it is read, is not read by
+    /// this load (it gives what it gave when last read, without an error)
+    /// and is looked at again by the next; one that has not settled for
+    /// [`Limits::max_settle_wait`] of loads is set aside: a
+    /// [`Failure::Changing`] error, listed in [`Load::stale`] when it gave
+    /// objects before. So a file that never stops changing delays no
+    /// other file's load, only its own. Poll with [`LastGood::stamp`] and
+    /// load again at [`LastGood::set_aside_due`].
+    pub fn without_waiting() -> Self {
+        Self {
+            impatient: true,
+            ..Self::default()
+        }
+    }
+
+    /// [`crate::stamp`] for a poller of this store: a file the last load
+    /// found not settled counts as unchanged while it keeps changing (its
+    /// stamp `None`), and changes once left alone for `settle`, so that a
+    /// file never left alone triggers no load.
+    pub fn stamp(&self, paths: &[PathBuf], settle: Duration) -> Stamp {
+        let mut stamp = crate::stamp(paths);
+        for (file, file_stamp) in &mut stamp {
+            if self.unsettled.contains_key(file) && modified_within(file, settle) {
+                *file_stamp = None;
+            }
+        }
+        stamp
+    }
+
+    /// When a file the last load found not settled will have changed for
+    /// longer than its bound, so that a load then sets it aside (and says
+    /// so); `None` when there is no such file.
+    pub fn set_aside_due(&self) -> Option<Instant> {
+        self.set_aside_due
     }
 
     /// Reads `paths` (see [`LastGood`]) and remembers what each file gave.
@@ -50,7 +100,14 @@ impl LastGood {
         let mut now: BTreeMap<PathBuf, Vec<Loaded>> = BTreeMap::new();
         let mut whole = BTreeMap::new();
         let mut unchanged = Vec::new();
-        let deadline = std::time::Instant::now() + limits.max_settle_wait;
+        let started = Instant::now();
+        let deadline = if self.impatient {
+            started
+        } else {
+            started + limits.max_settle_wait
+        };
+        let mut unsettled = BTreeMap::new();
+        let mut set_aside_due: Option<Instant> = None;
         for file in files {
             // Stamped before reading: a change while it is read gives a
             // stamp the next load does not match.
@@ -65,7 +122,39 @@ impl LastGood {
                 unchanged.push(file);
                 continue;
             }
-            let read = read_objects(&file, limits, deadline);
+            let mut read = read_objects(&file, limits, deadline);
+            if self.impatient
+                && let [error] = read.errors.as_mut_slice()
+                && error.failure == Failure::Changing
+            {
+                let since = self.unsettled.get(&file).copied().unwrap_or(started);
+                unsettled.insert(file.clone(), since);
+                let due = since + limits.max_settle_wait;
+                let previous = self.files.get(&file);
+                if let Some(previous) = previous {
+                    now.insert(file.clone(), previous.clone());
+                }
+                if started < due {
+                    // Not settled yet: looked at again by the next load.
+                    set_aside_due = Some(set_aside_due.map_or(due, |at| at.min(due)));
+                    continue;
+                }
+                error.message = format!(
+                    "set aside: it has not been left alone for {} ms in {} s; {}",
+                    limits.settle.as_millis(),
+                    started.duration_since(since).as_secs(),
+                    if previous.is_some() {
+                        "what it gave when last read is kept"
+                    } else {
+                        "never read"
+                    }
+                );
+                if previous.is_some() {
+                    stale.push(file.clone());
+                }
+                errors.append(&mut read.errors);
+                continue;
+            }
             if let Some(stamp) = stamp
                 && read.errors.is_empty()
             {
@@ -98,6 +187,8 @@ impl LastGood {
         errors.extend(duplicates);
         self.files = now;
         self.whole = whole;
+        self.unsettled = unsettled;
+        self.set_aside_due = set_aside_due;
         Load {
             objects,
             errors,
@@ -108,10 +199,20 @@ impl LastGood {
     }
 }
 
+/// Whether `file` was modified less than `settle` ago, or ahead of this
+/// clock by less than that (as reading judges it).
+fn modified_within(file: &Path, settle: Duration) -> bool {
+    let Ok(modified) = std::fs::metadata(file).and_then(|metadata| metadata.modified()) else {
+        return false;
+    };
+    match SystemTime::now().duration_since(modified) {
+        Ok(age) => age < settle,
+        Err(ahead) => ahead.duration() < settle,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
 
     fn host(name: &str) -> String {
@@ -249,6 +350,70 @@ mod tests {
         );
         assert!(!std::sync::Arc::ptr_eq(&spec(&first, 1), &spec(&second, 1)));
         assert_eq!(second.objects[1].object.spec.hosts, ["bb.example.com"]);
+    }
+
+    #[test]
+    fn without_waiting_a_file_not_settled_keeps_its_objects_and_is_set_aside_after_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+        write(&a, &host("a"));
+        write(&b, &host("b"));
+        let paths = [dir.path().to_path_buf()];
+        let mut store = LastGood::without_waiting();
+        // A settle time of 0: every file is settled.
+        let settled = Limits {
+            settle: Duration::ZERO,
+            ..Limits::default()
+        };
+        assert_eq!(names(&store.load(&paths, &settled)), ["a", "b"]);
+
+        // a.yaml changes, and counts as changing for an hour: this load
+        // does not wait on it, and a.yaml gives its last objects, no error.
+        write(&a, &host("a2"));
+        let changing = Limits {
+            settle: Duration::from_secs(3600),
+            max_settle_wait: Duration::from_millis(300),
+            ..Limits::default()
+        };
+        let started = Instant::now();
+        let pending = store.load(&paths, &changing);
+        assert!(
+            started.elapsed() < Duration::from_millis(250),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            (names(&pending), pending.errors.len(), pending.stale.len()),
+            (vec!["a".into(), "b".into()], 0, 0)
+        );
+        let due = store.set_aside_due().unwrap();
+        assert!(due > started && due <= Instant::now() + Duration::from_millis(300));
+        // Polled, it counts as unchanged while it keeps changing.
+        let stamp = store.stamp(&paths, changing.settle);
+        assert_eq!(stamp[0], (a.clone(), None));
+        assert!(stamp[1].1.is_some());
+        assert_eq!(store.stamp(&paths, Duration::ZERO)[0].1, FileStamp::of(&a));
+
+        // Past its bound: set aside, reported, its last objects kept.
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        let set_aside = store.load(&paths, &changing);
+        assert_eq!(names(&set_aside), ["a", "b"]);
+        assert_eq!(set_aside.stale, std::slice::from_ref(&a));
+        assert_eq!(set_aside.errors.len(), 1, "{:?}", set_aside.errors);
+        assert_eq!(set_aside.errors[0].failure, Failure::Changing);
+        assert!(
+            set_aside.errors[0]
+                .message
+                .starts_with("set aside: it has not been left alone for 3600000 ms in "),
+            "{}",
+            set_aside.errors[0]
+        );
+        assert_eq!(store.set_aside_due(), None);
+
+        // Left alone: read.
+        let read = store.load(&paths, &settled);
+        assert_eq!((names(&read), read.errors.len()), (vec!["a2".into(), "b".into()], 0));
+        assert!(store.stamp(&paths, changing.settle)[0].1.is_some());
     }
 
     #[test]
