@@ -63,6 +63,41 @@ async fn reconcile(state: &mut ClusterState) -> Vec<(Value, Value)> {
         .unwrap()
 }
 
+/// `shop/canary`, younger than `shop/main`, claiming its host.
+fn canary() -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
+        "metadata": {"namespace": "shop", "name": "canary", "creationTimestamp": "2026-02-01T00:00:00Z",
+                     "generation": 1, "resourceVersion": "1"},
+        "spec": {"hosts": ["shop.example.com", "canary.example.com"],
+                 "routes": [{"match": {"prefix": "/"}, "backend": {"service": "svc-canary"}}]}
+    }))
+    .unwrap()
+}
+
+/// The version kept is the same object: it holds its hosts by its own
+/// age, so a younger object claiming one does not take it.
+#[tokio::test]
+async fn a_kept_version_keeps_its_hosts_from_a_younger_claimant() {
+    let out = tempfile::tempdir().unwrap();
+    let mut state = ClusterState::new(vec![None], out.path().to_owned(), ProjectionConfig::default());
+    state.apply(&None, Event::Init);
+    state.apply(&None, Event::InitApply(main_object(1, "shop.example.com", "svc-v1")));
+    state.apply(&None, Event::InitApply(canary()));
+    state.apply(&None, Event::InitDone);
+    reconcile(&mut state).await;
+    let routes = || std::fs::read_to_string(out.path().join(ROUTES_FILE)).unwrap();
+    let served = routes();
+    assert!(
+        served.contains("svc-v1") && served.contains("canary.example.com"),
+        "{served}"
+    );
+
+    state.apply(&None, Event::Apply(main_object(2, "Shop_Example", "svc-v2")));
+    reconcile(&mut state).await;
+    assert_eq!(routes(), served, "the younger object took the host");
+}
+
 #[tokio::test]
 async fn an_invalid_or_unsupported_update_keeps_the_previous_version_served() {
     let out = tempfile::tempdir().unwrap();
