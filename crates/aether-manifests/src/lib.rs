@@ -38,6 +38,7 @@ mod files;
 mod last_good;
 mod load;
 pub mod names;
+mod nodes;
 pub mod objects;
 mod read;
 mod schema;
@@ -48,6 +49,7 @@ mod tolerant;
 pub use files::{FileStamp, Stamp, files, stamp};
 pub use last_good::LastGood;
 pub use load::{Load, LoadError, Loaded, Skipped, first_copies, load, load_bytes, read_all, read_stream_all};
+pub use nodes::json_nodes_above;
 pub use read::{read, read_bytes, read_stream};
 
 /// The bounds within which manifests are read. Every one is checked while
@@ -61,7 +63,11 @@ pub struct Limits {
     pub max_documents: usize,
     /// Deepest nesting of mappings and sequences.
     pub max_depth: usize,
-    /// Most YAML nodes (scalars, sequences, mappings) written in one file.
+    /// Most nodes (scalars, sequences, mappings; a mapping's keys among
+    /// the scalars) written in one file, YAML or JSON, counted before any
+    /// value is built. What it bounds: a node read costs its tree's share
+    /// (32 bytes and more), and an empty mapping can decode to a route of
+    /// 528 bytes; lists above their `maxItems` are cut before decoding.
     pub max_nodes: usize,
     /// Most YAML alias (`*ref`) uses in one file.
     pub max_aliases: usize,
@@ -134,7 +140,13 @@ impl Default for Limits {
             max_file_bytes: 16 * 1024 * 1024,
             max_documents: 10_000,
             max_depth: 64,
-            max_nodes: 1_000_000,
+            // 250,000 nodes: a file of 10,000 small objects (about 20 nodes
+            // each) fits, and the largest read (16 MiB of `{},` routes, JSON
+            // or YAML) is refused before any value is built; within it,
+            // reading and decoding peak at about 200 MB
+            // (docs/benchmarks.md). At 1,000,000 YAML nodes it was 550 MB,
+            // and JSON had no budget (6 GB at 16 MiB).
+            max_nodes: 250_000,
             max_aliases: 1_000,
             max_alias_expansion: 100_000,
             // As long as the controller's default debounce: by the time a
@@ -238,9 +250,9 @@ pub(crate) fn parse_as(file: &Path, bytes: &[u8], limits: &Limits, format: Forma
         )
     })?;
     let values = match format {
-        Format::Json => parse_json(text),
+        Format::Json => parse_json(text, limits),
         Format::Yaml => parse_yaml(text, limits),
-        Format::Sniffed if text.trim_start().starts_with('{') => parse_json(text)
+        Format::Sniffed if text.trim_start().starts_with('{') => parse_json(text, limits)
             .or_else(|json| parse_yaml(text, limits).map_err(|yaml| format!("{json} (and as YAML: {yaml})"))),
         Format::Sniffed => parse_yaml(text, limits),
     }
@@ -324,7 +336,11 @@ fn yaml_error(e: &serde_saphyr::Error, limits: &Limits) -> String {
     }
 }
 
-fn parse_json(text: &str) -> Result<Vec<Value>, String> {
+fn parse_json(text: &str, limits: &Limits) -> Result<Vec<Value>, String> {
+    // Counted before anything is built, as the YAML budget is.
+    if json_nodes_above(text.as_bytes(), limits.max_nodes) {
+        return Err(format!("more than {} JSON nodes", limits.max_nodes));
+    }
     // serde_json limits nesting to 128 levels itself; our own depth check
     // below applies the tighter project limit.
     serde_json::Deserializer::from_str(text)

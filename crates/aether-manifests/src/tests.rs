@@ -136,6 +136,11 @@ fn document_node_and_alias_limits_are_errors() {
     assert_eq!(read_err(&list, &small), "more than 2 documents");
     let nodes = write(dir.path(), "nodes.yaml", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
     assert!(read_err(&nodes, &small).starts_with("more than 10 YAML nodes"));
+    // JSON has the same budget, counted before any value is built.
+    let nodes = write(dir.path(), "nodes.json", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
+    assert_eq!(read_err(&nodes, &small), "more than 10 JSON nodes");
+    let nodes = write(dir.path(), "nodes.json", "1 2 3 4 5 6 7 8 9 10 11\n");
+    assert_eq!(read_err(&nodes, &small), "more than 10 JSON nodes");
     let few_aliases = Limits {
         max_aliases: 2,
         ..Limits::default()
@@ -338,4 +343,23 @@ fn a_file_modified_within_the_settle_time_is_not_read_until_it_settles() {
         ..Limits::default()
     };
     assert_eq!(read(&file, &patient).unwrap().len(), 1);
+}
+
+#[test]
+fn the_largest_file_of_empty_routes_is_refused_before_it_is_built() {
+    // 16 MiB of `{},`: 5.6 million nodes, in JSON and in YAML.
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits::default();
+    let head = r#"{"apiVersion":"config.aether.io/v1","kind":"VirtualHost","metadata":{"name":"a"},"spec":{"hosts":["a.example.com"],"routes":["#;
+    let count = (limits.max_file_bytes as usize - head.len() - 4) / 3;
+    let text = format!("{head}{}{{}}]}}}}", "{},".repeat(count));
+    assert!(text.len() as u64 <= limits.max_file_bytes);
+    let json = write(dir.path(), "big.json", &text);
+    assert_eq!(read_err(&json, &limits), "more than 250000 JSON nodes");
+    let yaml = write(dir.path(), "big.yaml", &text);
+    assert!(
+        read_err(&yaml, &limits).starts_with("more than 250000 YAML nodes"),
+        "{}",
+        read_err(&yaml, &limits)
+    );
 }

@@ -273,7 +273,7 @@ Limits (input is untrusted; breaking one is an error naming it, exit 2):
   file size             {} bytes (a file of exactly this size is read)
   documents per file    {}
   nesting depth         {} levels of mappings and sequences
-  YAML nodes per file   {}
+  nodes per file        {} (YAML or JSON, counted before any is built)
   YAML aliases per file {}
   alias expansion       {} nodes added by aliases, per file
   Files must be UTF-8 regular files. A file modified less than {} ms ago
