@@ -20,6 +20,15 @@ pub use aether_api::config::v1::{GROUP, KIND};
 /// fields while rejecting nesting bombs before any parser recurses.
 pub const MAX_JSON_DEPTH: usize = 64;
 
+/// Most JSON nodes (mappings, sequences, scalars, keys among them) in a
+/// request body, counted before anything is built from it. A VirtualHost
+/// at every one of its schema's list bounds is about 55,000 nodes, and its
+/// managed fields as many again; an UPDATE carries two: 500,000 leaves
+/// room for them. Any body within it is read, decoded and answered within
+/// about 60 MiB (docs/benchmarks.md); the 3.5 MiB body limit alone allowed
+/// 1.2 million empty routes, 1.5 GB.
+pub const MAX_JSON_NODES: usize = 500_000;
+
 /// Why a body is not a review we can answer: the HTTP 400 message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadRequest(pub String);
@@ -114,6 +123,11 @@ pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest>
 /// What is checked of a body before any parser reads it; the body as text.
 fn check_body(body: &[u8]) -> Result<&str, BadRequest> {
     check_depth(body, MAX_JSON_DEPTH)?;
+    if aether_manifests::json_nodes_above(body, MAX_JSON_NODES) {
+        return Err(BadRequest(format!(
+            "the body holds more than {MAX_JSON_NODES} JSON nodes"
+        )));
+    }
     // JSON is UTF-8 (RFC 8259). serde_json checks the strings it decodes but
     // skips the contents of unknown fields, so check the whole body first:
     // with SIMD (simdutf8), and with std again only to say where a body

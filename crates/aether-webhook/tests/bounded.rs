@@ -94,3 +94,19 @@ fn many_unknown_fields_in_routes_are_read_in_linear_work_and_warned_of_in_a_capp
     assert_eq!(warnings.len(), MAX_PROBLEMS + 1);
     assert_eq!(warnings.last().unwrap(), "and 28 more unknown fields not judged");
 }
+
+#[test]
+fn a_body_of_more_nodes_than_the_budget_is_refused_before_it_is_read() {
+    // 3.5 MiB (the body limit) of empty routes: 1.2 million nodes.
+    let k = (3 * 1024 * 1024 + 512 * 1024 - 600) / 3;
+    let body = review_of_routes("{}", k);
+    assert!(body.len() <= 3 * 1024 * 1024 + 512 * 1024);
+    let error = admission::review(&body, &HostIndex::new()).unwrap_err();
+    assert_eq!(
+        error.0,
+        format!("the body holds more than {} JSON nodes", admission::MAX_JSON_NODES)
+    );
+    // Within the budget, read and judged.
+    let (_, decision, _) = message(&review_of_routes("{}", admission::MAX_JSON_NODES - 100));
+    assert_eq!(decision, Decision::DeniedInvalid);
+}
