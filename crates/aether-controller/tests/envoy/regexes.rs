@@ -1,12 +1,14 @@
 //! The RE2 guard against the real Envoy: Envoy refuses a whole route
 //! configuration for one regex whose RE2 program is larger than 100
 //! (shown here, at 100 and 101), and never refuses one of regexes the
-//! guard accepts, however near the limit.
+//! guard accepts, however near the limit; a tenant's regex RE2 refuses for
+//! its nested counts (issue 31) never reaches Envoy, over files or gRPC,
+//! and every other host keeps being served.
 
 use std::path::Path;
 
-use aether_e2e::edge::{PATIENCE, UPDATE_REJECTED, UPDATE_SUCCESS};
-use aether_e2e::{Envoy, RouteSource};
+use aether_e2e::edge::{PATIENCE, UPDATE_REJECTED, UPDATE_SUCCESS, clusters};
+use aether_e2e::{Envoy, Mode, RouteSource};
 use aether_projection::re2::testing::Expressions;
 use aether_projection::re2::{ENVOY_MAX_PROGRAM_SIZE, check};
 use serde_json::{Value, json};
@@ -157,4 +159,115 @@ fn envoy_applies_every_configuration_of_regexes_the_guard_accepts_near_the_limit
     // Right up to the limit.
     assert_eq!(bounds.len(), CONFIGURATIONS * ROUTES * 2);
     assert_eq!(bounds.iter().max(), Some(&ENVOY_MAX_PROGRAM_SIZE), "{bounds:?}");
+}
+
+/// Issue 31's regexes: RE2 refuses each ("invalid repetition size": its
+/// nested counts multiply above 1000, under `{0}`), and Envoy with it the
+/// whole route configuration, where the guard once accepted them.
+const NESTED_COUNTS: &[&str] = &[
+    "/(?:(?:a{2}){501}){0}x",
+    "/(?:(?:a{2}){501}){0,0}x",
+    "(?:(?:a{1000}){2}){0}",
+    "/(?:(?:(?:a{10}){10}){11}){0}",
+];
+
+/// One tenant's object: a route per regex of [`NESTED_COUNTS`] in the
+/// path, one in a header, and a catch-all.
+fn nested_counts_tenant() -> String {
+    let mut routes = String::new();
+    for regex in NESTED_COUNTS {
+        routes.push_str(&format!(
+            "    - {{match: {{regex: '{regex}'}}, backend: {{service: svc-never}}}}\n"
+        ));
+    }
+    routes.push_str(&format!(
+        "    - {{match: {{prefix: /, headers: [{{name: x-a, regex: '{}'}}]}}, backend: {{service: svc-never}}}}\n",
+        NESTED_COUNTS[0]
+    ));
+    routes.push_str("    - {match: {prefix: /}, backend: {service: svc-tenant}}\n");
+    format!(
+        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: tenant, namespace: t1}}\nspec:\n  \
+         hosts: [tenant.example.org]\n  routes:\n{routes}"
+    )
+}
+
+/// Another tenant's object, serving `host` from `service`.
+fn other(name: &str, host: &str, service: &str) -> String {
+    format!(
+        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: t2}}\nspec:\n  \
+         hosts: [{host}]\n  routes:\n    - {{match: {{prefix: /}}, backend: {{service: {service}}}}}\n"
+    )
+}
+
+fn nested_counts_never_reach_envoy(mode: Mode) {
+    let tenant = nested_counts_tenant();
+    let first = other("first", "first.example.org", "svc-first");
+    let later = other("later", "later.example.org", "svc-later");
+    // Envoy starts while the object exists: every host is served.
+    let edge = crate::edge(
+        mode,
+        &[("tenant.yaml", &tenant), ("first.yaml", &first)],
+        &clusters(&[&tenant, &first, &later]),
+    );
+    edge.wait_for("first.example.org", "/", Some("svc-first"));
+    // The tenant's refused routes are left out, its catch-all served: `/x`
+    // would match the first regex (`{0}` makes the counts match nothing).
+    for path in ["/", "/x", "/aaaa"] {
+        assert_eq!(
+            edge.cluster("tenant.example.org", path).as_deref(),
+            Some("svc-tenant"),
+            "{mode:?}: {path}"
+        );
+    }
+    // Another tenant's new host is served while the object stays.
+    edge.write("later.yaml", &later);
+    edge.wait_for("later.example.org", "/", Some("svc-later"));
+    assert_eq!(
+        edge.cluster("first.example.org", "/").as_deref(),
+        Some("svc-first"),
+        "{mode:?}"
+    );
+    assert_eq!(edge.rejected(), 0, "{mode:?}\n{}", edge.logs());
+    // None of them reached Envoy.
+    let served = edge
+        .envoy
+        .dynamic_route_config()
+        .expect("Envoy's route configuration")
+        .to_string();
+    for regex in NESTED_COUNTS {
+        assert!(!served.contains(regex), "{mode:?}: {regex} reached Envoy");
+    }
+    // The tenant's status says which routes are left out, and why.
+    let status: Value = aether_e2e::wait_until(
+        "the controller's status of t1/tenant",
+        PATIENCE,
+        || edge.logs(),
+        || {
+            let text = std::fs::read_to_string(edge.out().join("status.json")).ok()?;
+            let all: Value = serde_json::from_str(&text).ok()?;
+            all.get("t1/tenant").cloned()
+        },
+    );
+    assert_eq!(status["routeCount"], 1, "{status}");
+    let accepted = &status["conditions"][0];
+    assert_eq!(
+        (accepted["status"].as_str(), accepted["reason"].as_str()),
+        (Some("True"), Some("PartiallyInvalid")),
+        "{status}"
+    );
+    let message = accepted["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("spec.routes[0].match.regex: counted repetitions nested to a product of 1002"),
+        "{status}"
+    );
+}
+
+#[test]
+fn a_tenants_regex_re2_refuses_for_its_nested_counts_never_reaches_envoy_over_files() {
+    nested_counts_never_reach_envoy(Mode::Files);
+}
+
+#[test]
+fn a_tenants_regex_re2_refuses_for_its_nested_counts_never_reaches_envoy_over_xds() {
+    nested_counts_never_reach_envoy(Mode::Xds);
 }
