@@ -1,5 +1,6 @@
 //! Live changes reach a running Envoy, which never restarts and never
-//! rejects a configuration; over files, each change is one reload.
+//! rejects a configuration; over files, each change is one reload. An edit
+//! the edge cannot use (invalid, from a newer API) changes nothing served.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -47,6 +48,9 @@ struct Step {
     host: &'static str,
     path: &'static str,
     cluster: Option<&'static str>,
+    /// The edit is one the edge cannot use: its routes stay as they were
+    /// (no reload), and the status of `shop/shop` says so, with this reason.
+    kept: Option<&'static str>,
 }
 
 fn steps() -> Vec<Step> {
@@ -65,6 +69,7 @@ fn steps() -> Vec<Step> {
             host: "api.example.com",
             path: "/orders/7",
             cluster: Some("svc-orders"),
+            kept: None,
         },
         Step {
             what: "remove a host",
@@ -77,6 +82,7 @@ fn steps() -> Vec<Step> {
             host: "www.example.com",
             path: "/",
             cluster: None,
+            kept: None,
         },
         Step {
             what: "delete an object",
@@ -84,6 +90,7 @@ fn steps() -> Vec<Step> {
             host: "shop.example.com",
             path: "/",
             cluster: None,
+            kept: None,
         },
         Step {
             what: "add an object",
@@ -91,20 +98,36 @@ fn steps() -> Vec<Step> {
             host: "shop.example.com",
             path: "/",
             cluster: Some("svc-shop"),
+            kept: None,
         },
         Step {
-            what: "make one invalid (an upper-case host): left out",
+            what: "make one invalid (an upper-case host): its previous version is served on",
             edit: |edge| edge.write("shop.yaml", &SHOP.replace("[shop.example.com]", "[Shop.example.com]")),
             host: "shop.example.com",
             path: "/",
-            cluster: None,
+            cluster: Some("svc-shop"),
+            kept: Some("Invalid"),
         },
         Step {
-            what: "fix it",
-            edit: |edge| edge.write("shop.yaml", SHOP),
+            what: "a version from a newer API (a TLS provider this build lacks): the same",
+            edit: |edge| {
+                edge.write(
+                    "shop.yaml",
+                    &format!("{SHOP}  tls: {{secretName: shop-tls, provider: VAULT}}\n"),
+                )
+            },
             host: "shop.example.com",
             path: "/",
             cluster: Some("svc-shop"),
+            kept: Some("Unsupported"),
+        },
+        Step {
+            what: "fix it, with a change",
+            edit: |edge| edge.write("shop.yaml", &SHOP.replace("svc-shop", "svc-orders")),
+            host: "shop.example.com",
+            path: "/",
+            cluster: Some("svc-orders"),
+            kept: None,
         },
     ]
 }
@@ -137,6 +160,9 @@ fn check(mode: Mode) {
         let (attempts, successes) = (edge.envoy.stat(UPDATE_ATTEMPT), edge.envoy.stat(UPDATE_SUCCESS));
         let started = Instant::now();
         (step.edit)(&edge);
+        if let Some(reason) = step.kept {
+            wait_for_previous_version(&edge, reason);
+        }
         edge.wait_for(step.host, step.path, step.cluster);
         eprintln!(
             "{mode:?}: {}: served {} ms after the edit",
@@ -144,9 +170,10 @@ fn check(mode: Mode) {
             started.elapsed().as_millis()
         );
         assert_eq!(edge.rejected(), 0, "{}: {}", step.what, edge.logs());
+        let reloads = u64::from(step.kept.is_none());
         assert_eq!(
             edge.envoy.stat(UPDATE_SUCCESS),
-            successes + 1,
+            successes + reloads,
             "{mode:?}: {}",
             step.what
         );
@@ -155,7 +182,7 @@ fn check(mode: Mode) {
             // controller renames into the same directory do not reload it.
             assert_eq!(
                 edge.envoy.stat(UPDATE_ATTEMPT),
-                attempts + 1,
+                attempts + reloads,
                 "{}: one change, one reload",
                 step.what
             );
@@ -167,6 +194,23 @@ fn check(mode: Mode) {
         Some("svc-users:8080")
     );
     assert_eq!(edge.envoy.id(), envoy_id);
+}
+
+/// Waits until `shop/shop`'s status says its previous version is served,
+/// its newest left out for `reason`.
+fn wait_for_previous_version(edge: &Edge, reason: &str) {
+    let started = Instant::now();
+    loop {
+        let status = std::fs::read(edge.out().join("status.json")).unwrap_or_default();
+        let status: serde_json::Value = serde_json::from_slice(&status).unwrap_or_default();
+        let accepted = &status["shop/shop"]["conditions"][0];
+        let message = accepted["message"].as_str().unwrap_or_default();
+        if accepted["reason"] == reason && message.ends_with("serving the previous version: serving shop.example.com") {
+            return;
+        }
+        assert!(started.elapsed().as_secs() < 20, "not kept: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 #[test]
