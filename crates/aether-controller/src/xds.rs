@@ -46,22 +46,23 @@ use std::time::Duration;
 use aether_listener::{ListenerMetrics, Protocol};
 use aether_projection::Snapshot;
 use envoy_types::pb::envoy::config::core::v3::Node;
-use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use futures_util::StreamExt;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tonic::codec::Codec;
-use tonic::{Status, Streaming};
+use tonic::Status;
 use tracing::{info, warn};
 
 use crate::metrics::Metrics;
 use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 
+pub mod requests;
 pub mod sotw;
 pub mod tls;
 pub mod transport;
+
+pub use requests::{MAX_BUFFERED_REQUEST_BYTES, MAX_REQUEST_BYTES, RequestBudget};
 
 use sotw::{Current, Kind};
 pub use sotw::{Encoded, Resources, ResponseBody};
@@ -120,6 +121,8 @@ pub struct Discovery {
     closing: CancellationToken,
     /// The server's TLS ([`transport`]); `None`: plaintext.
     server_tls: Option<Arc<dyn aether_listener::Tls>>,
+    /// The bytes of unfinished requests every stream may buffer together.
+    budget: Arc<RequestBudget>,
 }
 
 /// A publisher and the service that serves what it publishes, the
@@ -139,6 +142,7 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
         metrics,
         closing: CancellationToken::new(),
         server_tls: None,
+        budget: RequestBudget::new(MAX_BUFFERED_REQUEST_BYTES),
     };
     (publisher, service)
 }
@@ -148,10 +152,6 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Streams per connection (Envoy opens one each for RDS, LDS and SDS).
 pub const MAX_STREAMS_PER_CONNECTION: u32 = 16;
-/// Largest request message. Envoy's carry its node (id, metadata, the
-/// extensions it was built with), well under this; the bound keeps what a
-/// stream can make the server buffer small.
-const MAX_REQUEST_BYTES: usize = 1 << 20;
 
 /// The listener's bounds for the xDS server, `max_connections` at once.
 pub fn listener_config(max_connections: usize) -> aether_listener::Config {
@@ -179,6 +179,18 @@ pub fn listener_config(max_connections: usize) -> aether_listener::Config {
 }
 
 impl Discovery {
+    /// Buffers at most `bytes` of unfinished requests across every stream
+    /// (default [`MAX_BUFFERED_REQUEST_BYTES`]).
+    pub fn with_request_budget(mut self, bytes: usize) -> Self {
+        self.budget = RequestBudget::new(bytes);
+        self
+    }
+
+    /// The budget of unfinished request bytes, shared by every stream.
+    pub fn request_budget(&self) -> &Arc<RequestBudget> {
+        &self.budget
+    }
+
     /// Serves over TLS with `tls`'s acceptor (mutual TLS: see [`transport`])
     /// rather than plaintext.
     pub fn with_tls(mut self, tls: Arc<dyn aether_listener::Tls>) -> Self {
@@ -247,6 +259,11 @@ impl Discovery {
         }
     }
 
+    /// The request messages of a call, within the shared budget.
+    fn requests(&self, request: Request<Incoming>) -> requests::Requests {
+        requests::Requests::new(request.into_body(), self.budget.clone())
+    }
+
     async fn answer(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         // `/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes`
         let path = request.uri().path().to_owned();
@@ -258,7 +275,7 @@ impl Discovery {
         };
         let verb = method.strip_suffix(noun).unwrap_or_default();
         if verb == "Stream" {
-            let requests = requests(request);
+            let requests = self.requests(request);
             let body = sotw::stream(
                 kind,
                 requests,
@@ -268,7 +285,7 @@ impl Discovery {
             );
             body.into_response()
         } else if verb == "Fetch" {
-            let request = match requests(request).next().await {
+            let request = match self.requests(request).next().await {
                 Some(Ok(request)) => request,
                 Some(Err(status)) => return status.into_http(),
                 None => return Status::invalid_argument("no request message").into_http(),
@@ -284,13 +301,6 @@ impl Discovery {
             Status::unimplemented(format!("no method {path}")).into_http()
         }
     }
-}
-
-/// The request messages of a gRPC call (uncompressed; this server never
-/// offers compression), each at most [`MAX_REQUEST_BYTES`].
-fn requests(request: Request<Incoming>) -> Streaming<DiscoveryRequest> {
-    let mut codec = tonic_prost::ProstCodec::<DiscoveryResponse, DiscoveryRequest>::default();
-    Streaming::new_request(codec.decoder(), request.into_body(), None, Some(MAX_REQUEST_BYTES))
 }
 
 type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;

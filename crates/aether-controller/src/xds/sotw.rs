@@ -26,12 +26,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use aether_projection::RouteTable;
 use bytes::Bytes;
 use envoy_types::pb::envoy::config::core::v3::Node;
-use envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest;
 use futures_util::StreamExt;
 use futures_util::task::AtomicWaker;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
-use tonic::{Status, Streaming};
+use tonic::Status;
 use tracing::{debug, warn};
 
 use crate::metrics::Metrics;
@@ -295,7 +294,7 @@ impl Drop for OpenStream<'_> {
 /// or `closing` (the server stops: the stream ends with UNAVAILABLE).
 pub fn stream(
     kind: Kind,
-    requests: Streaming<DiscoveryRequest>,
+    requests: super::requests::Requests,
     current: Current,
     metrics: Arc<Metrics>,
     closing: CancellationToken,
@@ -314,7 +313,7 @@ pub fn fetch(kind: &Kind, names: &[String], current: &Current) -> Result<Vec<Byt
 }
 
 /// Reads one stream's requests; tells its body what is owed.
-async fn read_requests(mut requests: Streaming<DiscoveryRequest>, outbox: Arc<Outbox>, closing: CancellationToken) {
+async fn read_requests(mut requests: super::requests::Requests, outbox: Arc<Outbox>, closing: CancellationToken) {
     let metrics = outbox.metrics.clone();
     let kind = outbox.kind.clone();
     let mut current = outbox.current.clone();

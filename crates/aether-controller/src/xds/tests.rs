@@ -10,7 +10,7 @@ use envoy_types::pb::google::rpc::Status as RpcStatus;
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::Code;
+use tonic::{Code, Streaming};
 
 use super::*;
 
