@@ -50,6 +50,43 @@ fn envoy_keeps_serving_while_the_controller_is_killed_and_catches_up_over_xds() 
     check(Mode::Xds);
 }
 
+/// What was served is not stored: an invalid edit keeps the previous
+/// version served only while this controller runs; one started on the
+/// invalid file serves nothing for it (docs/design.md, the
+/// previous-version rule).
+fn restart_forgets_the_previous_version(mode: Mode) {
+    let mut edge = edge(mode, &[("api.yaml", API)], &clusters());
+    edge.wait_for("api.example.com", "/", Some("svc-web"));
+    edge.write(
+        "api.yaml",
+        &API.replace("[api.example.com]", "[Api.example.com]")
+            .replace("svc-web", "svc-next"),
+    );
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(edge.out().join("status.json"))
+        .unwrap_or_default()
+        .contains("serving the previous version")
+    {
+        assert!(started.elapsed().as_secs() < 20, "{}", edge.logs());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(edge.cluster("api.example.com", "/").as_deref(), Some("svc-web"));
+    edge.kill_controller();
+    edge.restart_controller();
+    edge.wait_for("api.example.com", "/", None);
+    assert_eq!(edge.rejected(), 0, "{}", edge.logs());
+}
+
+#[test]
+fn a_restarted_controller_serves_no_previous_version_over_files() {
+    restart_forgets_the_previous_version(Mode::Files);
+}
+
+#[test]
+fn a_restarted_controller_serves_no_previous_version_over_xds() {
+    restart_forgets_the_previous_version(Mode::Xds);
+}
+
 /// The files bootstrap names a routes file Envoy must find at start: Envoy
 /// refuses to start without it, and starts once `aether-controller --once`
 /// (the init step the bootstrap's header asks for) has written it.
