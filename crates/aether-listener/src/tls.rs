@@ -69,6 +69,7 @@ pub fn load_config(files: &TlsFiles, alpn: &[&[u8]]) -> Result<ServerConfig, Tls
     if certs.is_empty() {
         return Err(error(&files.cert, "holds no certificate"));
     }
+    check_validity(&files.cert, &certs[0], SystemTime::now())?;
     let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| error(&files.key, e))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ServerConfig::builder_with_provider(provider.clone())
@@ -104,6 +105,44 @@ pub fn load_config(files: &TlsFiles, alpn: &[&[u8]]) -> Result<ServerConfig, Tls
     })?;
     config.alpn_protocols = alpn.iter().map(|protocol| protocol.to_vec()).collect();
     Ok(config)
+}
+
+/// How far ahead of this clock a certificate's start of validity may be
+/// (the issuer's clock may run ahead): 5 minutes.
+const CLOCK_SKEW: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Refuses a server certificate (`leaf`, of `path`) that is expired or not
+/// yet valid at `now`: every client would fail its handshake, so loading
+/// it would take the server down where keeping the last good one (or not
+/// starting, saying why) does not.
+fn check_validity(path: &Path, leaf: &CertificateDer<'_>, now: SystemTime) -> Result<(), TlsError> {
+    let (_, cert) = x509_parser::parse_x509_certificate(leaf)
+        .map_err(|e| error(path, format!("the first certificate does not parse: {e}")))?;
+    let validity = cert.validity();
+    let seconds = |time: SystemTime| {
+        time.duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |since| i64::try_from(since.as_secs()).unwrap_or(i64::MAX))
+    };
+    let now = seconds(now);
+    if validity.not_after.timestamp() < now {
+        return Err(error(
+            path,
+            format!(
+                "the certificate expired ({}): clients would refuse it",
+                validity.not_after
+            ),
+        ));
+    }
+    if validity.not_before.timestamp() > now + CLOCK_SKEW.as_secs() as i64 {
+        return Err(error(
+            path,
+            format!(
+                "the certificate is not valid before {}: clients would refuse it",
+                validity.not_before
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -42,9 +42,18 @@ impl Ca {
     }
 
     fn issue(&self, name: &str, serial: u64) -> Leaf {
+        self.issue_within(name, serial, None)
+    }
+
+    /// A leaf valid from the first to the second `(year, month, day)`.
+    fn issue_within(&self, name: &str, serial: u64, validity: Option<[(i32, u8, u8); 2]>) -> Leaf {
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(vec![name.to_owned()]).unwrap();
         params.serial_number = Some(serial.into());
+        if let Some([(y0, m0, d0), (y1, m1, d1)]) = validity {
+            params.not_before = rcgen::date_time_ymd(y0, m0, d0);
+            params.not_after = rcgen::date_time_ymd(y1, m1, d1);
+        }
         let cert = params.signed_by(&key, &self.issuer).unwrap();
         Leaf {
             chain_pem: format!("{}{}", cert.pem(), self.pem),
@@ -232,4 +241,37 @@ fn a_set_that_does_not_load_at_start_up_is_an_error_naming_the_file() {
         .err()
         .expect("a missing key is refused");
     assert!(err.to_string().contains("missing.key"), "{err}");
+}
+
+/// A server certificate out of its validity fails every client's
+/// handshake: it is refused at start, naming the file, and a replacement
+/// that is expired or not yet valid keeps the last good one serving.
+#[tokio::test]
+async fn an_expired_or_not_yet_valid_certificate_is_refused_at_start_and_kept_out_on_reload() {
+    let (server_ca, client_ca) = (Ca::new(), Ca::new());
+    let expired = server_ca.issue_within("localhost", 5, Some([(2000, 1, 1), (2001, 1, 1)]));
+    let future = server_ca.issue_within("localhost", 6, Some([(2999, 1, 1), (3000, 1, 1)]));
+    for (leaf, why) in [(&expired, "expired"), (&future, "not valid before")] {
+        let pki = pki(leaf, &client_ca);
+        let err = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], TlsReloads::default())
+            .err()
+            .expect("an out-of-validity certificate was loaded")
+            .to_string();
+        assert!(err.contains("tls.crt") && err.contains(why), "{err}");
+    }
+
+    let good = server_ca.issue("localhost", 7);
+    let pki = pki(&good, &client_ca);
+    let counts = TlsReloads::default();
+    let tls = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], counts.clone()).unwrap();
+    let server = start(config(HTTP1), Some(Arc::new(tls) as Arc<dyn Tls>)).await;
+    let envoy = client(&server_ca, Some(&client_ca.issue("envoy", 8)));
+    assert_eq!(get(server.addr, &envoy).await.unwrap(), good.der);
+    for (n, leaf) in [&expired, &future].into_iter().enumerate() {
+        replace(&pki.files.key, &leaf.key_pem);
+        replace(&pki.files.cert, &leaf.chain_pem);
+        assert_eq!(get(server.addr, &envoy).await.unwrap(), good.der);
+        assert_eq!(reloads(&counts, "error"), n as u64 + 1);
+    }
+    assert_eq!(reloads(&counts, "ok"), 0);
 }
