@@ -91,6 +91,10 @@ where
     let service = Counted {
         inner: shared.service.clone(),
         conn: conn.clone(),
+        max_head_bytes: match config.protocol {
+            Protocol::Http1 { max_header_bytes } => Some(max_header_bytes),
+            Protocol::Http2 { .. } => None,
+        },
     };
     match config.protocol {
         Protocol::Http1 { max_header_bytes } => {

@@ -172,3 +172,56 @@ async fn shutdown_drops_what_is_still_open_after_the_grace_period() {
         .unwrap();
     assert!(closed_within(&mut busy, Duration::from_secs(1)).await);
 }
+
+/// Sends `head` in one write and reads the response's status line.
+async fn status_of_head(addr: std::net::SocketAddr, head: &[u8]) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut stream = connect(addr).await;
+    stream.write_all(head).await.unwrap();
+    let mut response = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !response.windows(2).any(|w| w == b"\r\n") {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .expect("an answer within 10 s");
+    let text = String::from_utf8_lossy(&response).into_owned();
+    text.lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_head_above_the_limit_is_refused_even_when_it_arrives_in_one_burst() {
+    // The webhook's limit.
+    let server = start(
+        config(aether_listener::Protocol::Http1 {
+            max_header_bytes: 64 * 1024,
+        }),
+        None,
+    )
+    .await;
+    let head_of = |filler: usize| {
+        let mut head = b"GET / HTTP/1.1\r\nhost: test\r\n".to_vec();
+        // Headers of 1,000 bytes each: within hyper's 100 headers (each
+        // at most 100 KiB: a head of few large ones is no different).
+        for i in 0..filler.div_ceil(1_000) {
+            head.extend_from_slice(format!("x-fill-{i:03}: {}\r\n", "a".repeat(985)).as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+        head
+    };
+    let within = head_of(60 * 1_000);
+    assert!(within.len() < 64 * 1024);
+    assert_eq!(status_of_head(server.addr, &within).await, "HTTP/1.1 200 OK");
+    // About 100 KB, in one write.
+    let above = head_of(99 * 1_000);
+    assert!(above.len() > 64 * 1024);
+    assert_eq!(
+        status_of_head(server.addr, &above).await,
+        "HTTP/1.1 431 Request Header Fields Too Large"
+    );
+}

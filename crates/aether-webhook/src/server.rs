@@ -271,7 +271,8 @@ impl Limits {
             idle_timeout: self.idle_timeout,
             write_timeout: self.write_timeout,
             shutdown_grace: self.shutdown_grace,
-            // Larger heads are refused (431) by hyper.
+            // Larger heads are refused (431): by hyper, or by the listener
+            // when one arrives whole in one read.
             protocol: aether_listener::Protocol::Http1 {
                 max_header_bytes: 64 * 1024,
             },
