@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
-use hyper::{Request, Response};
+use hyper::{Request, Response, StatusCode};
 
 use crate::BoxError;
 use crate::registry::{Conn, RequestGuard};
@@ -19,8 +19,29 @@ pub(crate) struct Counted<S> {
     pub(crate) inner: S,
     pub(crate) conn: Arc<Conn>,
     /// HTTP/1: the largest request head, checked again here (see
-    /// [`head_bytes`]); `None` for HTTP/2, whose frames hyper bounds.
+    /// [`head_bytes`]), and its transfer codings ([`only_chunked`]);
+    /// `None` for HTTP/2, whose frames hyper bounds and which has none.
     pub(crate) max_head_bytes: Option<usize>,
+}
+
+/// Whether `request`'s transfer codings, if any, are `chunked` alone: the
+/// only one hyper decodes. hyper takes `gzip, chunked` as chunked and
+/// hands on the body still gzipped, which a service then reads as plain;
+/// a server must refuse a coding it does not implement (RFC 9112, 6.1:
+/// 501).
+fn only_chunked<B>(request: &Request<B>) -> bool {
+    let mut codings = request
+        .headers()
+        .get_all(hyper::header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .filter(|coding| !coding.is_empty());
+    match (codings.next(), codings.next()) {
+        (None, _) => true,
+        (Some(coding), None) => coding.eq_ignore_ascii_case(b"chunked"),
+        (Some(_), Some(_)) => false,
+    }
 }
 
 /// The bytes of `request`'s HTTP/1 head as sent, less any whitespace
@@ -60,14 +81,19 @@ where
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let guard = self.conn.begin();
-        if self.max_head_bytes.is_some_and(|max| head_bytes(&request) > max) {
-            // As hyper answers a head above its buffer: 431, no body, and
-            // the connection closed (its reading stopped mid-request).
+        let refused = match self.max_head_bytes {
+            Some(max) if head_bytes(&request) > max => Some(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE),
+            Some(_) if !only_chunked(&request) => Some(StatusCode::NOT_IMPLEMENTED),
+            _ => None,
+        };
+        if let Some(status) = refused {
+            // As hyper answers a head above its buffer: no body, and the
+            // connection closed (its reading stopped mid-request).
             let mut response = Response::new(GuardedBody {
                 inner: None,
                 guard: Some(guard),
             });
-            *response.status_mut() = hyper::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
+            *response.status_mut() = status;
             response.headers_mut().insert(
                 hyper::header::CONNECTION,
                 hyper::header::HeaderValue::from_static("close"),

@@ -225,3 +225,24 @@ async fn a_head_above_the_limit_is_refused_even_when_it_arrives_in_one_burst() {
         "HTTP/1.1 431 Request Header Fields Too Large"
     );
 }
+
+#[tokio::test]
+async fn a_transfer_coding_other_than_chunked_is_refused_not_read_as_plain() {
+    let server = start(config(HTTP1), None).await;
+    let chunked = b"POST / HTTP/1.1\r\nhost: test\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+    assert_eq!(status_of_head(server.addr, chunked).await, "HTTP/1.1 200 OK");
+    for coding in [
+        "gzip, chunked",
+        "deflate,chunked",
+        "chunked, chunked",
+        "x-custom , chunked",
+    ] {
+        let request =
+            format!("POST / HTTP/1.1\r\nhost: test\r\ntransfer-encoding: {coding}\r\n\r\n2\r\n{{}}\r\n0\r\n\r\n");
+        assert_eq!(
+            status_of_head(server.addr, request.as_bytes()).await,
+            "HTTP/1.1 501 Not Implemented",
+            "{coding}"
+        );
+    }
+}
