@@ -406,6 +406,7 @@ impl Local {
         let mut debouncer = Debouncer::new(self.options.quiet, self.options.max_delay);
         let mut seen = self.fingerprint();
         let mut looked_at = None;
+        let mut backoff = outputs::backoff::Backoff::default();
         loop {
             let now = Instant::now();
             // A file found still changing is looked at again once it has
@@ -425,10 +426,15 @@ impl Local {
                 debouncer.change(Instant::now());
             }
             if debouncer.take_due(Instant::now()) {
-                // On error the previous outputs stay, and the pass is retried.
-                if let Err(err) = self.pass() {
-                    error!(error = %format!("{err:#}"), "reconcile failed");
-                    debouncer.change(Instant::now());
+                // On error the previous outputs stay, and the pass is
+                // retried after a back-off (an edit runs one at once).
+                match self.pass() {
+                    Ok(_) => backoff.succeeded(),
+                    Err(err) => {
+                        let wait = backoff.failed();
+                        error!(error = %format!("{err:#}"), retry_in_ms = wait.as_millis() as u64, "reconcile failed");
+                        debouncer.change(Instant::now() + wait);
+                    }
                 }
             }
         }

@@ -36,6 +36,7 @@ use std::sync::Arc;
 use aether_projection::{Dependency, RenderError, RouteTable, Snapshot, TlsSecret};
 use prost::bytes::Bytes;
 
+pub mod backoff;
 pub mod memo;
 pub mod routes_json;
 
