@@ -144,6 +144,16 @@ fn check_body(body: &[u8]) -> Result<&str, BadRequest> {
 }
 
 fn parse_checked(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {
+    // kube's types keep the last of a field given twice; the borrowed
+    // reading gives such a body up to this one (checked UTF-8 already).
+    if let Some(field) = std::str::from_utf8(body)
+        .ok()
+        .and_then(crate::request::identity_given_twice)
+    {
+        return Err(BadRequest(format!(
+            "{field} is given twice (the API server never sends a field twice)"
+        )));
+    }
     let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         BadRequest(match e.classify() {

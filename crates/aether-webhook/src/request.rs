@@ -14,6 +14,9 @@
 //! the answer it got when kube's types read them all.
 
 mod kube_shapes;
+mod twice;
+
+pub(crate) use twice::identity_given_twice;
 
 use std::borrow::Cow;
 use std::fmt;

@@ -367,3 +367,46 @@ fn the_benchmark_bodies_are_read_borrowed_and_answered_alike() {
         }
     }
 }
+
+#[test]
+fn an_identity_given_twice_is_refused_by_both_readings() {
+    let index = index();
+    let review = body(spec());
+    let text = String::from_utf8(bytes(&review)).unwrap();
+    for (edited, field) in [
+        (
+            text.replacen("\"metadata\":{", "\"metadata\":{\"name\":\"other\",", 1),
+            "request.object.metadata.name",
+        ),
+        (
+            text.replacen("\"metadata\":{", "\"metadata\":{\"na\\u006de\":\"other\",", 1),
+            "request.object.metadata.name",
+        ),
+        (
+            text.replacen("\"metadata\":{", "\"metadata\":{\"namespace\":null,", 1),
+            "request.object.metadata.namespace",
+        ),
+    ] {
+        let expected = Err(BadRequest(format!(
+            "{field} is given twice (the API server never sends a field twice)"
+        )));
+        assert_eq!(admission::review(edited.as_bytes(), &index), expected, "{edited}");
+        assert_eq!(reference(edited.as_bytes(), &index), expected);
+    }
+    let mut update = review.clone();
+    update["request"]["operation"] = json!("UPDATE");
+    update["request"]["oldObject"] = review["request"]["object"].clone();
+    let text = String::from_utf8(bytes(&update)).unwrap();
+    let at = text.find("\"oldObject\":{\"apiVersion\"").unwrap();
+    let edited = format!(
+        "{}{}",
+        &text[..at],
+        text[at..].replacen("\"metadata\":{", "\"metadata\":{\"name\":\"x\",", 1)
+    );
+    assert_eq!(
+        admission::review(edited.as_bytes(), &index).unwrap_err().0,
+        "request.oldObject.metadata.name is given twice (the API server never sends a field twice)"
+    );
+    // Given once, both read it as ever.
+    assert!(admission::review(&bytes(&update), &index).is_ok());
+}

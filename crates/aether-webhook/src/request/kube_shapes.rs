@@ -9,7 +9,8 @@
 //! Where a type's reading is more than a string, a list or a map of them
 //! (timestamps, managed fields, owner references), its kube type reads
 //! it, present or not. The readers mirror k8s-openapi 0.29 and kube-core
-//! 5: a field given twice is read twice and the last kept, unknown fields
+//! 5: a field given twice is read twice and the last kept (but the
+//! object's `name` and `namespace`: see `request/twice.rs`), unknown fields
 //! are skipped, `null` is an absent field; `tests/reading.rs` holds the
 //! borrowed reading to kube's answers on every part of a review replaced.
 
@@ -126,11 +127,28 @@ trait Fields<'de>: Sized {
 pub(super) struct Meta<'a> {
     pub name: Option<Cow<'a, str>>,
     pub namespace: Option<Cow<'a, str>>,
+    /// Whether `name` and `namespace` were read.
+    seen: (bool, bool),
+}
+
+impl Meta<'_> {
+    fn seen(&mut self, key: &str) -> &mut bool {
+        if key == "name" {
+            &mut self.seen.0
+        } else {
+            &mut self.seen.1
+        }
+    }
 }
 
 impl<'de: 'a, 'a> Fields<'de> for Meta<'a> {
     fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
         match key {
+            // Given twice, the body is refused (`request/twice.rs`): given
+            // up on here, so that the reading that refuses it has it.
+            "name" | "namespace" if std::mem::replace(self.seen(key), true) => {
+                return Err(de::Error::custom("an identity field given twice"));
+            }
             "name" => self.name = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0),
             "namespace" => self.namespace = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0),
             "annotations" | "labels" => check::<Option<StrMap<Str>>, _>(map)?,
