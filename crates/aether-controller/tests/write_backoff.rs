@@ -43,7 +43,10 @@ fn failing_writes_are_retried_with_backoff_and_written_once_they_can_be() {
     std::thread::spawn(move || {
         use std::io::BufRead;
         for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_str(&(line + "\n"));
+            lines
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push_str(&(line + "\n"));
         }
     });
     let failures = || log.lock().unwrap().matches("reconcile failed").count();
