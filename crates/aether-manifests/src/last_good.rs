@@ -38,8 +38,10 @@ pub struct LastGood {
     /// The files last read without an error: their stamp then, and the
     /// documents of other kinds they held (reported on every load).
     whole: BTreeMap<PathBuf, (FileStamp, Vec<Skipped>)>,
-    /// Loads do not wait for files to settle.
+    /// Loads after the first do not wait for files to settle.
     impatient: bool,
+    /// Whether a load has run.
+    loaded: bool,
     /// The files the last load found not settled, each with when a load
     /// first found it so (without a settled look since).
     unsettled: BTreeMap<PathBuf, Instant>,
@@ -53,8 +55,10 @@ impl LastGood {
         Self::default()
     }
 
-    /// A store whose loads never wait on a file, for a server that loads
-    /// again and again (the controller's local mode): a file modified less
+    /// A store whose loads after the first never wait on a file, for a
+    /// server that loads again and again (the controller's local mode; its
+    /// first load waits as [`LastGood::new`]'s do, so that a start serves
+    /// every file written just before it): a file modified less
     /// than [`Limits::settle`] ago, or while it is read, is not read by
     /// this load (it gives what it gave when last read, without an error)
     /// and is looked at again by the next; one that has not settled for
@@ -101,10 +105,12 @@ impl LastGood {
         let mut whole = BTreeMap::new();
         let mut unchanged = Vec::new();
         let started = Instant::now();
-        let deadline = if self.impatient {
-            started
-        } else {
+        let waits = !self.impatient || !self.loaded;
+        self.loaded = true;
+        let deadline = if waits {
             started + limits.max_settle_wait
+        } else {
+            started
         };
         let mut unsettled = BTreeMap::new();
         let mut set_aside_due: Option<Instant> = None;
@@ -123,7 +129,7 @@ impl LastGood {
                 continue;
             }
             let mut read = read_objects(&file, limits, deadline);
-            if self.impatient
+            if !waits
                 && let [error] = read.errors.as_mut_slice()
                 && error.failure == Failure::Changing
             {
