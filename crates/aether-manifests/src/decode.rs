@@ -13,18 +13,14 @@ use crate::schema;
 /// of it, and an object with more is invalid all the same.
 pub const MAX_PROBLEMS: usize = 32;
 
-/// Decodes `value` (the object's `root`: `spec`, `status`) strictly. Each
+/// Decodes `value` (the object's `root`: `spec`, `status`; taken, not
+/// copied) strictly. Each
 /// value the decoder refuses becomes a problem at its path, described from
 /// the CRD's schema (the type and range expected, the enum's values, the
 /// fields known), and is taken out (see [`take_out`]) before decoding
 /// again, so that every problem is found, not only the first. Returns what
 /// decoded, and the problems, in the order found (a mapping's fields in
 /// name order).
-pub fn decode_reporting<T: DeserializeOwned + Default>(value: &Value, root: &str) -> (T, Vec<Problem>) {
-    decode_owned_reporting(value.clone(), root)
-}
-
-/// [`decode_reporting`] of a value the caller no longer needs: no copy.
 pub(crate) fn decode_owned_reporting<T: DeserializeOwned + Default>(mut value: Value, root: &str) -> (T, Vec<Problem>) {
     // Most values decode: the plain decoder first, the path-tracking one
     // (several times slower) only to find where a refused value is. Both
@@ -78,7 +74,7 @@ fn path_of(root: &str, segments: &[Segment]) -> String {
                 path.push_str(key);
             }
             Segment::Seq { index } => path.push_str(&format!("[{index}]")),
-            // Cut off before it is called (see `decode_reporting`).
+            // Cut off before it is called (see `decode_owned_reporting`).
             Segment::Enum { .. } | Segment::Unknown => {}
         }
     }

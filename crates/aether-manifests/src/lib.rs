@@ -141,11 +141,12 @@ impl Default for Limits {
             max_documents: 10_000,
             max_depth: 64,
             // 250,000 nodes: a file of 10,000 small objects (about 20 nodes
-            // each) fits, and the largest read (16 MiB of `{},` routes, JSON
-            // or YAML) is refused before any value is built; within it,
-            // reading and decoding peak at about 200 MB
-            // (docs/benchmarks.md). At 1,000,000 YAML nodes it was 550 MB,
-            // and JSON had no budget (6 GB at 16 MiB).
+            // each) fits, and the largest file (16 MiB of `{},` routes, JSON
+            // or YAML) is refused before any value is built (26 and 35 MB
+            // peak). The most a file within it cost, measured with
+            // `aetherctl validate` (debug build): 1,690 objects of 128 empty
+            // routes each, 136 MB peak. At 1,000,000 YAML nodes the bound
+            // was about 550 MB, and JSON had none (16 MiB: 5.95 GB).
             max_nodes: 250_000,
             max_aliases: 1_000,
             max_alias_expansion: 100_000,

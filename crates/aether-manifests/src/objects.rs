@@ -16,7 +16,7 @@ use aether_api::validate::{Validate, Violation, Violations};
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::tolerant::{Read, read};
+use crate::tolerant::{Read, read, read_owned};
 use crate::{Document, Reading};
 
 pub use crate::schema::{RULE_DECODE, RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD, RULE_UNSUPPORTED};
@@ -268,7 +268,17 @@ pub fn decode_spec_json(text: &str, reading: Reading) -> (VirtualHostSpec, Vec<P
         return (spec, Vec::new(), Vec::new());
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(tree) => decode_spec_reading(Some(&tree), reading),
+        // The tree is this reading's own: read without a copy.
+        Ok(tree) => {
+            let Read {
+                value,
+                problems,
+                set_aside,
+            } = read_owned(tree, "spec", reading, |spec: &VirtualHostSpec| {
+                violations_of(spec.validate()).collect()
+            });
+            (value, problems, set_aside)
+        }
         Err(error) => (
             VirtualHostSpec::default(),
             vec![Problem {

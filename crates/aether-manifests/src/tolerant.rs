@@ -35,7 +35,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Reading;
-use crate::decode::{decode_owned_reporting, decode_reporting};
+use crate::decode::decode_owned_reporting;
 use crate::objects::{MAX_PROBLEMS, Problem, RULE_MAX_ITEMS, capped};
 
 /// How the last of [`Read::set_aside`] begins when it counts the unknown
@@ -64,12 +64,22 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     reading: Reading,
     violations: impl Fn(&T) -> Vec<Violation>,
 ) -> Read<T> {
+    read_owned(value.clone(), root, reading, violations)
+}
+
+/// [`read`] of a value the caller no longer needs: no copy of it (a JSON
+/// tree costs up to 230 bytes a node, and a copy as much again).
+pub(crate) fn read_owned<T: DeserializeOwned + Default>(
+    value: Value,
+    root: &str,
+    reading: Reading,
+    violations: impl Fn(&T) -> Vec<Violation>,
+) -> Read<T> {
     // Lists above their schema's `maxItems` are cut first, each a problem:
     // decoded whole, 1.2 million empty routes took 630 MB.
-    let cut = aether_api::tolerant::cut_long_lists(value, root);
-    let (value, long) = match &cut {
-        Some((cut, long)) => (cut, long.as_slice()),
-        None => (value, &[][..]),
+    let (value, long) = match aether_api::tolerant::cut_long_lists(&value, root) {
+        Some((cut, long)) => (cut, long),
+        None => (value, Vec::new()),
     };
     let mut read = read_cut(value, root, reading, violations);
     if !long.is_empty() {
@@ -91,22 +101,22 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
     read
 }
 
-/// [`read`] of a value whose lists are within their `maxItems`.
+/// [`read_owned`] of a value whose lists are within their `maxItems`.
 fn read_cut<T: DeserializeOwned + Default>(
-    value: &Value,
+    value: Value,
     root: &str,
     reading: Reading,
     violations: impl Fn(&T) -> Vec<Violation>,
 ) -> Read<T> {
     if reading == Reading::Strict {
-        let (value, problems) = decode_reporting(value, root);
+        let (value, problems) = decode_owned_reporting(value, root);
         return Read {
             value,
             problems,
             set_aside: Vec::new(),
         };
     }
-    let mut cleaned = value.clone();
+    let mut cleaned = value;
     let unknown = set_aside(&mut cleaned, root);
     let (value, decoded) = decode_owned_reporting::<T>(cleaned, root);
     // Sets, not lists: each unknown part is looked up in them, and a body

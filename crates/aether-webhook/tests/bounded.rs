@@ -83,7 +83,7 @@ fn many_unknown_fields_in_routes_are_read_in_linear_work_and_warned_of_in_a_capp
     // aside, and warned of. Quadratic in the routes before (20,000 took
     // 23 s in a debug build).
     let route = r#"{"match":{"prefix":"/"},"backend":{"service":"web"},"idleTimeout":"1s"}"#;
-    let (_, decision, size) = message(&review_of_routes(route, 20_000));
+    let (_, decision, size) = message(&review_of_routes(route, 15_000));
     // Above 128 routes: invalid all the same.
     assert_eq!(decision, Decision::DeniedInvalid);
     assert!(size < 16 * 1024, "{size} bytes");
