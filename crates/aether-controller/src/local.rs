@@ -23,6 +23,8 @@
 //! no permission, a volume gone), every file last read under it keeps its
 //! objects, so the edge and the statuses' transition times stay.
 
+mod unusable;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,6 +36,9 @@ use aether_projection::{ObjectKey, Problem, ProjectionConfig, Projector, TlsSecr
 use anyhow::Context;
 use jiff::Timestamp;
 use tracing::{error, info, warn};
+
+use unusable::unusable_files;
+pub use unusable::{RULE_CHANGING, RULE_MANIFEST};
 
 use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
@@ -460,44 +465,6 @@ impl Local {
         tracing::debug!(metrics = %self.metrics.encode().trim_end(), "metrics");
         Ok(summary)
     }
-}
-
-/// The rule of a problem that is a file's, not its objects': it no longer
-/// parses, or holds a document that is not a VirtualHost.
-pub const RULE_MANIFEST: &str = "manifest";
-/// The rule of a file that keeps changing ([`Failure::Changing`]).
-pub const RULE_CHANGING: &str = "changing";
-
-/// The files of `load` that could not be used now, though they could be
-/// read (their objects are served as last read), each with its problems:
-/// they no longer parse, or keep changing. An I/O error says nothing of a
-/// file's objects (a volume remounted, a permission fixed a moment later),
-/// so it leaves their statuses as they are.
-fn unusable_files(load: &manifests::Load) -> BTreeMap<PathBuf, Vec<Problem>> {
-    let mut files: BTreeMap<PathBuf, Vec<Problem>> = BTreeMap::new();
-    for err in &load.errors {
-        let rule_id = match err.failure {
-            Failure::Content => RULE_MANIFEST,
-            Failure::Changing => RULE_CHANGING,
-            Failure::Io | Failure::Duplicate => continue,
-        };
-        if !load.stale.contains(&err.file) {
-            continue;
-        }
-        let mut field_path = err.file.display().to_string();
-        if let Some(document) = err.document {
-            field_path.push_str(&format!(": document {document}"));
-        }
-        if let Some(path) = &err.path {
-            field_path.push_str(&format!(": {path}"));
-        }
-        files.entry(err.file.clone()).or_default().push(Problem {
-            field_path,
-            rule_id,
-            message: err.message.clone().into(),
-        });
-    }
-    files
 }
 
 /// Logs a status change with the object's namespace and name.
