@@ -18,8 +18,7 @@ pub fn json_nodes_above(text: &[u8], max: usize) -> bool {
             // A string: one node, its contents skipped (a backslash
             // escapes the byte after it).
             b'"' => {
-                loop {
-                    let Some(rest) = text.get(at..) else { break };
+                while let Some(rest) = text.get(at..) {
                     match memchr::memchr2(b'"', b'\\', rest) {
                         Some(offset) if rest[offset] == b'\\' => at += offset + 2,
                         Some(offset) => {
