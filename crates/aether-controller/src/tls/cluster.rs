@@ -58,6 +58,9 @@ pub struct ClusterSecrets {
     read_at: HashMap<Key, String>,
     /// The Secrets the last pass referenced.
     referenced: HashSet<Key>,
+    /// The certificate last served for each Secret: kept while a newer
+    /// version does not check, until one does or the Secret is deleted.
+    served: HashMap<Key, Arc<Certificate>>,
 }
 
 impl ClusterSecrets {
@@ -80,6 +83,7 @@ impl ClusterSecrets {
         let key = (namespace.to_owned(), name.to_owned());
         self.seen.remove(&key);
         self.cache.remove(&key);
+        self.served.remove(&key);
     }
 
     /// Takes in one event of the Secrets' metadata watch; returns whether
@@ -161,6 +165,7 @@ impl ClusterSecrets {
                     ))),
                 );
                 self.read_at.remove(&key);
+                self.served.remove(&key);
                 continue;
             };
             let api: Api<Secret> = Api::namespaced(client.clone(), &key.0);
@@ -180,6 +185,7 @@ impl ClusterSecrets {
                         Err(Invalid::Missing(format!("no Secret {}/{}", key.0, key.1))),
                     );
                     self.read_at.remove(&key);
+                    self.served.remove(&key);
                 }
                 Err(err) => {
                     // Never the Secret's content: the error is the API's.
@@ -197,18 +203,40 @@ impl ClusterSecrets {
         self.seen.contains_key(&(namespace.to_owned(), name.to_owned()))
     }
 
-    /// Resolves every secret of `secrets` at `now` (Unix seconds).
+    /// Resolves every secret of `secrets` at `now` (Unix seconds). A
+    /// Secret whose version read now does not check (or is not valid now)
+    /// keeps the certificate last served for it while that one is valid
+    /// ([`Resolution::Kept`]); a deleted Secret keeps nothing.
     pub fn resolve(&mut self, secrets: &[TlsSecret], settings: &TlsSettings, now: i64) -> Resolutions {
         let mut resolutions = Resolutions::default();
+        self.served.retain(|(namespace, name), _| {
+            secrets
+                .iter()
+                .any(|secret| secret.namespace.as_deref() == Some(namespace) && secret.secret_name == *name)
+        });
         for secret in secrets {
             let resolution = match (&secret.provider, &secret.namespace) {
                 (SecretProvider::Kubernetes, Some(namespace)) if self.watching => {
-                    match self.check(namespace, &secret.secret_name) {
-                        Ok(certificate) => match certificate.valid_at(now) {
-                            Ok(()) => Resolution::Ready(certificate),
-                            Err(why) => Resolution::Refused(why),
+                    let key = (namespace.clone(), secret.secret_name.clone());
+                    match self
+                        .check(namespace, &secret.secret_name)
+                        .and_then(|certificate| certificate.valid_at(now).map(|()| certificate))
+                    {
+                        Ok(certificate) => {
+                            self.served.insert(key, certificate.clone());
+                            Resolution::Ready(certificate)
+                        }
+                        Err(why) => match self.served.get(&key) {
+                            Some(kept) if kept.valid_at(now).is_ok() => {
+                                warn!(%namespace, name = %secret.secret_name, error = %why, serial = %kept.serial,
+                                    "keeping the last good certificate of a Secret whose new version does not check");
+                                Resolution::Kept {
+                                    certificate: kept.clone(),
+                                    why,
+                                }
+                            }
+                            _ => Resolution::Refused(why),
                         },
-                        Err(why) => Resolution::Refused(why),
                     }
                 }
                 _ => settings.resolve_elsewhere(secret),
