@@ -8,8 +8,9 @@
 //!   [`certificate::check`] and whose certificate is valid now; its chain is
 //!   served, the key reaching Envoy only in an owner-only SDS file or an
 //!   SDS response;
-//! - **kept**: a `KUBERNETES` secret that was ready, whose files then
-//!   turned unreadable or invalid (a volume error, a half-written file):
+//! - **kept**: a `KUBERNETES` secret that was ready, which then turned
+//!   unreadable or invalid (a volume error, a half-written file, a Secret
+//!   updated to a bad version):
 //!   its last good certificate is served until a valid newer pair arrives,
 //!   the secret is deleted or that certificate expires; its objects say why;
 //! - **delegated**: an `AWS_SECRETS_MANAGER` secret, which the mesh's SDS

@@ -7,7 +7,7 @@
 //! | no `tls` | `True` | `ResolvedRefs` | no TLS secret referenced |
 //! | the secret is served | `True` | `ResolvedRefs` | the secret, the certificate's serial and end of validity |
 //! | served by the mesh's SDS | `True` | `ResolvedRefs` | the secret and the SDS cluster; not read by the controller |
-//! | its files turned unreadable or invalid; the last good certificate is served | `False` | `InvalidCertificateRef` | the secret and why, then the certificate still served |
+//! | it turned unreadable or invalid (its files, a new Secret version); the last good certificate is served | `False` | `InvalidCertificateRef` | the secret and why, then the certificate still served |
 //! | missing, malformed, mismatched, expired, unserved provider | `False` | `InvalidCertificateRef` | the secret and why; its hosts are not served over TLS |
 //!
 //! An object the edge does not serve (invalid, or every host lost) has no
