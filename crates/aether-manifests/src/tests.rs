@@ -363,3 +363,33 @@ fn the_largest_file_of_empty_routes_is_refused_before_it_is_built() {
         read_err(&yaml, &limits)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn read_bytes_refuses_a_fifo_or_device_unopened_and_reads_one_byte_past_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("tls.crt");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let e = read_bytes(&fifo, "secrets", 16).unwrap_err();
+    assert_eq!(
+        (e.message.as_str(), e.failure),
+        (
+            "not a regular file (a FIFO): secrets are read from regular files only",
+            Failure::Content
+        )
+    );
+    let e = read_bytes(Path::new("/dev/zero"), "secrets", 16).unwrap_err();
+    assert!(e.message.contains("a character device"), "{}", e.message);
+    let file = dir.path().join("tls.key");
+    std::fs::write(&file, [b'x'; 16]).unwrap();
+    assert_eq!(read_bytes(&file, "secrets", 16).unwrap().len(), 16);
+    let e = read_bytes(&file, "secrets", 15).unwrap_err();
+    assert_eq!(e.message, "larger than the 15 byte limit");
+}
