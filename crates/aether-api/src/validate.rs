@@ -87,58 +87,38 @@ impl fmt::Display for Violation {
     }
 }
 
-/// Most violations kept (with their paths) per validation. An object with
-/// more is invalid all the same; the rest are only counted
-/// ([`Violations::omitted`]), so that validating any object costs at most
-/// this many paths in memory (100 × about 100 bytes), however many of its
-/// items break a rule: 1.2 million empty routes kept 2.4 million.
-pub const MAX_VIOLATIONS: usize = 100;
-
-/// The violations found in one message: the error [`Validate::validate`]
-/// returns, the first [`MAX_VIOLATIONS`] of them kept and the rest counted.
-/// Never empty when returned as an error.
+/// Every violation found in one message: the error [`Validate::validate`]
+/// returns. Never empty when returned as an error.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Violations {
-    kept: Vec<Violation>,
-    omitted: usize,
-}
+pub struct Violations(Vec<Violation>);
 
 impl Violations {
     /// The violations, in the order the rules were checked (fields in
     /// declaration order, a field's rules in the order they are written).
     pub fn violations(&self) -> &[Violation] {
-        &self.kept
-    }
-
-    /// How many violations were found beyond the [`MAX_VIOLATIONS`] kept.
-    pub fn omitted(&self) -> usize {
-        self.omitted
+        &self.0
     }
 
     /// Iterates over the violations.
     pub fn iter(&self) -> std::slice::Iter<'_, Violation> {
-        self.kept.iter()
+        self.0.iter()
     }
 
-    /// How many violations are kept (at most [`MAX_VIOLATIONS`]).
+    /// How many rules were broken.
     pub fn len(&self) -> usize {
-        self.kept.len()
+        self.0.len()
     }
 
     /// Whether no rule was broken.
     pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
+        self.0.is_empty()
     }
 
     /// Records a violation at `path`. Used by the generated validators.
     #[doc(hidden)]
     #[cold]
     pub fn push(&mut self, path: &FieldPath<'_>, rule_id: &'static str, message: &'static str) {
-        if self.kept.len() == MAX_VIOLATIONS {
-            self.omitted += 1;
-            return;
-        }
-        self.kept.push(Violation {
+        self.0.push(Violation {
             field_path: path.render(),
             rule_id,
             message,
@@ -150,7 +130,7 @@ impl IntoIterator for Violations {
     type Item = Violation;
     type IntoIter = std::vec::IntoIter<Violation>;
     fn into_iter(self) -> Self::IntoIter {
-        self.kept.into_iter()
+        self.0.into_iter()
     }
 }
 
@@ -158,21 +138,18 @@ impl<'a> IntoIterator for &'a Violations {
     type Item = &'a Violation;
     type IntoIter = std::slice::Iter<'a, Violation>;
     fn into_iter(self) -> Self::IntoIter {
-        self.kept.iter()
+        self.0.iter()
     }
 }
 
 impl fmt::Display for Violations {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kept.len() + self.omitted {
+        match self.0.len() {
             1 => write!(f, "1 validation error:")?,
             n => write!(f, "{n} validation errors:")?,
         }
-        for violation in &self.kept {
+        for violation in &self.0 {
             write!(f, "\n  - {violation}")?;
-        }
-        if self.omitted > 0 {
-            write!(f, "\n  - and {} more", self.omitted)?;
         }
         Ok(())
     }
@@ -412,23 +389,5 @@ mod tests {
              - spec.routes: must contain at least 1 item(s) [repeated.min_items]"
         );
         let _: &dyn std::error::Error = &v;
-    }
-
-    #[test]
-    fn violations_beyond_the_cap_are_counted_not_kept() {
-        let mut v = Violations::default();
-        let root = FieldPath::root("spec");
-        let routes = root.field("routes");
-        for i in 0..MAX_VIOLATIONS + 7 {
-            v.push(&routes.index(i), "required", "value is required");
-        }
-        assert_eq!((v.len(), v.omitted()), (MAX_VIOLATIONS, 7));
-        assert_eq!(v.violations().last().unwrap().field_path, "spec.routes[99]");
-        let text = v.to_string();
-        assert!(text.starts_with("107 validation errors:"), "{text}");
-        assert!(
-            text.ends_with("\n  - spec.routes[99]: value is required [required]\n  - and 7 more"),
-            "{text}"
-        );
     }
 }

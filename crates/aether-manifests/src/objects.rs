@@ -90,12 +90,12 @@ pub const RULE_MAX_ITEMS: &str = "repeated.max_items";
 /// (`and 1199900 more`), and its path is empty.
 pub const RULE_MORE: &str = "more";
 
-/// Most problems listed per object (the validator keeps as many
-/// violations: [`aether_api::validate::MAX_VIOLATIONS`]); the rest are
-/// counted in one [`RULE_MORE`] problem. So an object with a million
+/// Most problems listed per object; the rest are counted in one
+/// [`RULE_MORE`] problem. (The validator's violations are bounded by the
+/// schema's list bounds, to which a reading cuts every list first.) So an object with a million
 /// broken items costs 100 paths in memory and about 10 KiB of message,
 /// not 2.4 million paths and 170 MiB.
-pub const MAX_PROBLEMS: usize = aether_api::validate::MAX_VIOLATIONS;
+pub const MAX_PROBLEMS: usize = 100;
 
 /// How many problems a [`RULE_MORE`] problem stands for; 0 for any other.
 pub fn more_count(problem: &Problem) -> usize {
@@ -166,8 +166,9 @@ pub fn describe_all(problems: &[Problem]) -> String {
 /// those on a value with a problem, under it, or around it: a refused
 /// value was left at its default, so a rule that requires, counts or
 /// compares it would speak of the gap, not of the manifest. Capped (see
-/// [`capped`]): both lists are, so the comparison of each violation with
-/// each problem costs at most 100 × 100.
+/// [`capped`]): the problems are first, so each violation is compared
+/// with at most 100 of them (the violations are bounded by the schema's
+/// list bounds, to which the reading cut the lists).
 pub fn with_violations(problems: Vec<Problem>, violations: impl IntoIterator<Item = Violation>) -> Vec<Problem> {
     let mut problems = capped(problems);
     // `a` is `b`, or a field or item of it.
@@ -178,43 +179,28 @@ pub fn with_violations(problems: Vec<Problem>, violations: impl IntoIterator<Ite
     let kept: Vec<Problem> = violations
         .into_iter()
         .filter(|v| {
-            v.rule_id == RULE_MORE
-                || !problems
-                    .iter()
-                    // A list cut to its `maxItems` is no gap: its items are read.
-                    .any(|p| {
-                        p.rule != RULE_MORE
-                            && p.rule != RULE_MAX_ITEMS
-                            && (within(&v.field_path, &p.path) || within(&p.path, &v.field_path))
-                    })
+            !problems
+                .iter()
+                // A list cut to its `maxItems` is no gap: its items are read.
+                .any(|p| {
+                    p.rule != RULE_MORE
+                        && p.rule != RULE_MAX_ITEMS
+                        && (within(&v.field_path, &p.path) || within(&p.path, &v.field_path))
+                })
         })
-        .map(|v| match v.rule_id {
-            // The count of violations the validator did not keep.
-            RULE_MORE => more(v.field_path.parse().unwrap_or(0)),
-            _ => Problem {
-                path: v.field_path,
-                rule: v.rule_id,
-                message: v.message.to_owned(),
-            },
+        .map(|v| Problem {
+            path: v.field_path,
+            rule: v.rule_id,
+            message: v.message.to_owned(),
         })
         .collect();
     problems.extend(kept);
     capped(problems)
 }
 
-/// The violations `validate` found, if any, one by one; those it counted
-/// beyond the ones it kept ([`Violations::omitted`]) as one last violation
-/// of rule [`RULE_MORE`] whose path is their count, which
-/// [`with_violations`] makes the [`RULE_MORE`] problem.
+/// The violations `validate` found, if any, one by one.
 pub fn violations_of(found: Result<(), Violations>) -> impl Iterator<Item = Violation> {
-    found.err().into_iter().flat_map(|violations| {
-        let omitted = violations.omitted();
-        violations.into_iter().chain((omitted > 0).then(|| Violation {
-            field_path: omitted.to_string(),
-            rule_id: RULE_MORE,
-            message: "more",
-        }))
-    })
+    found.err().into_iter().flatten()
 }
 
 /// Decodes a spec as an object's `spec` (`None`: the object has none),

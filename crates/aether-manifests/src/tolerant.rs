@@ -128,9 +128,7 @@ fn read_cut<T: DeserializeOwned + Default>(
         .collect();
     // The objects missing a required field or oneof of their own (a
     // oneof's violation is named after it: `spec.routes[0].match.path`; a
-    // message oneof rule's after the object: `spec.routes[0]`). Of the
-    // violations the validator keeps (the first 100): beyond them, an
-    // unknown field is set aside, in an object invalid all the same.
+    // message oneof rule's after the object: `spec.routes[0]`).
     let incomplete: HashSet<String> = violations(&value)
         .into_iter()
         .filter(|v| !dropped_values.contains(&v.field_path.as_str()))
