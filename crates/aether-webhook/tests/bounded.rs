@@ -30,8 +30,9 @@ fn many_empty_routes_get_a_capped_answer_naming_how_many_more() {
     for k in [1_000, 20_000] {
         let (message, decision, size) = message(&review_of_routes("{}", k));
         assert_eq!(decision, Decision::DeniedInvalid);
-        // `spec.routes` above its 128 items, read only to them, then two
-        // violations per route read (its match and its action).
+        // `spec.routes` above four times its 128 items, read only to
+        // them, then two violations per route read (its match and its
+        // action).
         assert!(
             message.starts_with(&format!(
                 "VirtualHost is invalid: 257 validation errors:\n  - spec.routes: must contain no more than \

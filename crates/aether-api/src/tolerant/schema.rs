@@ -38,6 +38,14 @@ impl Node {
         }
     }
 
+    /// The most items a list of this node is read with whole: four times
+    /// its `maxItems`. A list with more is cut to its `maxItems` before it
+    /// is decoded (`lists.rs`); one within is read whole, so that every
+    /// rule on it (`repeated.unique`) is judged as ever.
+    pub(super) fn read_whole_up_to(&self) -> usize {
+        self.max_items.map_or(usize::MAX, |max| max.saturating_mul(4))
+    }
+
     /// The node of property `name`; a node that knows nothing (takes
     /// anything) where there is none.
     pub(super) fn property(&self, name: &str) -> &Node {
