@@ -144,8 +144,9 @@ impl Default for Limits {
             // each) fits, and the largest file (16 MiB of `{},` routes, JSON
             // or YAML) is refused before any value is built (26 and 35 MB
             // peak). The most a file within it cost, measured with
-            // `aetherctl validate` (debug build): 1,690 objects of 128 empty
-            // routes each, 136 MB peak. At 1,000,000 YAML nodes the bound
+            // `aetherctl validate` (debug build): 470 objects of 512 empty
+            // routes each (lists are read whole up to four times their
+            // `maxItems`), 146 MB peak, 1.1 s. At 1,000,000 YAML nodes the bound
             // was about 550 MB, and JSON had none (16 MiB: 5.95 GB).
             max_nodes: 250_000,
             max_aliases: 1_000,
