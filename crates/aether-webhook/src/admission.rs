@@ -22,15 +22,16 @@ pub const MAX_JSON_DEPTH: usize = 64;
 
 /// Most JSON nodes (mappings, sequences, scalars, keys among them) in a
 /// request body, counted before anything is built from it. A VirtualHost
-/// at every one of its schema's list bounds is about 55,000 nodes; an
-/// UPDATE carries two objects, with their managed fields: 200,000 leaves
-/// room for two of 100,000. What it bounds: a spec with a list above its
-/// `maxItems` or a field this build does not know is read as a JSON tree,
-/// up to about 230 bytes a node (a small mapping is a 630-byte BTreeMap
-/// leaf), so any body within it is answered within about 50 MiB over the
-/// idle size (measured: `examples/largest_body.rs`). The 3.5 MiB body
-/// limit alone allowed 1.2 million empty routes, 1.5 GB; 500,000 nodes of
-/// routes with an unknown field took 115 MB.
+/// at every one of its schema's list bounds is about 55,000 nodes (an
+/// estimate, from the bounds); an UPDATE carries two objects, with their
+/// managed fields: 200,000 leaves room for two of 100,000. What it bounds:
+/// a spec with a list above four times its `maxItems`, or with a field
+/// this build does not know, is read as a JSON tree, up to about 230 bytes
+/// a node (a small mapping is a 630-byte BTreeMap leaf); any body within
+/// it was answered within 45 MB over the idle size (debug build,
+/// `examples/largest_body.rs`). The 3.5 MiB body limit alone allowed 1.2
+/// million empty routes, 1.5 GB; 500,000 nodes of routes with an unknown
+/// field took 115 MB.
 pub const MAX_JSON_NODES: usize = 200_000;
 
 /// Why a body is not a review we can answer: the HTTP 400 message.
