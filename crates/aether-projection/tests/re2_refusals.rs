@@ -63,6 +63,20 @@ fn refused_constructs_are_named_with_their_offset() {
             "a{2 ,3}",
             "a counted repetition not written {n}, {n,} or {n,m} (at offset 1)",
         ),
+        // RE2 reads a count with a leading zero as text: `a{09}` matches
+        // "a{09}" (found by the fuzz target re2_parity).
+        (
+            "/(?:(?:(?:a{09}){11}){11}){0}",
+            "a count with a leading zero (RE2 reads {09} as text) (at offset 11)",
+        ),
+        (
+            "a{1,02}",
+            "a count with a leading zero (RE2 reads {09} as text) (at offset 1)",
+        ),
+        (
+            "a{00,}",
+            "a count with a leading zero (RE2 reads {09} as text) (at offset 1)",
+        ),
         ("a{1001}", "a repetition count above RE2's 1000 (at offset 1)"),
         ("(?:){1001}", "a repetition count above RE2's 1000 (at offset 4)"),
         ("[^\\x00-\\xff]", "a class that matches no byte (at offset 0)"),

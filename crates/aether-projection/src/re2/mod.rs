@@ -24,7 +24,8 @@
 //! `&&`, `--`, `~~`: RE2 reads them as literal characters), `\<`, `\>`,
 //! `\b{..}`, `\u`/`\U` escapes, flags other than `i m s U`, `(?<name>..)`
 //! (`(?P<name>..)` is accepted), repetitions of repetitions (`a**`),
-//! counted repetitions RE2 would read as text (`a{ 2}`, `a{,2}`) or above
+//! counted repetitions RE2 would read as text (`a{ 2}`, `a{,2}`, a
+//! count with a leading zero: `a{09}`) or above
 //! RE2's 1000, counted repetitions nested so that their counts on one path
 //! multiply above 1000 (each its maximum, or its minimum when unbounded;
 //! counts of 0 and `*`, `+`, `?` multiply nothing), even under `{0}`:

@@ -396,6 +396,13 @@ impl<'a> Walker<'a> {
                         &repetition.op.span,
                     ));
                 }
+                // RE2 reads no number with a leading zero: `a{09}` is text.
+                if has_leading_zero(text) {
+                    return Err(unsupported(
+                        "a count with a leading zero (RE2 reads {09} as text)",
+                        &repetition.op.span,
+                    ));
+                }
                 let (min, max) = match *range {
                     RepetitionRange::Exactly(n) => (n, Some(n)),
                     RepetitionRange::AtLeast(n) => (n, None),
@@ -518,6 +525,13 @@ fn is_strict_count(text: &str) -> bool {
         None => digits(inner),
         Some((min, max)) => digits(min) && (max.is_empty() || digits(max)),
     }
+}
+
+/// Whether a number of `{n}`, `{n,}` or `{n,m}` has a leading zero.
+fn has_leading_zero(text: &str) -> bool {
+    text.trim_start_matches('{')
+        .split([',', '}'])
+        .any(|number| number.len() > 1 && number.starts_with('0'))
 }
 
 /// A name both RE2 and Rust accept: ASCII letters, digits and `_`, not
