@@ -292,7 +292,7 @@ fn count_towards(rng: &mut Rng, product: u32, target: u32) -> String {
         _ => count(rng),
     };
     match rng.below(6) {
-        0 | 1 | 2 => format!("{{{n}}}"),
+        0..=2 => format!("{{{n}}}"),
         3 => format!("{{{n},}}"),
         4 => format!("{{0,{n}}}"),
         _ => format!("{{{},{n}}}", n / 2),
