@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
 use aether_manifests::{self as manifests, LastGood, Limits};
@@ -141,7 +141,8 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// manifest file was added, removed or changed (size or mtime). Polling
 /// needs no inotify and behaves the same on every filesystem; a change is
 /// seen within one interval. Files are read within `limits` (a file is
-/// read once settled: see [`Limits::settle`]). `ready` is set after the
+/// read once settled: see [`Limits::settle`]; a read never waits on one
+/// still changing, which keeps its last hosts). `ready` is set after the
 /// first read. Errors and stale files are logged and set in `metrics`.
 pub async fn watch_directory(
     dir: PathBuf,
@@ -152,7 +153,10 @@ pub async fn watch_directory(
     metrics: Arc<Metrics>,
 ) {
     let mut last: Option<manifests::Stamp> = None;
-    let store = Arc::new(std::sync::Mutex::new(LastGood::new()));
+    // A read never waits on a file still being written: it keeps what the
+    // file gave and looks again next time, so a file that never stops
+    // changing delays only itself (see `LastGood::without_waiting`).
+    let store = Arc::new(std::sync::Mutex::new(LastGood::without_waiting()));
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -160,12 +164,13 @@ pub async fn watch_directory(
         let (dir_, index_, store_) = (dir.clone(), index.clone(), store.clone());
         let previous = last.clone();
         let read = tokio::task::spawn_blocking(move || {
-            let stamp = manifests::stamp(std::slice::from_ref(&dir_));
-            if previous.as_ref() == Some(&stamp) {
-                return None;
-            }
             // One read at a time: the ticker waits for this task.
             let mut store = store_.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let stamp = store.stamp(std::slice::from_ref(&dir_), limits.settle);
+            let set_aside_due = store.set_aside_due().is_some_and(|due| due <= Instant::now());
+            if previous.as_ref() == Some(&stamp) && !set_aside_due {
+                return None;
+            }
             Some((stamp, load_directory(&dir_, &limits, &mut store, &index_)))
         })
         .await;

@@ -186,3 +186,47 @@ async fn a_type_error_is_denied_as_a_violation_naming_its_path_and_range() {
         "{metrics}"
     );
 }
+
+/// A manifest rewritten every 100 ms delays only itself: another file's
+/// hosts are indexed about as soon as without it (each read waited the
+/// full 5 s settle bound for it before), and its own hosts stay indexed.
+#[tokio::test]
+async fn a_file_that_never_stops_changing_delays_no_other_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let churning = dir.path().join("a.yaml");
+    std::fs::write(&churning, manifest("team-a", "api", "api.example.com")).unwrap();
+    let webhook = Webhook::start(dir.path()).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, churning) = (stop.clone(), churning.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::fs::write(&churning, manifest("team-a", "api", "api.example.com")).unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for (round, host) in ["web.example.com", "shop.example.com"].into_iter().enumerate() {
+        let started = std::time::Instant::now();
+        std::fs::write(
+            dir.path().join(format!("b{round}.yaml")),
+            manifest("team-b", &format!("web{round}"), host),
+        )
+        .unwrap();
+        webhook
+            .until("the other file indexed", |w| async move { !w.admits(host).await })
+            .await;
+        let took = started.elapsed();
+        eprintln!("{host} indexed after {took:?} beside a file rewritten every 100 ms");
+        assert!(took < Duration::from_secs(3), "{host} indexed after {took:?}");
+        assert!(
+            !webhook.admits("api.example.com").await,
+            "the churning file's hosts stay indexed"
+        );
+        // The second edit comes after the churning file's own 5 s bound.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+}
