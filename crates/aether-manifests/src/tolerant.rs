@@ -38,11 +38,12 @@ use crate::Reading;
 use crate::decode::decode_owned_reporting;
 use crate::objects::{MAX_PROBLEMS, Problem, RULE_MAX_ITEMS, capped};
 
-/// How the last of [`Read::set_aside`] begins when it counts the unknown
-/// fields beyond the first [`MAX_PROBLEMS`] (`(and 5 more)`) rather than
-/// naming one.
-pub const SET_ASIDE_MORE: &str = "(and ";
 use crate::schema::RULE_UNSUPPORTED;
+
+/// How the last of [`crate::objects::VirtualHostObject::set_aside`] begins
+/// when it counts the unknown fields beyond the first [`MAX_PROBLEMS`]
+/// (`(and 5 more)`) rather than naming one.
+pub const SET_ASIDE_MORE: &str = "(and ";
 
 /// What a spec or status read gives: the value, its problems, and the
 /// paths of the unknown fields set aside (empty when strict).
