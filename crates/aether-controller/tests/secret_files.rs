@@ -8,18 +8,18 @@
 //! a file is made unreadable by putting a directory, a FIFO or a dangling
 //! link in its place.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use aether_controller::TlsSettings;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
 use aether_controller::outputs::STATUS_FILE;
 use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_e2e::certs::{Leaf, TestCa, write_secret};
-use aether_projection::ProjectionConfig;
 use serde_json::Value;
 
 /// The most a pass may take here before it counts as blocked.
@@ -35,15 +35,8 @@ fn manifest(name: &str, host: &str, secret: &str) -> String {
 
 fn local(manifests: &Path, out: &Path, secrets: &Path) -> Local {
     Local::new(Options {
-        manifests: manifests.to_owned(),
-        out: out.to_owned(),
-        poll: Duration::from_millis(10),
-        quiet: Duration::ZERO,
-        max_delay: Duration::ZERO,
-        once: true,
-        projection: ProjectionConfig::default(),
         secrets: Some(secrets.to_owned()),
-        tls: TlsSettings::new(out.to_string_lossy()),
+        ..common::options(manifests, out)
     })
     .unwrap()
 }

@@ -2,16 +2,15 @@
 //! `ResolvedRefs` statuses, rotation and clean-up, without Envoy (the
 //! real-Envoy suite runs the same files through Envoy).
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::Duration;
 
-use aether_controller::TlsSettings;
 use aether_controller::local::{Local, Options};
 use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE};
 use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_e2e::certs::{Leaf, TestCa, write_secret};
-use aether_projection::ProjectionConfig;
 use serde_json::Value;
 
 fn manifest(name: &str, hosts: &str, tls: &str) -> String {
@@ -27,15 +26,8 @@ fn tls(secret: &str) -> String {
 
 fn local(manifests: &Path, out: &Path, secrets: &Path) -> Local {
     Local::new(Options {
-        manifests: manifests.to_owned(),
-        out: out.to_owned(),
-        poll: Duration::from_millis(10),
-        quiet: Duration::ZERO,
-        max_delay: Duration::ZERO,
-        once: true,
-        projection: ProjectionConfig::default(),
         secrets: Some(secrets.to_owned()),
-        tls: TlsSettings::new(out.to_string_lossy()),
+        ..common::options(manifests, out)
     })
     .unwrap()
 }
