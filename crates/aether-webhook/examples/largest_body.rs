@@ -12,8 +12,7 @@ use std::time::Instant;
 
 use aether_webhook::admission;
 use aether_webhook::index::HostIndex;
-
-const MAX_BODY: usize = 3 * 1024 * 1024 + 512 * 1024;
+use aether_webhook::server::Limits;
 
 fn review_of_routes(route: &str, k: usize) -> Vec<u8> {
     let routes = vec![route; k].join(",");
@@ -26,9 +25,10 @@ fn review_of_routes(route: &str, k: usize) -> Vec<u8> {
 fn main() {
     let shape = std::env::args().nth(1).unwrap_or_else(|| "empty-routes".to_owned());
     let route = r#"{"match":{"prefix":"/"},"backend":{"service":"web"}}"#;
+    let max_body = Limits::default().max_body_bytes;
     let body = match shape.as_str() {
         "idle" => review_of_routes(route, 1),
-        "empty-routes" => review_of_routes("{}", (MAX_BODY - 600) / 3),
+        "empty-routes" => review_of_routes("{}", (max_body - 600) / 3),
         "budget-routes" => review_of_routes("{}", admission::MAX_JSON_NODES - 100),
         // Seven nodes a route.
         "unknown-routes" => review_of_routes(
@@ -46,7 +46,7 @@ fn main() {
         ),
         other => panic!("unknown shape {other}"),
     };
-    assert!(body.len() <= MAX_BODY, "{} bytes", body.len());
+    assert!(body.len() <= max_body, "{} bytes", body.len());
     let index = HostIndex::new();
     let started = Instant::now();
     let outcome = admission::review(&body, &index);
