@@ -428,7 +428,7 @@ fn main() {
     let rate: f64 = env("BENCH_RATE", 10_000.0);
     let seconds: f64 = env("BENCH_SECONDS", 5.0);
     // Pinned, a worker per server core (two workers on one core only take
-    // turns). Unpinned, measured on the 2-core machine (README): a 2-worker
+    // turns). Unpinned, measured on the 2-core machine (docs/benchmarks.md): a 2-worker
     // server runtime with a current-thread client did best; a multi-thread
     // client steals the server's cores.
     let server_threads: usize = env(
