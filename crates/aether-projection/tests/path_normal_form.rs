@@ -10,7 +10,7 @@ use proptest::prelude::*;
 /// request for it as (`None`: Envoy answered 400), measured on Envoy 1.40
 /// with `normalize_path`, `merge_slashes` and `UNESCAPE_AND_REDIRECT`,
 /// following its redirect; the emitted exact path; the emitted prefix.
-/// How it was measured: the crate's README, "Route paths".
+/// How it was measured: docs/envoy.md, "Route paths".
 const MEASURED: &[(&str, Option<&str>, &str, &str)] = &[
     // Escapes of unreserved characters are decoded, in either hex case.
     ("/%7Euser", Some("/~user"), "/~user", "/~user"),

@@ -73,8 +73,8 @@ fn escaped_routes_are_reached_as_written_and_decoded() {
 }
 
 /// Random valid paths, each the only route of its own host: asked for as
-/// written, every one is reached. Two spellings are left out, as the
-/// projection's README says: Envoy answers 400 to any request with `%00`,
+/// written, every one is reached. Two spellings are left out, as
+/// docs/envoy.md ("Route paths") says: Envoy answers 400 to any request with `%00`,
 /// and routes an escaped `%2E%2E;` segment once un-normalized (the route
 /// is reached by the normalized request instead).
 #[test]

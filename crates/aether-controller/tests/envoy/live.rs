@@ -132,8 +132,8 @@ fn steps() -> Vec<Step> {
     ]
 }
 
-/// Ten more objects, so the edge holds 12 (the size the README's
-/// edit → served figures are measured at).
+/// Ten more objects, so the edge holds 12 (the size docs/envoy.md's
+/// "Edit → served" figures are measured at).
 fn others() -> String {
     (0..10)
         .map(|i| {
