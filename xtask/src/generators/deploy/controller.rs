@@ -3,8 +3,8 @@
 //! Service in front of their xDS port, from which the edge's Envoys take
 //! their routes (RDS over gRPC). The replicas elect one status writer
 //! through a Lease. (The controller can also run as a container of the
-//! Envoy pods, writing files to a shared volume; its README shows that
-//! container.)
+//! Envoy pods, writing files to a shared volume; docs/controller.md,
+//! "Deployment", shows that container.)
 //!
 //! - ClusterRole: watch VirtualHosts in every namespace, patch their status;
 //!   `get`, `list` and `watch` Secrets, for the `kubernetes.io/tls` Secrets

@@ -6,7 +6,8 @@
 //! - `webhook/`: the validating admission webhook (`aether-webhook`);
 //! - `controller/`: the controller (`aether-controller`): its RBAC, and a
 //!   Deployment and Service serving the routes over xDS (it can also run
-//!   as a container of the edge's Envoy pods, writing files; see its README);
+//!   as a container of the edge's Envoy pods, writing files; see
+//!   docs/controller.md, "Deployment");
 //!   (each Deployment with a PodDisruptionBudget: one pod evicted at a time);
 //! - `kustomization.yaml`: all of the above, in that order, so that
 //!   `kubectl apply -k generated/deploy` installs them (after the CRD).
