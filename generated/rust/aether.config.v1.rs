@@ -6,7 +6,7 @@
 /// Example (the Kubernetes form, as written in a manifest):
 ///
 /// ```yaml
-/// hosts: \[api.example.com\]
+/// hosts: [api.example.com]
 /// routes:
 ///    - match: {prefix: /users}
 ///      backend: {service: svc-users, port: 8080}
@@ -106,10 +106,10 @@ pub struct VirtualHostSpec {
 ///        - {service: svc-api, port: 8080, weight: 90}
 ///        - {service: svc-api-canary, weight: 10}
 ///      rewrite: {prefix: /v2, host: api.internal}
-///      requestHeaders: {set: \[{name: x-team, value: a}\], remove: \[x-debug\]}
-///      responseHeaders: {remove: \[server\]}
+///      requestHeaders: {set: [{name: x-team, value: a}], remove: [x-debug]}
+///      responseHeaders: {remove: [server]}
 ///      timeout: 15s
-///      retries: {attempts: 3, perTryTimeout: 2s, retryOn: \[connect-failure, 5xx\]}
+///      retries: {attempts: 3, perTryTimeout: 2s, retryOn: [connect-failure, 5xx]}
 ///    - match: {prefix: /old}
 ///      redirect: {scheme: https, host: new.example.com, prefix: /new, statusCode: 301}
 /// ```
@@ -254,7 +254,7 @@ pub mod route_match {
         #[prost(string, tag = "2")]
         Exact(::prost::alloc::string::String),
         /// Matches the request path if the whole path fits this regular
-        /// expression, in RE2 syntax (`^/users/\[0-9\]+$`; the anchors are
+        /// expression, in RE2 syntax (`^/users/[0-9]+$`; the anchors are
         /// implied).
         ///
         /// Rules: 1 to 1024 characters of printable ASCII (space to `~`). The

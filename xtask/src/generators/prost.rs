@@ -59,9 +59,71 @@ pub fn generate(api: &ApiFiles) -> Result<Vec<(String, Vec<u8>)>> {
             if module == resource_module {
                 code.push_str(&resource.rust_constants());
             }
+            let code = code_in_docs_as_written(&code);
             (module.to_file_name_or("_"), format!("{RUST_HEADER}{code}").into_bytes())
         })
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// `code` with the brackets prost-build escapes in doc comments (`\[`, so
+/// that rustdoc reads no link) written back inside code: a fenced block
+/// or a `code span` shows its text as it is, so `hosts: \[api\]` would
+/// show its backslashes on docs.rs. Outside code the escapes stay.
+fn code_in_docs_as_written(code: &str) -> String {
+    let mut fenced = false;
+    let mut out = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        let Some((indent, doc)) = line.split_once("///") else {
+            out.push_str(line);
+            continue;
+        };
+        if !indent.trim().is_empty() {
+            out.push_str(line);
+            continue;
+        }
+        out.push_str(indent);
+        out.push_str("///");
+        if doc.trim_start().starts_with("```") {
+            fenced = !fenced;
+            out.push_str(doc);
+        } else if fenced {
+            out.push_str(&unescape_brackets(doc));
+        } else {
+            // Odd pieces between backticks are code spans.
+            for (index, piece) in doc.split('`').enumerate() {
+                if index > 0 {
+                    out.push('`');
+                }
+                if index % 2 == 1 {
+                    out.push_str(&unescape_brackets(piece));
+                } else {
+                    out.push_str(piece);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn unescape_brackets(text: &str) -> String {
+    text.replace("\\[", "[").replace("\\]", "]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_in_docs_as_written;
+
+    #[test]
+    fn brackets_are_unescaped_in_code_only() {
+        let generated = "/// Example:\n///\n/// ```yaml\n/// hosts: \\[api.example.com\\]\n/// ```\n/// A regex \
+                         (`^/users/\\[0-9\\]+$`), a list \\[a\\] and `x` again \\[b\\].\n    /// `\\[indented\\]`\n\
+                         pub struct A; // not a doc: \\[kept\\]\n";
+        assert_eq!(
+            code_in_docs_as_written(generated),
+            "/// Example:\n///\n/// ```yaml\n/// hosts: [api.example.com]\n/// ```\n/// A regex (`^/users/[0-9]+$`), \
+             a list \\[a\\] and `x` again \\[b\\].\n    /// `[indented]`\npub struct A; // not a doc: \\[kept\\]\n"
+        );
+    }
 }
