@@ -17,10 +17,9 @@ use std::time::Duration;
 
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
-use aether_controller::outputs::STATUS_FILE;
 use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_e2e::certs::{Leaf, TestCa, write_secret};
-use serde_json::Value;
+use common::{json, resolved_refs};
 
 /// The most a pass may take here before it counts as blocked.
 const HANG_GUARD: Duration = Duration::from_secs(20);
@@ -39,23 +38,6 @@ fn local(manifests: &Path, out: &Path, secrets: &Path) -> Local {
         ..common::options(manifests, out)
     })
     .unwrap()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))).unwrap()
-}
-
-fn resolved_refs(out: &Path, key: &str) -> (String, String, String) {
-    let status = json(&out.join(STATUS_FILE));
-    let condition = status[key]["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["type"] == "ResolvedRefs")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let text = |field: &str| condition[field].as_str().unwrap_or("").to_owned();
-    (text("status"), text("reason"), text("message"))
 }
 
 /// The chains `listeners.json` names.

@@ -11,7 +11,7 @@ use aether_controller::local::{Local, Options};
 use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE};
 use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_e2e::certs::{Leaf, TestCa, write_secret};
-use serde_json::Value;
+use common::{json, resolved_refs};
 
 fn manifest(name: &str, hosts: &str, tls: &str) -> String {
     format!(
@@ -41,10 +41,6 @@ fn dirs() -> (tempfile::TempDir, tempfile::TempDir, tempfile::TempDir) {
     )
 }
 
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))).unwrap()
-}
-
 /// `(chain name, server names)` of listeners.json.
 fn chains(out: &Path) -> Vec<(String, Vec<String>)> {
     let listener = &json(&out.join(LISTENERS_FILE))["resources"][0];
@@ -63,19 +59,6 @@ fn chains(out: &Path) -> Vec<(String, Vec<String>)> {
             (chain["name"].as_str().unwrap().to_owned(), names)
         })
         .collect()
-}
-
-fn resolved_refs(out: &Path, key: &str) -> (String, String, String) {
-    let status = json(&out.join(STATUS_FILE));
-    let condition = status[key]["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["type"] == "ResolvedRefs")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let text = |field: &str| condition[field].as_str().unwrap_or("").to_owned();
-    (text("status"), text("reason"), text("message"))
 }
 
 #[test]

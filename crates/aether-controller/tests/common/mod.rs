@@ -99,3 +99,23 @@ pub fn served_hosts(out: &std::path::Path) -> Vec<String> {
         .flat_map(|host| host.domains)
         .collect()
 }
+
+/// The JSON file at `path`.
+pub fn json(path: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))).unwrap()
+}
+
+/// The `ResolvedRefs` condition of `key` (`namespace/name`) in local mode's
+/// `status.json` under `out`: status, reason and message (empty when absent).
+pub fn resolved_refs(out: &std::path::Path, key: &str) -> (String, String, String) {
+    let status = json(&out.join(aether_controller::outputs::STATUS_FILE));
+    let condition = status[key]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "ResolvedRefs")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let text = |field: &str| condition[field].as_str().unwrap_or("").to_owned();
+    (text("status"), text("reason"), text("message"))
+}
