@@ -28,6 +28,7 @@
 //! assert_eq!(spec.validate_at("").unwrap_err().violations()[0].field_path, "hosts[0]");
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// The `regex` crate, re-exported for the generated validators.
@@ -72,8 +73,10 @@ pub struct Violation {
     /// `required`, or a CEL rule's own id such as `path.no_dot_segment`.
     pub rule_id: &'static str,
     /// What is wrong, for a person: the CEL rule's message, or protovalidate's
-    /// wording for a standard rule (`must be at most 253 characters`).
-    pub message: &'static str,
+    /// wording for a standard rule (`must be at most 253 characters`). Owned
+    /// where the message says what was found (`got -1`): a value that did
+    /// not decode, a regex RE2 refuses.
+    pub message: Cow<'static, str>,
 }
 
 impl fmt::Display for Violation {
@@ -121,7 +124,7 @@ impl Violations {
         self.0.push(Violation {
             field_path: path.render(),
             rule_id,
-            message,
+            message: Cow::Borrowed(message),
         });
     }
 }

@@ -73,7 +73,7 @@ impl Judged {
                 assert!(!violations.is_empty(), "an Err holds at least one violation");
                 violations
                     .into_iter()
-                    .map(|v| (v.field_path, v.rule_id.to_owned(), v.message.to_owned()))
+                    .map(|v| (v.field_path, v.rule_id.to_owned(), v.message.into_owned()))
                     .collect()
             }
         };

@@ -191,7 +191,7 @@ pub fn with_violations(problems: Vec<Problem>, violations: impl IntoIterator<Ite
         .map(|v| Problem {
             path: v.field_path,
             rule: v.rule_id,
-            message: v.message.to_owned(),
+            message: v.message.into_owned(),
         })
         .collect();
     problems.extend(kept);

@@ -188,7 +188,7 @@ fn what_the_kubernetes_form_cannot_write_is_judged_alike_in_binary() {
             .err()
             .into_iter()
             .flatten()
-            .map(|v| (v.field_path, v.rule_id.to_owned(), v.message.to_owned()))
+            .map(|v| (v.field_path, v.rule_id.to_owned(), v.message.into_owned()))
             .collect();
         rust.sort();
         let mut reference: Vec<_> = reference

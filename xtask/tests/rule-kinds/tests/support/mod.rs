@@ -143,7 +143,7 @@ pub fn judge(specs: &[Value]) -> Vec<Verdict> {
                 Ok(()) => Vec::new(),
                 Err(violations) => violations
                     .into_iter()
-                    .map(|v| (v.field_path, v.rule_id.to_owned(), v.message.to_owned()))
+                    .map(|v| (v.field_path, v.rule_id.to_owned(), v.message.into_owned()))
                     .collect(),
             };
             rust.sort();
