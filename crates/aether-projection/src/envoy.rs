@@ -59,8 +59,8 @@ const ROUTES_FIELD: u32 = 3;
 /// ([`matching::route_order`]: as listed, or by specificity), as the
 /// encoded `routes` fields of an Envoy `VirtualHost`; and the problems of
 /// the routes left out, those holding a regular expression or an action
-/// Envoy would refuse ([`served_actions`]; Envoy refuses a whole route
-/// configuration for one such).
+/// Envoy would refuse (`aether_edge_limits::route_problems`; Envoy refuses
+/// a whole route configuration for one such).
 ///
 /// Why bytes rather than the prost structs: an envoy-types `Route` is over
 /// 2 KiB in memory (every optional message of Envoy's route is inline),
@@ -80,37 +80,6 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
     // In listed order, whatever the order of the routes.
     left_out.sort_by_key(|(index, _)| *index);
     (out, left_out.into_iter().flat_map(|(_, problems)| problems).collect())
-}
-
-/// Every problem for which the edge leaves a route of `spec` out, with its
-/// field path: a regular expression RE2 would refuse (rule `re2`), else an
-/// action Envoy would refuse (rule `envoy`), exactly as `encoded_routes`
-/// leaves them out. The webhook denies an object with any.
-pub fn edge_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
-    spec.routes
-        .iter()
-        .enumerate()
-        .filter_map(|(index, http_route)| served_actions(index, http_route, None).err())
-        .flatten()
-        .collect()
-}
-
-/// Route `index`'s actions, unless the edge leaves the route out: a regular
-/// expression RE2 would refuse (rule `re2`), else an action Envoy would
-/// refuse (rule `envoy`). The one decision behind both [`route`] and
-/// [`edge_problems`], so the webhook denies exactly what the edge leaves out.
-fn served_actions(
-    index: usize,
-    http_route: &HttpRoute,
-    retry: Option<&route::RetryPolicy>,
-) -> Result<actions::Actions, Vec<Problem>> {
-    if let Some(route_match) = &http_route.r#match {
-        let problems = matching::route_regex_problems(index, route_match);
-        if !problems.is_empty() {
-            return Err(problems);
-        }
-    }
-    actions::actions(index, http_route, retry)
 }
 
 /// The virtual host `name` with `domains` and the routes of
@@ -203,10 +172,14 @@ fn route(
     http_route: &HttpRoute,
     retry: Option<&route::RetryPolicy>,
 ) -> Result<Option<route::Route>, Vec<Problem>> {
-    let actions = match served_actions(index, http_route, retry) {
-        Ok(actions) => actions,
-        Err(problems) if problems.is_empty() => return Ok(None),
-        Err(problems) => return Err(problems),
+    // The one decision the webhook asks too (`edge_problems`), so that it
+    // denies exactly what is left out here.
+    let problems = aether_edge_limits::route_problems(index, http_route);
+    if !problems.is_empty() {
+        return Err(problems.into_iter().map(Problem::from).collect());
+    }
+    let Some(actions) = actions::actions(http_route, retry) else {
+        return Ok(None);
     };
     let Some(route_match) = http_route.r#match.as_ref().and_then(matching::envoy_match) else {
         return Ok(None);

@@ -39,8 +39,6 @@
 mod actions;
 mod batch;
 mod config;
-pub mod descriptors;
-mod duration;
 mod envoy;
 mod input;
 pub mod listener;
@@ -49,21 +47,22 @@ mod matching;
 mod output;
 mod path;
 mod projector;
-pub mod re2;
 mod route_table;
 mod snapshot;
 mod tls;
 mod validation;
 
-pub use actions::{NO_WEIGHT_STATUS, RULE_ENVOY, WHOLE_PATH};
+pub use actions::{NO_WEIGHT_STATUS, WHOLE_PATH};
 pub use aether_api::ObjectKey;
+pub use aether_edge_envoy::descriptors;
+pub use aether_edge_limits::{
+    DurationError, RULE_ENVOY, RULE_RE2, edge_problems, parse_gateway_duration, re2, regex_problems,
+};
 pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
-pub use duration::{DurationError, parse_gateway_duration};
-pub use envoy::{cluster_name, edge_problems};
+pub use envoy::cluster_name;
 pub use input::{ReadProblem, VirtualHostObject};
 pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
-pub use matching::{RULE_RE2, regex_problems};
 pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};
 pub use projector::{ProjectError, Projector};

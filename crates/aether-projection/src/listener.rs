@@ -1,7 +1,8 @@
-//! The edge's Envoy listeners as envoy-types messages: the one
-//! `HttpConnectionManager` every listener of the edge runs (the plain one in
-//! the sample bootstraps, the HTTPS one here), and the HTTPS listener of a
-//! snapshot's [`TlsChain`]s, with its certificates by SDS.
+//! The edge's HTTPS listener as envoy-types messages: the listener of a
+//! snapshot's [`TlsChain`]s, with its certificates by SDS, running the
+//! edge's one connection manager ([`http_connection_manager`], with
+//! [`EdgeSource`] and [`config_source`] from `aether-edge-envoy`, the
+//! settings the sample bootstraps share).
 //!
 //! The HTTPS listener (`aether-edge-https`):
 //!
@@ -26,27 +27,21 @@
 //! would reject with the whole listener.
 
 use envoy_types::pb::envoy::config::core::v3::{
-    Address, ApiConfigSource, ApiVersion, ConfigSource, DataSource, GrpcService, Http2ProtocolOptions,
-    HttpProtocolOptions, PathConfigSource, SocketAddress, TransportSocket, api_config_source::ApiType,
-    config_source::ConfigSourceSpecifier, data_source::Specifier, grpc_service, http_protocol_options,
-    socket_address::PortSpecifier, transport_socket,
+    Address, DataSource, SocketAddress, TransportSocket, data_source::Specifier, socket_address::PortSpecifier,
+    transport_socket,
 };
 use envoy_types::pb::envoy::config::listener::v3::{
     Filter, FilterChain, FilterChainMatch, Listener, ListenerFilter, filter, listener_filter,
 };
-use envoy_types::pb::envoy::extensions::filters::http::router::v3::Router;
 use envoy_types::pb::envoy::extensions::filters::listener::tls_inspector::v3::TlsInspector;
 use envoy_types::pb::envoy::extensions::filters::network::direct_response::v3::Config as DirectResponse;
-use envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3::{
-    HttpConnectionManager, HttpFilter, Rds, http_connection_manager, http_filter,
-};
 use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::{
     CommonTlsContext, DownstreamTlsContext, SdsSecretConfig, Secret, TlsCertificate, secret,
 };
-use envoy_types::pb::google::protobuf::{Any, BoolValue, Duration, UInt32Value};
-use prost::{Message, Name};
+use envoy_types::pb::google::protobuf::UInt32Value;
 
 use aether_api::config::v1::SecretProvider;
+pub use aether_edge_envoy::{EdgeSource, STAT_PREFIX, config_source, http_connection_manager, pack};
 
 use crate::snapshot::TlsSecret;
 use crate::tls::TlsChain;
@@ -55,25 +50,11 @@ use crate::tls::TlsChain;
 pub const HTTPS_LISTENER: &str = "aether-edge-https";
 /// The port the HTTPS listener binds unless told another.
 pub const HTTPS_PORT: u16 = 8443;
-/// The connection managers' `stat_prefix`: Envoy's statistics of the edge
-/// are `http.edge.*`, over TLS or not.
-pub const STAT_PREFIX: &str = "edge";
 /// The filter chain that closes connections for an SNI not to be served.
 pub const REFUSED_CHAIN: &str = "refused";
 /// The directory, under the controller's output directory, of the SDS
 /// files of the secrets (local mode, files path).
 pub const SECRETS_DIR: &str = "secrets";
-
-/// Where the edge's Envoy takes a resource the controller serves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EdgeSource {
-    /// Files the controller writes into this directory, as Envoy sees it
-    /// (an absolute path), each watched by its path.
-    Files(String),
-    /// The controller's xDS server, through the Envoy cluster so named
-    /// (HTTP/2, static in the bootstrap).
-    Xds(String),
-}
 
 /// How the HTTPS listener is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,95 +131,6 @@ pub fn sds_secret(secret: &TlsSecret, certificate_chain: &[u8], private_key: &[u
     }
 }
 
-/// The `ConfigSource` of `file` (relative to the output directory) from
-/// `source`: that file's path, or the controller's xDS server.
-pub fn config_source(source: &EdgeSource, file: &str) -> ConfigSource {
-    let specifier = match source {
-        EdgeSource::Files(dir) => ConfigSourceSpecifier::PathConfigSource(PathConfigSource {
-            path: format!("{}/{file}", dir.trim_end_matches('/')),
-            ..Default::default()
-        }),
-        EdgeSource::Xds(cluster) => grpc(cluster),
-    };
-    ConfigSource {
-        resource_api_version: ApiVersion::V3 as i32,
-        config_source_specifier: Some(specifier),
-        ..Default::default()
-    }
-}
-
-fn grpc(cluster: &str) -> ConfigSourceSpecifier {
-    ConfigSourceSpecifier::ApiConfigSource(ApiConfigSource {
-        api_type: ApiType::Grpc as i32,
-        transport_api_version: ApiVersion::V3 as i32,
-        grpc_services: vec![GrpcService {
-            target_specifier: Some(grpc_service::TargetSpecifier::EnvoyGrpc(grpc_service::EnvoyGrpc {
-                cluster_name: cluster.to_owned(),
-                ..Default::default()
-            })),
-            ..Default::default()
-        }],
-        ..Default::default()
-    })
-}
-
-/// A message packed into Envoy's `Any`.
-pub fn pack<M: Message + Name>(message: &M) -> Any {
-    Any {
-        type_url: M::type_url(),
-        value: message.encode_to_vec(),
-    }
-}
-
-fn seconds(seconds: i64) -> Option<Duration> {
-    Some(Duration { seconds, nanos: 0 })
-}
-
-/// The edge's connection manager, on the route configuration
-/// `route_configuration_name` from `rds_source`: Envoy's settings for an
-/// edge in front of untrusted clients (its "Configuring Envoy as an edge
-/// proxy" page), the one place they are written. The sample bootstraps'
-/// plain listener and the HTTPS listener both run it.
-pub fn http_connection_manager(route_configuration_name: &str, rds_source: ConfigSource) -> HttpConnectionManager {
-    use http_connection_manager::{CodecType, PathWithEscapedSlashesAction, RouteSpecifier};
-    HttpConnectionManager {
-        stat_prefix: STAT_PREFIX.to_owned(),
-        codec_type: CodecType::Auto as i32,
-        // The client's address is the connection's, not a header's.
-        use_remote_address: Some(BoolValue { value: true }),
-        // Route on the path the backend will see: normalized (RFC 3986),
-        // `//` merged, `%2F`/`%5C` un-escaped and the client redirected.
-        // The projection emits route paths in the form this produces.
-        normalize_path: Some(BoolValue { value: true }),
-        merge_slashes: true,
-        path_with_escaped_slashes_action: PathWithEscapedSlashesAction::UnescapeAndRedirect as i32,
-        common_http_protocol_options: Some(HttpProtocolOptions {
-            idle_timeout: seconds(3600),
-            headers_with_underscores_action: http_protocol_options::HeadersWithUnderscoresAction::RejectRequest as i32,
-            ..Default::default()
-        }),
-        http2_protocol_options: Some(Http2ProtocolOptions {
-            max_concurrent_streams: Some(UInt32Value { value: 100 }),
-            initial_stream_window_size: Some(UInt32Value { value: 65_536 }),
-            initial_connection_window_size: Some(UInt32Value { value: 1_048_576 }),
-            ..Default::default()
-        }),
-        stream_idle_timeout: seconds(300),
-        request_timeout: seconds(300),
-        request_headers_timeout: seconds(10),
-        route_specifier: Some(RouteSpecifier::Rds(Rds {
-            route_config_name: route_configuration_name.to_owned(),
-            config_source: Some(rds_source),
-        })),
-        http_filters: vec![HttpFilter {
-            name: "envoy.filters.http.router".to_owned(),
-            config_type: Some(http_filter::ConfigType::TypedConfig(pack(&Router::default()))),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
-}
-
 /// The HTTPS listener of `chains` (a snapshot's `tls_chains`), leaving out
 /// the chains whose secret is not `usable` (missing, malformed, or of a
 /// provider nobody serves to this edge), whose hosts are refused instead,
@@ -262,11 +154,12 @@ pub fn https_listener(
     for chain in chains {
         let sds_config = match chain.secret.provider {
             SecretProvider::Kubernetes => secret_file(&chain.secret).map(|file| config_source(&config.source, &file)),
-            SecretProvider::AwsSecretsManager => config.mesh_sds_cluster.as_deref().map(|cluster| ConfigSource {
-                resource_api_version: ApiVersion::V3 as i32,
-                config_source_specifier: Some(grpc(cluster)),
-                ..Default::default()
-            }),
+            // Over gRPC from the mesh's SDS cluster, as from the controller's
+            // xDS server (no file: the secret is asked for by its name).
+            SecretProvider::AwsSecretsManager => config
+                .mesh_sds_cluster
+                .as_ref()
+                .map(|cluster| config_source(&EdgeSource::Xds(cluster.clone()), "")),
             SecretProvider::Unspecified => None,
         };
         let Some(sds_config) = sds_config.filter(|_| usable(&chain.secret)) else {

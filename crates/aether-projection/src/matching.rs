@@ -1,7 +1,5 @@
-//! A route's match as Envoy's `RouteMatch`, the routes' order, and which
-//! regular expressions the edge cannot serve.
+//! A route's match as Envoy's `RouteMatch`, and the routes' order.
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 
 use aether_api::config::v1::{
@@ -12,56 +10,9 @@ use envoy_types::pb::envoy::config::route::v3 as route;
 use envoy_types::pb::envoy::r#type::matcher::v3::{RegexMatcher, StringMatcher, string_matcher::MatchPattern};
 
 use crate::path::{MatchKind, edge_normal_form};
-use crate::re2;
-use crate::validation::Problem;
-
-/// The rule id of a regular expression the edge's RE2 cannot compile
-/// (see [`re2`]).
-pub const RULE_RE2: &str = "re2";
-
-/// Every regular expression of `spec` Envoy would refuse, with its field
-/// path and why: the routes holding one are left out of the edge, and the
-/// webhook denies the object.
-pub fn regex_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
-    spec.routes
-        .iter()
-        .enumerate()
-        .filter_map(|(index, route)| route.r#match.as_ref().map(|m| (index, m)))
-        .flat_map(|(index, route_match)| route_regex_problems(index, route_match))
-        .collect()
-}
-
-/// The regular expressions of route `index`'s match that Envoy would refuse.
-pub(crate) fn route_regex_problems(index: usize, route_match: &RouteMatch) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    // The field's path is written out only for a refused regex.
-    let mut check = |regex: &str, field: &dyn Fn() -> String| {
-        if let Err(refusal) = re2::check(regex) {
-            problems.push(Problem {
-                field_path: format!("spec.routes[{index}].match{}", field()),
-                rule_id: RULE_RE2,
-                message: Cow::Owned(refusal.to_string()),
-            });
-        }
-    };
-    if let Some(Path::Regex(regex)) = &route_match.path {
-        check(regex, &|| ".regex".to_owned());
-    }
-    for (i, header) in route_match.headers.iter().enumerate() {
-        if let Some(header_match::Value::Regex(regex)) = &header.value {
-            check(regex, &|| format!(".headers[{i}].regex"));
-        }
-    }
-    for (i, param) in route_match.query_params.iter().enumerate() {
-        if let Some(query_param_match::Value::Regex(regex)) = &param.value {
-            check(regex, &|| format!(".queryParams[{i}].regex"));
-        }
-    }
-    problems
-}
 
 /// Envoy's match for a (valid) route match whose regular expressions all
-/// pass [`re2::check`]: the path in the form Envoy compares (see
+/// pass [`re2::check`](crate::re2::check): the path in the form Envoy compares (see
 /// [`edge_normal_form`]), the methods as a `:method` header match, then
 /// the headers and the query parameters.
 pub(crate) fn envoy_match(route_match: &RouteMatch) -> Option<route::RouteMatch> {

@@ -24,6 +24,16 @@ pub struct Problem {
     pub message: Cow<'static, str>,
 }
 
+impl From<aether_api::validate::Violation> for Problem {
+    fn from(violation: aether_api::validate::Violation) -> Self {
+        Self {
+            field_path: violation.field_path,
+            rule_id: violation.rule_id,
+            message: violation.message,
+        }
+    }
+}
+
 /// Every problem of `object`, metadata names first; empty when it may be
 /// projected.
 pub(crate) fn problems(object: &VirtualHostObject) -> Vec<Problem> {

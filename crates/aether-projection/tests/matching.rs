@@ -213,7 +213,16 @@ fn routes_with_a_regex_envoy_would_refuse_are_left_out_and_reported() {
     assert!(snapshot.report.left_out.is_empty());
     assert_eq!(snapshot.report.routes_left_out.len(), 1);
     assert_eq!(snapshot.report.routes_left_out[0].object.to_string(), "default/o");
-    assert_eq!(snapshot.report.routes_left_out[0].problems, problems);
+    let left_out: Vec<(&str, &str, &str)> = snapshot.report.routes_left_out[0]
+        .problems
+        .iter()
+        .map(|p| (p.field_path.as_str(), p.rule_id, p.message.as_ref()))
+        .collect();
+    let refused: Vec<(&str, &str, &str)> = problems
+        .iter()
+        .map(|p| (p.field_path.as_str(), p.rule_id, p.message.as_ref()))
+        .collect();
+    assert_eq!(left_out, refused);
     assert_eq!(json["report"]["routesLeftOut"][0]["problems"][0]["ruleId"], "re2");
 }
 

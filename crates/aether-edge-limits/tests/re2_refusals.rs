@@ -1,6 +1,6 @@
 //! What the RE2 guard refuses, and the message a person reads.
 
-use aether_projection::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, check};
+use aether_edge_limits::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, check};
 
 #[test]
 fn refused_constructs_are_named_with_their_offset() {

@@ -8,49 +8,8 @@ use regex_syntax::ast::{
 };
 
 use super::class::{self, RuneSet};
+use super::cost::{ALT, Cost};
 use super::{RE2_MAX_REPEAT, Re2Refusal};
-
-/// What a sub-expression adds to RE2's flattened program, at most:
-/// `instructions` that consume or mark input (they stay), and `nop_edges`,
-/// the edges of its `Alt`s (and empty matches) that may lead to an
-/// instruction flattening makes a list of its own, and so become a `Nop`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Cost {
-    pub(super) instructions: u64,
-    pub(super) nop_edges: u64,
-}
-
-impl Cost {
-    const fn new(instructions: u64, nop_edges: u64) -> Self {
-        Self {
-            instructions,
-            nop_edges,
-        }
-    }
-
-    fn plus(self, other: Self) -> Self {
-        Self::new(
-            self.instructions.saturating_add(other.instructions),
-            self.nop_edges.saturating_add(other.nop_edges),
-        )
-    }
-
-    fn times(self, count: u32) -> Self {
-        Self::new(
-            self.instructions.saturating_mul(count.into()),
-            self.nop_edges.saturating_mul(count.into()),
-        )
-    }
-
-    /// The bound of the flattened program (see the module's comment).
-    pub(super) fn total(self) -> u64 {
-        self.instructions.saturating_add(self.nop_edges).saturating_add(6)
-    }
-}
-
-/// The `Alt` of a `*`, `+` or `?`: both its edges (into the loop or the
-/// optional part, and out of it) may lead to a list of its own.
-const ALT: Cost = Cost::new(0, 2);
 
 /// What a sub-expression costs and whether it can match the empty string
 /// (RE2 compiles `x*` of such an `x` as `(x+)?`: two `Alt`s).

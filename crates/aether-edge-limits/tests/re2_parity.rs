@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use aether_projection::re2::reference::Re2;
-use aether_projection::re2::testing::Expressions;
-use aether_projection::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, program_size_bound};
+use aether_edge_limits::re2::reference::Re2;
+use aether_edge_limits::re2::testing::Expressions;
+use aether_edge_limits::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, program_size_bound};
 
 /// Generated expressions compared by default.
 const CASES: usize = 100_000;

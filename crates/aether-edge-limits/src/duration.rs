@@ -32,7 +32,7 @@ impl std::error::Error for DurationError {}
 ///
 /// ```
 /// use std::time::Duration;
-/// use aether_projection::parse_gateway_duration;
+/// use aether_edge_limits::parse_gateway_duration;
 ///
 /// assert_eq!(parse_gateway_duration("1m30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_gateway_duration("500ms"), Ok(Duration::from_millis(500)));

@@ -9,7 +9,7 @@
 //! letters only (the caller refuses `(?i)` with other characters, whose
 //! fold orbits depend on Unicode versions).
 
-use super::walk::Cost;
+use super::cost::Cost;
 
 /// The largest code point RE2 reads.
 const MAX_RUNE: u32 = 0x10FFFF;

@@ -58,6 +58,7 @@
 //! refuses, naming the construct.
 
 mod class;
+mod cost;
 #[cfg(feature = "testing")]
 pub mod reference;
 #[cfg(feature = "testing")]

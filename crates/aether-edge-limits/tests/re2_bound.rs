@@ -3,9 +3,9 @@
 //! thousands of generated expressions, RE2 compiles every one the guard
 //! accepts, and the guard's bound is never below RE2's program size.
 
-use aether_projection::re2::reference::Re2;
-use aether_projection::re2::testing::Expressions;
-use aether_projection::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, check, program_size_bound};
+use aether_edge_limits::re2::reference::Re2;
+use aether_edge_limits::re2::testing::Expressions;
+use aether_edge_limits::re2::{ENVOY_MAX_PROGRAM_SIZE, Re2Refusal, check, program_size_bound};
 
 /// Generated expressions compared (each also under two anchorings).
 const CASES: usize = 12_000;
