@@ -65,7 +65,7 @@ fn reviews(c: &mut Criterion) {
         b.iter(|| aether_api::validate::Validate::validate(black_box(&spec)))
     });
     group.bench_function("edge_problems", |b| {
-        b.iter(|| aether_projection::edge_problems(black_box(&spec)))
+        b.iter(|| aether_edge_limits::edge_problems(black_box(&spec)))
     });
     let key = aether_webhook::index::ObjectKey::new("bench", "new7");
     group.bench_function("index_check", |b| b.iter(|| index.check(black_box(&key), &spec.hosts)));

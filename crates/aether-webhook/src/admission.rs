@@ -247,7 +247,7 @@ pub fn decide(request: &Request<'_>, index: &HostIndex) -> (AdmissionResponse, D
     // reads otherwise, or a program above its limit), and actions it would
     // refuse: no CRD rule can say it, and admitted, the edge would leave
     // their routes out.
-    let regexes: Vec<Problem> = aether_projection::edge_problems(&spec)
+    let regexes: Vec<Problem> = aether_edge_limits::edge_problems(&spec)
         .into_iter()
         .map(|problem| Problem {
             path: problem.field_path,

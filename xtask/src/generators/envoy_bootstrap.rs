@@ -16,7 +16,7 @@
 //! The plain-HTTP listener is static, here; the HTTPS listener, whose
 //! filter chains follow the objects' `tls`, is the controller's (LDS). Both
 //! run the connection manager of
-//! `aether_projection::listener::http_connection_manager`, rendered here
+//! `aether_edge_envoy::http_connection_manager`, rendered here
 //! from Envoy's own descriptors: its settings are written once.
 //!
 //! They are what a platform engineer copies, and exactly what the real-Envoy
@@ -34,14 +34,14 @@
 //! The backends' clusters (`svc`, `svc:port`: `aether_projection::cluster_name`)
 //! are not here: they are the mesh's (its CDS).
 
-use aether_projection::descriptors;
-use aether_projection::listener::{self, EdgeSource};
+use aether_edge_envoy::{EdgeSource, descriptors};
 use anyhow::{Context, Result, anyhow};
 use prost::{Message, Name};
 use prost_reflect::{DynamicMessage, SerializeOptions};
 use serde_json::{Value, json};
 
-use super::deploy::{NAMESPACE, controller};
+use super::deploy::NAMESPACE;
+use super::deploy::controller::{self, MESH_SDS_CLUSTER};
 
 /// The route configuration the controller serves (aether-projection's
 /// default `route_configuration_name`; the suite checks they agree).
@@ -54,9 +54,6 @@ pub const XDS_CLUSTER: &str = "aether-controller-xds";
 /// Where the edge's Envoy mounts its xDS client certificate's Secret
 /// (`tls.crt`, `tls.key`, and `ca.crt`, the CA of the controller's).
 pub const XDS_CLIENT_TLS_DIR: &str = "/etc/envoy/xds-tls";
-/// Envoy's cluster for the mesh's SDS, which serves the
-/// `AWS_SECRETS_MANAGER` certificates (the controller's `--mesh-sds-cluster`).
-pub const MESH_SDS_CLUSTER: &str = "mesh-sds";
 /// Where the mesh's agent serves SDS in the pod: a placeholder for the
 /// mesh's own socket.
 pub const MESH_SDS_SOCKET: &str = "/var/run/mesh/sds.sock";
@@ -129,7 +126,7 @@ fn render<M: Message + Name>(message: &M, packed: bool) -> Result<Value> {
     let (name, bytes) = if packed {
         (
             "google.protobuf.Any".to_owned(),
-            listener::pack(message).encode_to_vec(),
+            aether_edge_envoy::pack(message).encode_to_vec(),
         )
     } else {
         (M::full_name(), message.encode_to_vec())
@@ -158,7 +155,7 @@ fn bootstrap(source: &EdgeSource, clusters: Vec<Value>) -> Result<Value> {
             "name": "static_layer",
             "static_layer": {"overload": {"global_downstream_max_connections": 50000}}
         }]},
-        "dynamic_resources": {"lds_config": render(&listener::config_source(source, "listeners.json"), false)?},
+        "dynamic_resources": {"lds_config": render(&aether_edge_envoy::config_source(source, "listeners.json"), false)?},
         "static_resources": {
             "listeners": [plain_listener(source)?],
             "clusters": clusters
@@ -197,8 +194,10 @@ fn overload_manager() -> Value {
 
 /// The edge's plain-HTTP listener, with the edge's connection manager.
 fn plain_listener(source: &EdgeSource) -> Result<Value> {
-    let connection_manager =
-        listener::http_connection_manager(ROUTE_CONFIGURATION, listener::config_source(source, "routes.json"));
+    let connection_manager = aether_edge_envoy::http_connection_manager(
+        ROUTE_CONFIGURATION,
+        aether_edge_envoy::config_source(source, "routes.json"),
+    );
     Ok(json!({
         "name": "edge-http",
         "address": socket_address("0.0.0.0", LISTENER_PORT),

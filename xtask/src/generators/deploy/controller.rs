@@ -54,6 +54,10 @@ pub const XDS_TLS_DIR: &str = "/etc/aether-controller/xds-tls";
 pub const XDS_CLIENT_SECRET: &str = "aether-edge-xds-client-tls";
 /// The xDS CA: its Certificate, Secret and CA Issuer.
 pub const XDS_CA: &str = "aether-xds-ca";
+/// The edge Envoys' cluster for the mesh's SDS, which serves the
+/// `AWS_SECRETS_MANAGER` certificates (the controller's
+/// `--mesh-sds-cluster`; the sample bootstraps define it).
+pub const MESH_SDS_CLUSTER: &str = "mesh-sds";
 /// The self-signed Issuer that signs [`XDS_CA`].
 const XDS_CA_ISSUER: &str = "aether-xds-selfsigned";
 
@@ -104,7 +108,7 @@ fn deployment() -> Value {
             "--xds-only".to_owned(),
             // The edge Envoys' cluster for the mesh's SDS, which serves the
             // AWS_SECRETS_MANAGER certificates (generated/deploy/envoy/).
-            format!("--mesh-sds-cluster={}", crate::generators::envoy_bootstrap::MESH_SDS_CLUSTER),
+            format!("--mesh-sds-cluster={MESH_SDS_CLUSTER}"),
             format!("--metrics-addr=0.0.0.0:{METRICS_PORT}")
         ],
         // Its name in the Lease.
