@@ -12,8 +12,8 @@ use crate::envoy;
 use crate::input::VirtualHostObject;
 use crate::projector::ProjectError;
 use crate::route_table::RouteTable;
-use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret};
-use crate::tls;
+use crate::snapshot::{Dependency, HostConflict, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot};
+use crate::tls::{self, TlsSecret};
 use crate::validation;
 
 /// Projects a set of VirtualHost objects in one go. Takes objects or

@@ -67,10 +67,8 @@ pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};
 pub use projector::{ProjectError, Projector};
 pub use route_table::RouteTable;
-pub use snapshot::{
-    Dependency, HostConflict, Kept, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret,
-};
-pub use tls::{TlsChain, covering_wildcards};
+pub use snapshot::{Dependency, HostConflict, Kept, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot};
+pub use tls::{TlsChain, TlsSecret, covering_wildcards};
 pub use validation::Problem;
 
 /// Envoy's generated core types (header values of a route's header changes).

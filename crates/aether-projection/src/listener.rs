@@ -43,8 +43,7 @@ use envoy_types::pb::google::protobuf::UInt32Value;
 use aether_api::config::v1::SecretProvider;
 pub use aether_edge_envoy::{EdgeSource, STAT_PREFIX, config_source, http_connection_manager, pack};
 
-use crate::snapshot::TlsSecret;
-use crate::tls::TlsChain;
+use crate::tls::{TlsChain, TlsSecret};
 
 /// The HTTPS listener's name (what Envoy's LDS and `/config_dump` show).
 pub const HTTPS_LISTENER: &str = "aether-edge-https";

@@ -27,9 +27,8 @@ use crate::input::{Rank, VirtualHostObject};
 use crate::route_table::RouteTable;
 use crate::snapshot::{
     Dependency, HostConflict, Kept, Lazy, LeftOut, LeftOutReason, Report, ReportIndex, RoutesLeftOut, Snapshot,
-    TlsSecret,
 };
-use crate::tls::{self, TlsChain};
+use crate::tls::{self, TlsChain, TlsSecret};
 use crate::validation::{self, Problem};
 use aether_api::ObjectKey;
 

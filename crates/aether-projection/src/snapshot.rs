@@ -4,15 +4,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use aether_api::config::v1::SecretProvider;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use prost::Message;
 use prost::bytes::Bytes;
 use serde::Serialize;
 
-use crate::input::VirtualHostObject;
 use crate::route_table::RouteTable;
-use crate::tls::TlsChain;
+use crate::tls::{TlsChain, TlsSecret};
 use crate::validation::Problem;
 use aether_api::ObjectKey;
 
@@ -253,35 +251,6 @@ impl Dependency {
             }
         }
         dependencies
-    }
-}
-
-/// A TLS secret the edge must load.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TlsSecret {
-    /// Where the secret is stored.
-    pub provider: SecretProvider,
-    /// The namespace a `KUBERNETES` secret is read from (the VirtualHost's);
-    /// absent for providers outside the cluster, whose names are global.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// The secret's name.
-    pub secret_name: String,
-}
-
-impl TlsSecret {
-    /// The secret a (valid) object terminates TLS with, if any.
-    pub fn of(object: &VirtualHostObject) -> Option<Self> {
-        object.spec.tls.as_ref().map(|tls| {
-            // Validation lets only defined providers through.
-            let provider = SecretProvider::try_from(tls.provider).unwrap_or(SecretProvider::Unspecified);
-            TlsSecret {
-                provider,
-                namespace: (provider == SecretProvider::Kubernetes).then(|| object.namespace.clone()),
-                secret_name: tls.secret_name.clone(),
-            }
-        })
     }
 }
 

@@ -9,10 +9,40 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use aether_api::config::v1::SecretProvider;
 use serde::Serialize;
 
-use crate::snapshot::TlsSecret;
+use crate::input::VirtualHostObject;
 use aether_api::ObjectKey;
+
+/// A TLS secret the edge must load.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsSecret {
+    /// Where the secret is stored.
+    pub provider: SecretProvider,
+    /// The namespace a `KUBERNETES` secret is read from (the VirtualHost's);
+    /// absent for providers outside the cluster, whose names are global.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The secret's name.
+    pub secret_name: String,
+}
+
+impl TlsSecret {
+    /// The secret a (valid) object terminates TLS with, if any.
+    pub fn of(object: &VirtualHostObject) -> Option<Self> {
+        object.spec.tls.as_ref().map(|tls| {
+            // Validation lets only defined providers through.
+            let provider = SecretProvider::try_from(tls.provider).unwrap_or(SecretProvider::Unspecified);
+            TlsSecret {
+                provider,
+                namespace: (provider == SecretProvider::Kubernetes).then(|| object.namespace.clone()),
+                secret_name: tls.secret_name.clone(),
+            }
+        })
+    }
+}
 
 /// One filter chain of the HTTPS listener: a secret and the hosts served
 /// with it.
