@@ -18,7 +18,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
 
-use crate::generators::deploy::image::{BINARIES, FOLDER, RUN_AS};
+use crate::generators::deploy::BINARIES;
+use crate::generators::deploy::image::{FOLDER, RUN_AS};
 use crate::process::exec;
 
 /// Lints the Dockerfile with `hadolint` (from the pinned tools in `bin`),

@@ -10,7 +10,7 @@
 //! `cp`). The runtime stages start `FROM scratch`, so the libraries in the
 //! image are the builder's own, the ones the binary was linked against.
 
-use super::{controller, webhook};
+use super::BINARIES;
 
 /// The user and group the images and the pods run as (the `nonroot` id of
 /// distroless images, unused by Debian's packages).
@@ -22,10 +22,6 @@ pub const BUILDER: &str = "docker.io/library/rust:1.89.0-slim-bookworm";
 
 /// Where this folder is, from the workspace root (the build context).
 pub const FOLDER: &str = "generated/deploy/image";
-
-/// The binaries that get an image: each its own build target, named as the
-/// binary and the image.
-pub const BINARIES: [&str; 2] = [webhook::NAME, controller::NAME];
 
 /// `rootfs.sh BINARY DEST`: the image's root file system in `DEST`.
 pub fn rootfs_script() -> String {

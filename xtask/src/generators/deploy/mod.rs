@@ -28,6 +28,9 @@ pub const NAMESPACE: &str = "aether-system";
 pub const IMAGE_REGISTRY: &str = "ghcr.io/aether";
 /// The images' tag: the workspace's version.
 pub const IMAGE_TAG: &str = env!("CARGO_PKG_VERSION");
+/// The binaries the deployment runs, each with an image: each its own
+/// build target, named as the binary and the image.
+pub const BINARIES: [&str; 2] = [webhook::NAME, controller::NAME];
 
 /// One object: its file name and the object.
 type Object = (&'static str, Value);
@@ -161,7 +164,7 @@ pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
     let resources: Vec<&String> = objects.iter().map(|(path, _)| path).collect();
     // The images by name, so an overlay (or `kustomize edit set image`)
     // points the Deployments at a registry and tag of its own.
-    let images: Vec<Value> = image::BINARIES
+    let images: Vec<Value> = BINARIES
         .iter()
         .map(|name| json!({"name": image::repository(name), "newTag": IMAGE_TAG}))
         .collect();
