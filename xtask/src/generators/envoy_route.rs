@@ -8,7 +8,7 @@
 //! envoy-types compiles its types from Envoy's protos and keeps the
 //! descriptor set it used (`src/generated/types.bin` in its crate), but has
 //! no API for it. The input here is that file, from the envoy-types source
-//! Cargo.lock pins (the version aether-projection builds against); the
+//! Cargo.lock pins (the version aether-edge-envoy builds against); the
 //! output is the part of it that [`ROOTS`] need, dependencies first, without
 //! source info (only comments and spans, and most of the size). It does not
 //! depend on `api/`.
