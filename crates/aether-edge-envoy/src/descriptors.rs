@@ -35,3 +35,25 @@ pub fn route_configuration() -> MessageDescriptor {
     POOL.get_message_by_name(ROUTE_CONFIGURATION)
         .expect("the generated descriptor set holds RouteConfiguration (tested)")
 }
+
+#[cfg(test)]
+mod tests {
+    use prost::Name;
+
+    use super::*;
+
+    #[test]
+    fn the_generated_set_holds_the_edges_resources() {
+        assert_eq!(route_configuration().full_name(), ROUTE_CONFIGURATION);
+        let manager = crate::http_connection_manager(
+            "aether-edge",
+            crate::config_source(&crate::EdgeSource::Xds("xds".into()), ""),
+        );
+        let any = crate::pack(&manager);
+        assert_eq!(any.type_url, envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3::HttpConnectionManager::type_url());
+        let descriptor = pool()
+            .get_message_by_name(any.type_url.trim_start_matches("type.googleapis.com/"))
+            .expect("the connection manager's descriptor");
+        prost_reflect::DynamicMessage::decode(descriptor, any.value.as_slice()).expect("it decodes");
+    }
+}
