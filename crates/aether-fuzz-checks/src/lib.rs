@@ -245,7 +245,10 @@ pub fn projection(data: &[u8]) -> Outcome {
             .unwrap_or_default();
         assert_eq!(
             left_out,
-            aether_projection::edge_problems(&object.spec),
+            aether_edge_limits::edge_problems(&object.spec)
+                .into_iter()
+                .map(aether_projection::Problem::from)
+                .collect::<Vec<_>>(),
             "{}: the routes left out are the ones the webhook denies",
             virtual_host.name
         );
@@ -372,7 +375,7 @@ pub fn admission_review(data: &[u8]) -> Outcome {
             if let Some(spec) = spec
                 && spec.validate().is_ok()
             {
-                let refused = aether_projection::regex_problems(&spec);
+                let refused = aether_edge_limits::regex_problems(&spec);
                 assert!(!refused.is_empty(), "denied as invalid, yet valid: {answer}");
                 let message = response["status"]["message"].as_str().unwrap_or_default();
                 for problem in &refused {
@@ -398,7 +401,7 @@ pub fn admission_review(data: &[u8]) -> Outcome {
             let spec = spec.expect("an admitted spec was read");
             assert!(spec.validate().is_ok(), "admitted, yet invalid: {answer}");
             assert!(
-                aether_projection::regex_problems(&spec).is_empty(),
+                aether_edge_limits::regex_problems(&spec).is_empty(),
                 "admitted with a regular expression the edge refuses: {answer}"
             );
         }
@@ -685,7 +688,7 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
     });
     // Expressions of every construct the guard reads or refuses, as its
     // comparison with RE2 generates them.
-    let mut expressions = aether_projection::re2::testing::Expressions::new(16);
+    let mut expressions = aether_edge_limits::re2::testing::Expressions::new(16);
     for i in 0..64 {
         seeds.push(Seed {
             target: "re2_guard",
@@ -694,7 +697,7 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
         });
     }
     // And, for the comparison with RE2 itself, expressions at its limits.
-    let mut expressions = aether_projection::re2::testing::Expressions::near_limits(31);
+    let mut expressions = aether_edge_limits::re2::testing::Expressions::near_limits(31);
     for i in 0..64 {
         seeds.push(Seed {
             target: "re2_parity",

@@ -1,12 +1,12 @@
-//! The invariants of the RE2 guard (`aether_projection::re2`), which the
+//! The invariants of the RE2 guard (`aether_edge_limits::re2`), which the
 //! webhook and the projection ask whether the edge's Envoy compiles a
 //! regular expression: its own (`re2_guard`), and against RE2 itself
 //! (`re2_parity`).
 
 use std::sync::{LazyLock, Mutex};
 
-use aether_projection::re2::reference::Re2;
-use aether_projection::re2::{self, ENVOY_MAX_PROGRAM_SIZE, Re2Refusal};
+use aether_edge_limits::re2::reference::Re2;
+use aether_edge_limits::re2::{self, ENVOY_MAX_PROGRAM_SIZE, Re2Refusal};
 
 use regex_syntax::ast::{self, Ast, ClassSet, ClassSetItem, HexLiteralKind, LiteralKind};
 
