@@ -56,10 +56,9 @@ mod stored;
 use stored::{Known, convert};
 
 use crate::metrics::Metrics;
-use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, TLS_SECRETS_FILE};
+use crate::outputs::{self, DEPENDENCIES_FILE, Files, LISTENERS_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
 use crate::status::Observed;
 use crate::tls::cluster::ClusterSecrets;
-use crate::tls::edge::LISTENERS_FILE;
 use crate::tls::{EdgeTls, TlsSettings};
 use crate::xds;
 

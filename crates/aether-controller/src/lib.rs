@@ -22,6 +22,7 @@ pub mod debounce;
 pub mod events;
 #[cfg(feature = "server")]
 pub mod leader;
+pub mod listener;
 #[cfg(feature = "server")]
 pub mod local;
 #[cfg(feature = "server")]
@@ -105,23 +106,8 @@ pub fn plan(
     let mut writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
     let mut secret_files = Vec::new();
     if written.envoy_files() {
-        let listeners = written
-            .listeners_json
-            .get(
-                snapshot,
-                tls,
-                tls::edge::files_source(tls),
-                snapshot.routes().name(),
-                |listener| {
-                    let bytes = tls::edge::discovery_response(listener)?;
-                    Ok(written.reuse(tls::edge::LISTENERS_FILE, bytes.into()))
-                },
-            )
-            .map_err(PlanError::Render)?;
-        if written.differs(tls::edge::LISTENERS_FILE, &listeners) {
-            writes.push((tls::edge::LISTENERS_FILE, listeners));
-        }
-        secret_files = tls::edge::secret_files(tls).map_err(PlanError::Render)?;
+        writes.extend(outputs::listeners::render_change(snapshot, tls, written).map_err(PlanError::Render)?);
+        secret_files = outputs::secrets::files(tls).map_err(PlanError::Render)?;
     }
     let patches = status::patches(snapshot, Some(&tls.resolutions), observed, now).map_err(PlanError::Decode)?;
     let invalid = snapshot.invalid_objects();

@@ -42,9 +42,8 @@ pub use unusable::{RULE_CHANGING, RULE_MANIFEST};
 
 use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
-use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use crate::outputs::{self, DEPENDENCIES_FILE, Files, LISTENERS_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
 use crate::status::{ACCEPTED, Observed};
-use crate::tls::edge::LISTENERS_FILE;
 use crate::tls::local::{self as secrets, SecretsDir};
 use crate::tls::status::RESOLVED_REFS;
 use crate::tls::{EdgeTls, Resolutions, TlsSettings};
@@ -142,21 +141,13 @@ impl Local {
         ];
         outputs::remove_stray_temporaries(&options.out, &files);
         let written = outputs::Written::read_existing(&options.out, &files);
-        let statuses = match written.get(STATUS_FILE) {
+        let statuses = match written.get(STATUS_FILE).map(outputs::status_json::parse) {
             None => BTreeMap::new(),
-            Some(bytes) => match serde_json::from_slice::<BTreeMap<String, VirtualHostStatus>>(bytes) {
-                Ok(statuses) => statuses
-                    .into_iter()
-                    .filter_map(|(key, status)| {
-                        let (namespace, name) = key.split_once('/')?;
-                        Some((ObjectKey::new(namespace, name), status))
-                    })
-                    .collect(),
-                Err(err) => {
-                    warn!(file = %options.out.join(STATUS_FILE).display(), %err, "ignoring an unreadable status report");
-                    BTreeMap::new()
-                }
-            },
+            Some(Ok(statuses)) => statuses,
+            Some(Err(err)) => {
+                warn!(file = %options.out.join(STATUS_FILE).display(), %err, "ignoring an unreadable status report");
+                BTreeMap::new()
+            }
         };
         let once = options.once;
         Ok(Self {
@@ -374,12 +365,7 @@ impl Local {
             self.status_file_stale = true;
         }
         if self.status_file_stale {
-            let report: BTreeMap<String, &VirtualHostStatus> = self
-                .statuses
-                .iter()
-                .map(|(key, status)| (key.to_string(), status))
-                .collect();
-            files.insert(STATUS_FILE, outputs::pretty(&report)?.into());
+            files.insert(STATUS_FILE, outputs::status_json::render(&self.statuses)?.into());
         }
         let written = outputs::write_changed(
             &self.options.out,

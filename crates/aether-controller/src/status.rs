@@ -418,7 +418,9 @@ pub fn statuses(
     now: Timestamp,
 ) -> Result<Vec<StatusPatch>, prost::DecodeError> {
     let index = Index::new(snapshot, observed)?;
-    let now = rfc3339_seconds(now);
+    // Whole seconds, as Kubernetes stores times, so that a round trip
+    // through the API server changes nothing.
+    let now = format!("{now:.0}");
     Ok(observed
         .iter()
         .map(|(key, observed)| StatusPatch {
@@ -438,12 +440,6 @@ pub fn patches(
     let mut all = statuses(snapshot, tls, observed, now)?;
     all.retain(|patch| observed[&patch.key].status.as_ref() != Some(&patch.status));
     Ok(all)
-}
-
-/// `2026-11-29T19:01:31Z`: whole seconds, as Kubernetes stores times, so
-/// that a round trip through the API server changes nothing.
-pub fn rfc3339_seconds(time: Timestamp) -> String {
-    time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// At most `max` characters, marked with `…` when cut.
