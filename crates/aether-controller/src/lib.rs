@@ -3,10 +3,12 @@
 //!
 //! The core is pure: [`plan`] takes a projection [`Snapshot`], what is known
 //! of each object's stored status and the bytes last written, and returns
-//! the files to write and the status patches to send. The two modes around
-//! it only move data: [`cluster`] (a kube-runtime watcher in, files and
-//! `/status` merge patches out) and [`local`] (manifest files in, files and a
-//! `status.json` report out).
+//! the files to write and the status patches to send; [`outputs`] renders
+//! and writes every file. One pass (`pass.rs`: snapshot, secrets, statuses,
+//! xDS, plan, write) runs it in both modes, which only move data:
+//! [`cluster`] (a kube-runtime watcher in, files and `/status` merge patches
+//! out) and [`local`] (manifest files in, files and a `status.json` report
+//! out).
 
 #![deny(missing_docs)]
 
@@ -28,6 +30,8 @@ pub mod local;
 #[cfg(feature = "server")]
 pub mod metrics;
 pub mod outputs;
+#[cfg(feature = "server")]
+mod pass;
 pub mod status;
 pub mod tls;
 #[cfg(feature = "server")]
