@@ -203,7 +203,7 @@ impl ClusterState {
 
     /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
     /// `secrets/`), for Envoys that take all of it over xDS
-    /// ([`outputs::Written::without_envoy_files`]).
+    /// ([`crate::outputs::Written::without_envoy_files`]).
     pub fn without_envoy_files(mut self) -> Self {
         self.pass.without_envoy_files();
         self
