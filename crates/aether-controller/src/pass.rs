@@ -23,8 +23,8 @@ use tracing::info;
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, Files, Written};
+use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, Observed, StatusPatch};
-use crate::tls::status::RESOLVED_REFS;
 use crate::tls::{EdgeTls, Resolutions, TlsSettings};
 use crate::xds;
 

@@ -23,7 +23,7 @@
 //! they are.
 //!
 //! It also owns `ResolvedRefs`, whether the object's TLS secret could be
-//! served ([`crate::tls::status`], Gateway API's condition of that name).
+//! served ([`resolved_refs`], Gateway API's condition of that name).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -35,6 +35,8 @@ use prost::Message as _;
 use serde_json::{Value, json};
 
 use crate::tls::Resolutions;
+
+pub mod resolved_refs;
 
 /// The condition type the controller sets.
 pub const ACCEPTED: &str = "Accepted";
@@ -115,7 +117,7 @@ impl StatusPatch {
 
 /// The condition types the controller writes; it keeps the others as
 /// stored.
-pub const OWNED_CONDITIONS: [&str; 2] = [ACCEPTED, crate::tls::status::RESOLVED_REFS];
+pub const OWNED_CONDITIONS: [&str; 2] = [ACCEPTED, resolved_refs::RESOLVED_REFS];
 
 /// How one object came out of the projection.
 #[derive(Debug, Clone, PartialEq)]
@@ -343,7 +345,7 @@ fn left_out(problems: &[Problem]) -> String {
 
 /// The status `key` should have, given what it has now. `now` is used only
 /// when a condition's status flips (or it first appears). With `tls`, the
-/// `ResolvedRefs` condition is set too ([`crate::tls::status`]); without
+/// `ResolvedRefs` condition is set too ([`resolved_refs`]); without
 /// (aetherctl, which reads no secrets), it is left as stored.
 pub(crate) fn desired(
     index: &Index<'_>,
@@ -367,11 +369,11 @@ pub(crate) fn desired(
         now,
     );
     if let Some(tls) = tls {
-        match crate::tls::status::resolved_refs(index.served_secret(key), tls) {
+        match resolved_refs::resolved_refs(index.served_secret(key), tls) {
             Some((status, reason, message)) => put_condition(
                 &mut conditions,
                 Condition {
-                    r#type: crate::tls::status::RESOLVED_REFS.to_owned(),
+                    r#type: resolved_refs::RESOLVED_REFS.to_owned(),
                     status: status.to_owned(),
                     observed_generation: observed.generation,
                     last_transition_time: String::new(),
@@ -380,7 +382,7 @@ pub(crate) fn desired(
                 },
                 now,
             ),
-            None => conditions.retain(|c| c.r#type != crate::tls::status::RESOLVED_REFS),
+            None => conditions.retain(|c| c.r#type != resolved_refs::RESOLVED_REFS),
         }
     }
     VirtualHostStatus {
@@ -409,7 +411,7 @@ fn put_condition(conditions: &mut Vec<Condition>, mut condition: Condition, now:
 }
 
 /// The status every object of `observed` should have, in key order. With
-/// `tls`, the `ResolvedRefs` condition is set too ([`crate::tls::status`]);
+/// `tls`, the `ResolvedRefs` condition is set too ([`resolved_refs`]);
 /// without (aetherctl, which reads no secrets), it is left as stored.
 pub fn statuses(
     snapshot: &Snapshot,

@@ -2,7 +2,8 @@
 //! read from a directory in local mode ([`local`]) or from the API server
 //! in cluster mode ([`cluster`]), resolved ([`Resolutions`]) for the HTTPS
 //! listener and its SDS resources ([`crate::listener`]), and reported in
-//! the objects' `ResolvedRefs` condition ([`status`]).
+//! the objects' `ResolvedRefs` condition
+//! ([`crate::status::resolved_refs`]).
 //!
 //! A secret is one of:
 //! - **ready**: a `KUBERNETES` secret whose certificate and key passed
@@ -35,7 +36,6 @@ pub mod certificate;
 pub mod cluster;
 #[cfg(feature = "server")]
 pub mod local;
-pub mod status;
 
 use certificate::{Certificate, Invalid};
 
