@@ -32,12 +32,12 @@
 //! [`run`] is the whole loop; the binary wires it to kube-runtime watchers
 //! and a kube-lease-manager Lease.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
-use aether_projection::{ObjectKey, ProjectionConfig, Projector};
+use aether_projection::{ObjectKey, ProjectionConfig};
 use aether_watch::{Change, Event, Mirror};
 use futures_util::{Stream, StreamExt};
 use jiff::Timestamp;
@@ -56,11 +56,11 @@ mod stored;
 use stored::{Known, convert};
 
 use crate::metrics::Metrics;
-use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, TLS_SECRETS_FILE};
+use crate::outputs::{DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
+use crate::pass::{Inputs, Pass, log_status};
 use crate::status::Observed;
+use crate::tls::TlsSettings;
 use crate::tls::cluster::ClusterSecrets;
-use crate::tls::edge::LISTENERS_FILE;
-use crate::tls::{EdgeTls, TlsSettings};
 use crate::xds;
 
 /// An event of the Secrets' metadata watch.
@@ -131,26 +131,33 @@ pub struct Summary {
 
 /// The controller's state between passes.
 pub struct ClusterState {
-    out: PathBuf,
     scopes: Vec<Scope>,
-    projector: Projector,
+    pass: Pass,
     /// The watched objects, kept by the shared re-list machine (the
-    /// webhook's too).
+    /// webhook's too). A leader's pass derives again the statuses of those
+    /// whose stored object changed (a status written by someone else comes
+    /// back as such a change) and of those whose last patch failed; after
+    /// a re-list or a pass as follower, every status.
     known: Mirror<Known>,
-    written: outputs::Written,
-    xds: Option<xds::Publisher>,
-    tls: TlsSettings,
     secrets: ClusterSecrets,
     events: Option<EventRecorder>,
-    /// The objects whose status a leader's pass derives again: those the
-    /// projection touched, those whose stored object changed (a status
-    /// written by someone else comes back as such a change), and those
-    /// whose last patch failed.
-    status_due: HashSet<ObjectKey>,
-    /// The secrets' resolutions the statuses were last derived with, as
-    /// leader; `None` (at start, after a re-list, after a pass as follower)
-    /// derives every status.
-    derived_with: Option<crate::tls::Resolutions>,
+}
+
+/// What a pass reads of the watched objects: their stored statuses.
+impl Inputs for Mirror<Known> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn observed(&self, key: &ObjectKey) -> Option<Observed> {
+        self.get(key).map(|known| known.observed.clone())
+    }
+
+    fn every_observed(&self) -> BTreeMap<ObjectKey, Observed> {
+        self.iter()
+            .map(|(key, known)| (key.clone(), known.observed.clone()))
+            .collect()
+    }
 }
 
 impl ClusterState {
@@ -158,20 +165,13 @@ impl ClusterState {
     /// Files already in `out` are read so that identical ones are not rewritten.
     pub fn new(scopes: Vec<Scope>, out: PathBuf, projection: ProjectionConfig) -> Self {
         let files = [ROUTES_FILE, DEPENDENCIES_FILE, TLS_SECRETS_FILE, LISTENERS_FILE];
-        outputs::remove_stray_temporaries(&out, &files);
-        let written = outputs::Written::read_existing(&out, &files);
+        let tls = TlsSettings::new(out.to_string_lossy());
         Self {
-            tls: TlsSettings::new(out.to_string_lossy()),
+            pass: Pass::new(out, projection, tls, &files),
             secrets: ClusterSecrets::default(),
-            out,
             scopes,
-            projector: Projector::new(projection),
             known: Mirror::new(),
-            written,
-            xds: None,
             events: None,
-            status_due: HashSet::new(),
-            derived_with: None,
         }
     }
 
@@ -185,7 +185,7 @@ impl ClusterState {
     /// Hands the HTTPS listener to Envoy with `settings`, its `KUBERNETES`
     /// secrets from `secrets`.
     pub fn with_tls(mut self, settings: TlsSettings, secrets: ClusterSecrets) -> Self {
-        self.tls = settings;
+        self.pass.set_tls(settings);
         self.secrets = secrets;
         self
     }
@@ -195,21 +195,17 @@ impl ClusterState {
         &mut self.secrets
     }
 
-    fn resolve_secrets(&mut self, secrets: &[aether_projection::TlsSecret]) -> crate::tls::Resolutions {
-        self.secrets.resolve(secrets, &self.tls, Timestamp::now().as_second())
-    }
-
     /// Also publishes each pass's route configuration to an xDS server.
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
-        self.xds = Some(publisher);
+        self.pass.set_xds(publisher);
         self
     }
 
     /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
     /// `secrets/`), for Envoys that take all of it over xDS
-    /// ([`outputs::Written::without_envoy_files`]).
+    /// ([`crate::outputs::Written::without_envoy_files`]).
     pub fn without_envoy_files(mut self) -> Self {
-        self.written = self.written.without_envoy_files();
+        self.pass.without_envoy_files();
         self
     }
 
@@ -227,12 +223,12 @@ impl ClusterState {
             match change {
                 Change::Removed { key, .. } => {
                     debug!(namespace = %key.namespace, name = %key.name, "deleted");
-                    self.projector.remove(&key);
-                    self.status_due.remove(&key);
+                    self.pass.projector.remove(&key);
+                    self.pass.forget(&key);
                 }
                 Change::Upserted { key, previous } => {
                     let Some(known) = self.known.get(&key) else { continue };
-                    self.status_due.insert(key.clone());
+                    self.pass.status_due(key.clone());
                     if previous.is_some_and(|previous| previous.object == known.object) {
                         continue;
                     }
@@ -242,13 +238,14 @@ impl ClusterState {
                     }
                     // What is served changes only for a version it can
                     // use (the webhook may not have judged this one).
-                    self.projector
+                    self.pass
+                        .projector
                         .upsert_keeping_valid(known.object.clone(), known.observed.generation);
                 }
             }
         }
         if applied.listed {
-            self.derived_with = None;
+            self.pass.derive_every_status();
             info!(
                 scope = scope.as_deref().unwrap_or("*"),
                 objects = self
@@ -290,50 +287,27 @@ impl ClusterState {
         now: Timestamp,
         role: Role,
     ) -> anyhow::Result<Summary> {
-        let snapshot = self.projector.snapshot();
-        self.status_due.extend(self.projector.take_touched());
+        let started = Instant::now();
+        let snapshot = self.pass.snapshot();
         self.secrets.fetch(client, &snapshot.tls_secrets).await;
-        let tls = EdgeTls {
-            resolutions: self.resolve_secrets(&snapshot.tls_secrets),
-            settings: self.tls.clone(),
-        };
-        // The statuses to derive: as leader, those due (every one when the
-        // secrets' resolutions changed, or after a re-list or a pass as
-        // follower); as follower, every one, to count what the leader has
-        // left to patch.
-        let observe = |(key, known): (&ObjectKey, &Known)| (key.clone(), known.observed.clone());
-        let observed: BTreeMap<ObjectKey, Observed> =
-            if role == Role::Leader && self.derived_with.as_ref() == Some(&tls.resolutions) {
-                self.status_due
-                    .iter()
-                    .filter_map(|key| self.known.get(key).map(|known| observe((key, known))))
-                    .collect()
-            } else {
-                self.known.iter().map(observe).collect()
-            };
-        // Envoys over gRPC get the snapshot first: they wait neither for the
-        // files nor for the statuses, and a file that cannot be written does
-        // not hold their answer back.
-        if let Some(publisher) = &self.xds {
-            publisher.publish(&snapshot);
-            publisher.publish_tls(&snapshot, &tls);
-        }
-        let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
-        metrics.conflicts.set(plan.conflicts as i64);
-        metrics.invalid_objects.set(plan.invalid as i64);
-        metrics.objects.set(self.known.len() as i64);
-
-        let files: Files = plan.writes.into_iter().collect();
-        let written = outputs::write_changed(
-            &self.out,
-            &files,
-            &plan.secret_files,
-            &mut self.written,
-            snapshot.routes(),
+        let resolutions = self
+            .secrets
+            .resolve(&snapshot.tls_secrets, self.pass.tls(), Timestamp::now().as_second());
+        // As follower, every status is derived, to count what the leader
+        // has left to patch.
+        let derive_all = role == Role::Follower;
+        let outcome = self.pass.run(
+            &snapshot,
+            resolutions,
+            &mut self.known,
+            derive_all,
+            now,
+            started,
+            metrics,
         )?;
-        metrics.file_writes.inc_by(written.len() as u64);
+        let written = outcome.written;
         if !written.is_empty() {
-            info!(files = ?written, out = %self.out.display(), "wrote");
+            info!(files = ?written, out = %self.pass.out().display(), "wrote");
         }
 
         let mut summary = Summary {
@@ -341,16 +315,13 @@ impl ClusterState {
             ..Summary::default()
         };
         if role == Role::Follower {
-            self.derived_with = None;
-            self.status_due.clear();
-            summary.left_to_leader = plan.patches.len();
+            self.pass.derive_every_status();
+            summary.left_to_leader = outcome.patches.len();
             metrics.status_patches_pending.set(summary.left_to_leader as i64);
             return Ok(summary);
         }
-        self.status_due.clear();
-        self.derived_with = Some(tls.resolutions.clone());
         let mut events_dropped = 0;
-        for patch in plan.patches {
+        for patch in outcome.patches {
             let key = &patch.key;
             let api = virtual_hosts(client, &Some(key.namespace.clone()));
             let stored_conditions = self.known.get(key).map(|known| known.stored_conditions.as_slice());
@@ -361,7 +332,7 @@ impl ClusterState {
                 .await
             {
                 Ok(stored) => {
-                    crate::local::log_status(key, &patch.status);
+                    log_status(key, &patch.status);
                     if let Some(recorder) = &self.events {
                         let before = self.known.get(key).and_then(|known| known.observed.status.as_ref());
                         let regarding = stored.object_ref(&ApiResource::erase::<VirtualHost>(&()));
@@ -383,7 +354,7 @@ impl ClusterState {
                 Err(err) => {
                     warn!(namespace = %key.namespace, name = %key.name, error = %err, "status patch failed");
                     summary.failed_patches += 1;
-                    self.status_due.insert(key.clone());
+                    self.pass.status_due(key.clone());
                 }
             }
         }

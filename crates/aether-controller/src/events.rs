@@ -25,8 +25,8 @@
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 
+use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, REASON_ACCEPTED};
-use crate::tls::status::RESOLVED_REFS;
 
 /// The API's bound on an Event's `note`, in bytes.
 pub const MAX_NOTE_BYTES: usize = 1024;

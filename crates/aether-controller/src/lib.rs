@@ -3,10 +3,12 @@
 //!
 //! The core is pure: [`plan`] takes a projection [`Snapshot`], what is known
 //! of each object's stored status and the bytes last written, and returns
-//! the files to write and the status patches to send. The two modes around
-//! it only move data: [`cluster`] (a kube-runtime watcher in, files and
-//! `/status` merge patches out) and [`local`] (manifest files in, files and a
-//! `status.json` report out).
+//! the files to write and the status patches to send; [`outputs`] renders
+//! and writes every file. One pass (`pass.rs`: snapshot, secrets, statuses,
+//! xDS, plan, write) runs it in both modes, which only move data:
+//! [`cluster`] (a kube-runtime watcher in, files and `/status` merge patches
+//! out) and [`local`] (manifest files in, files and a `status.json` report
+//! out).
 
 #![deny(missing_docs)]
 
@@ -22,11 +24,14 @@ pub mod debounce;
 pub mod events;
 #[cfg(feature = "server")]
 pub mod leader;
+pub mod listener;
 #[cfg(feature = "server")]
 pub mod local;
 #[cfg(feature = "server")]
 pub mod metrics;
 pub mod outputs;
+#[cfg(feature = "server")]
+mod pass;
 pub mod status;
 pub mod tls;
 #[cfg(feature = "server")]
@@ -105,23 +110,8 @@ pub fn plan(
     let mut writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
     let mut secret_files = Vec::new();
     if written.envoy_files() {
-        let listeners = written
-            .listeners_json
-            .get(
-                snapshot,
-                tls,
-                tls::edge::files_source(tls),
-                snapshot.routes().name(),
-                |listener| {
-                    let bytes = tls::edge::discovery_response(listener)?;
-                    Ok(written.reuse(tls::edge::LISTENERS_FILE, bytes.into()))
-                },
-            )
-            .map_err(PlanError::Render)?;
-        if written.differs(tls::edge::LISTENERS_FILE, &listeners) {
-            writes.push((tls::edge::LISTENERS_FILE, listeners));
-        }
-        secret_files = tls::edge::secret_files(tls).map_err(PlanError::Render)?;
+        writes.extend(outputs::listeners::render_change(snapshot, tls, written).map_err(PlanError::Render)?);
+        secret_files = outputs::secrets::files(tls).map_err(PlanError::Render)?;
     }
     let patches = status::patches(snapshot, Some(&tls.resolutions), observed, now).map_err(PlanError::Decode)?;
     let invalid = snapshot.invalid_objects();

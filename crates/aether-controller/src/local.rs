@@ -23,6 +23,7 @@
 //! no permission, a volume gone), every file last read under it keeps its
 //! objects, so the edge and the statuses' transition times stay.
 
+mod objects;
 mod unusable;
 
 use std::collections::{BTreeMap, HashSet};
@@ -30,24 +31,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aether_api::config::v1::VirtualHostStatus;
 use aether_manifests::{self as manifests, Failure, LastGood, Limits};
-use aether_projection::{ObjectKey, Problem, ProjectionConfig, Projector, TlsSecret, VirtualHostObject};
-use anyhow::Context;
+use aether_projection::{ObjectKey, Problem, ProjectionConfig, TlsSecret, VirtualHostObject};
 use jiff::Timestamp;
 use tracing::{error, info, warn};
 
+use objects::Objects;
 use unusable::unusable_files;
 pub use unusable::{RULE_CHANGING, RULE_MANIFEST};
 
 use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
-use crate::outputs::{self, DEPENDENCIES_FILE, Files, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
-use crate::status::{ACCEPTED, Observed};
-use crate::tls::edge::LISTENERS_FILE;
+use crate::outputs::{self, DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
+use crate::pass::Pass;
+use crate::tls::TlsSettings;
 use crate::tls::local::{self as secrets, SecretsDir};
-use crate::tls::status::RESOLVED_REFS;
-use crate::tls::{EdgeTls, Resolutions, TlsSettings};
 use crate::xds;
 
 /// Settings of local mode.
@@ -95,29 +93,14 @@ pub struct Summary {
 pub struct Local {
     options: Options,
     limits: Limits,
-    projector: Projector,
-    /// The objects fed to the projector.
-    objects: BTreeMap<ObjectKey, VirtualHostObject>,
+    pass: Pass,
+    /// The objects fed to the projector, and their statuses.
+    objects: Objects,
     /// The manifests as last read, file by file (the shared keep-last-good policy).
     last_good: LastGood,
     /// Objects of files that could not be used on the last load, served as
-    /// last read ([`Projector::keep_valid`]).
+    /// last read ([`aether_projection::Projector::keep_valid`]).
     stale: HashSet<ObjectKey>,
-    statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
-    /// Whether `status.json` may not hold `statuses` (one changed since it
-    /// was last written, or that write failed): it is rendered only then,
-    /// not on every pass (it holds every object's status).
-    status_file_stale: bool,
-    /// Objects whose status is to be derived again: the projection touched
-    /// them since their status was last derived (kept across a pass that
-    /// fails before deriving it). Every other status stands.
-    status_due: HashSet<ObjectKey>,
-    /// The secrets' resolutions the statuses were last derived with: when
-    /// they change (a secret's files, a certificate's validity window),
-    /// every status is derived again.
-    derived_with: Option<Resolutions>,
-    written: outputs::Written,
-    xds: Option<xds::Publisher>,
     secrets: SecretsDir,
     /// The secrets the last pass's snapshot referenced (polled for rotation).
     referenced: Arc<[TlsSecret]>,
@@ -140,29 +123,25 @@ impl Local {
             STATUS_FILE,
             LISTENERS_FILE,
         ];
-        outputs::remove_stray_temporaries(&options.out, &files);
-        let written = outputs::Written::read_existing(&options.out, &files);
-        let statuses = match written.get(STATUS_FILE) {
+        let pass = Pass::new(
+            options.out.clone(),
+            options.projection.clone(),
+            options.tls.clone(),
+            &files,
+        );
+        let statuses = match pass.written().get(STATUS_FILE).map(outputs::status_json::parse) {
             None => BTreeMap::new(),
-            Some(bytes) => match serde_json::from_slice::<BTreeMap<String, VirtualHostStatus>>(bytes) {
-                Ok(statuses) => statuses
-                    .into_iter()
-                    .filter_map(|(key, status)| {
-                        let (namespace, name) = key.split_once('/')?;
-                        Some((ObjectKey::new(namespace, name), status))
-                    })
-                    .collect(),
-                Err(err) => {
-                    warn!(file = %options.out.join(STATUS_FILE).display(), %err, "ignoring an unreadable status report");
-                    BTreeMap::new()
-                }
-            },
+            Some(Ok(statuses)) => statuses,
+            Some(Err(err)) => {
+                warn!(file = %options.out.join(STATUS_FILE).display(), %err, "ignoring an unreadable status report");
+                BTreeMap::new()
+            }
         };
         let once = options.once;
         Ok(Self {
             secrets: SecretsDir::new(options.secrets.clone()),
             referenced: Arc::from([]),
-            projector: Projector::new(options.projection.clone()),
+            pass,
             options,
             // What a newer writer added is read tolerantly: one object from
             // a newer API version is left out, not the whole directory.
@@ -170,7 +149,7 @@ impl Local {
                 reading: manifests::Reading::Tolerant,
                 ..Limits::default()
             },
-            objects: BTreeMap::new(),
+            objects: Objects::new(statuses),
             // A pass never waits on one file (another's edit would wait
             // with it), except the one pass of `--once`, which must read
             // every file.
@@ -180,12 +159,6 @@ impl Local {
                 LastGood::without_waiting()
             },
             stale: HashSet::new(),
-            statuses,
-            status_file_stale: true,
-            status_due: HashSet::new(),
-            derived_with: None,
-            written,
-            xds: None,
             metrics: Arc::new(Metrics::new()),
         })
     }
@@ -200,21 +173,21 @@ impl Local {
     /// Also publishes each pass's route configuration to an xDS server
     /// (whose metrics should be [`Local::metrics`], to be logged with the rest).
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
-        self.xds = Some(publisher);
+        self.pass.set_xds(publisher);
         self
     }
 
     /// Derives every status on the next pass, not only those of the
     /// objects the projection touched (as after a change of the secrets).
     pub fn derive_every_status(&mut self) {
-        self.derived_with = None;
+        self.pass.derive_every_status();
     }
 
     /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
     /// `secrets/`), for Envoys that take all of it over xDS
     /// ([`outputs::Written::without_envoy_files`]).
     pub fn without_envoy_files(mut self) -> Self {
-        self.written = self.written.without_envoy_files();
+        self.pass.without_envoy_files();
         self
     }
 
@@ -268,35 +241,36 @@ impl Local {
             .collect();
         let gone: Vec<ObjectKey> = self
             .objects
+            .fed
             .keys()
             .filter(|key| !next.contains_key(*key))
             .cloned()
             .collect();
         for key in gone {
-            self.projector.remove(&key);
-            self.objects.remove(&key);
+            self.pass.projector.remove(&key);
+            self.objects.fed.remove(&key);
         }
         for (key, object) in next {
             // An object whose file reads again is fed again, whether or
             // not it changed, so that the projection stops reporting it.
             let was_stale = self.stale.remove(&key) && !stale.contains_key(&key);
-            if was_stale || !self.objects.get(&key).is_some_and(|fed| unchanged(fed, &object)) {
+            if was_stale || !self.objects.fed.get(&key).is_some_and(|fed| unchanged(fed, &object)) {
                 if let Some(fields) = set_aside.get(&key) {
                     warn!(object = %key, fields = ?fields, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
                 }
                 // What is served changes only for a version it can use.
-                self.projector.upsert_keeping_valid(object.clone(), 0);
-                self.objects.insert(key, object);
+                self.pass.projector.upsert_keeping_valid(object.clone(), 0);
+                self.objects.fed.insert(key, object);
             }
         }
         // A file that turned unusable (does not parse, keeps changing)
         // gave its objects as last read: the projection says why they are
         // served as that version.
         for (key, problems) in stale {
-            self.projector.keep_valid(&key, problems);
+            self.pass.projector.keep_valid(&key, problems);
             self.stale.insert(key);
         }
-        self.stale.retain(|key| self.objects.contains_key(key));
+        self.stale.retain(|key| self.objects.fed.contains_key(key));
         let changing = load
             .errors
             .iter()
@@ -322,82 +296,37 @@ impl Local {
     fn reconcile_inner(&mut self) -> anyhow::Result<Summary> {
         let started = Instant::now();
         let (input_errors, stale_files) = self.load();
-        let snapshot = self.projector.snapshot();
-        self.status_due.extend(self.projector.take_touched());
+        let snapshot = self.pass.snapshot();
         let now = Timestamp::now();
-        let tls = EdgeTls {
-            resolutions: self
-                .secrets
-                .resolve(&snapshot.tls_secrets, &self.options.tls, now.as_second()),
-            settings: self.options.tls.clone(),
-        };
-        // The statuses to derive: those of the objects touched, or all when
-        // the secrets' resolutions changed.
-        let observe = |key: &ObjectKey| {
-            let status = self.statuses.get(key).cloned();
-            (key.clone(), Observed { generation: 0, status })
-        };
-        let observed: BTreeMap<ObjectKey, Observed> = if self.derived_with.as_ref() == Some(&tls.resolutions) {
-            self.status_due
-                .iter()
-                .filter(|key| self.objects.contains_key(*key))
-                .map(observe)
-                .collect()
-        } else {
-            self.objects.keys().map(observe).collect()
-        };
+        let resolutions = self
+            .secrets
+            .resolve(&snapshot.tls_secrets, self.pass.tls(), now.as_second());
         self.referenced = snapshot.tls_secrets.clone();
-        // Envoys over gRPC get the snapshot first: they wait neither for the
-        // files nor for the statuses, and a file that cannot be written does
-        // not hold their answer back.
-        let published_after = self.xds.as_ref().map(|publisher| {
-            publisher.publish(&snapshot);
-            publisher.publish_tls(&snapshot, &tls);
-            started.elapsed()
-        });
-        let plan = crate::plan(&snapshot, &tls, &observed, &self.written, now)?;
-        self.status_due.clear();
-        self.derived_with = Some(tls.resolutions.clone());
-        self.metrics.conflicts.set(plan.conflicts as i64);
-        self.metrics.invalid_objects.set(plan.invalid as i64);
-        self.metrics.objects.set(self.objects.len() as i64);
-
-        let mut files: Files = plan.writes.into_iter().collect();
-        let status_changes = plan.patches.len();
-        let held = self.statuses.len();
-        for patch in plan.patches {
-            log_status(&patch.key, &patch.status);
-            self.statuses.insert(patch.key, patch.status);
-        }
-        self.statuses.retain(|key, _| self.objects.contains_key(key));
-        if status_changes > 0 || self.statuses.len() != held {
-            self.status_file_stale = true;
-        }
-        if self.status_file_stale {
-            let report: BTreeMap<String, &VirtualHostStatus> = self
-                .statuses
-                .iter()
-                .map(|(key, status)| (key.to_string(), status))
-                .collect();
-            files.insert(STATUS_FILE, outputs::pretty(&report)?.into());
-        }
-        let written = outputs::write_changed(
-            &self.options.out,
-            &files,
-            &plan.secret_files,
-            &mut self.written,
-            snapshot.routes(),
-        )
-        .with_context(|| format!("in {}", self.options.out.display()))?;
-        self.status_file_stale = false;
-        self.metrics.file_writes.inc_by(written.len() as u64);
+        let outcome = self
+            .pass
+            .run(
+                &snapshot,
+                resolutions,
+                &mut self.objects,
+                false,
+                now,
+                started,
+                &self.metrics,
+            )
+            .map_err(|err| match err.downcast::<std::io::Error>() {
+                // A file that could not be written is named with its directory.
+                Ok(err) => anyhow::Error::new(err).context(format!("in {}", self.options.out.display())),
+                Err(err) => err,
+            })?;
+        self.objects.status_file_written();
+        let status_changes = outcome.patches.len();
         self.metrics.status_patches.inc_by(status_changes as u64);
         Ok(Summary {
-            written,
+            written: outcome.written,
             status_changes,
             input_errors,
             stale_files,
-            published_after,
+            published_after: outcome.published_after,
         })
     }
 
@@ -449,7 +378,7 @@ impl Local {
         let started = Instant::now();
         let summary = self.reconcile()?;
         info!(
-            objects = self.objects.len(),
+            objects = self.objects.fed.len(),
             written = ?summary.written,
             status_changes = summary.status_changes,
             input_errors = summary.input_errors,
@@ -465,23 +394,6 @@ impl Local {
         tracing::debug!(metrics = %self.metrics.encode().trim_end(), "metrics");
         Ok(summary)
     }
-}
-
-/// Logs a status change with the object's namespace and name.
-pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
-    let accepted = status.conditions.iter().find(|c| c.r#type == ACCEPTED);
-    let refs = status.conditions.iter().find(|c| c.r#type == RESOLVED_REFS);
-    info!(
-        namespace = %key.namespace,
-        name = %key.name,
-        accepted = accepted.map_or("", |c| c.status.as_str()),
-        reason = accepted.map_or("", |c| c.reason.as_str()),
-        detail = accepted.map_or("", |c| c.message.as_str()),
-        resolved_refs = refs.map_or("", |c| c.status.as_str()),
-        refs_detail = refs.map_or("", |c| c.message.as_str()),
-        route_count = status.route_count,
-        "status changed"
-    );
 }
 
 /// Whether `read` is the object already fed to the projector. An object of

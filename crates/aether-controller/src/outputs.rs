@@ -13,8 +13,9 @@
 //!   ([`RouteTable::version`]), which Envoy reports as the version it runs.
 //! - `dependencies.json`: the backend services and their ports.
 //! - `tls-secrets.json`: the TLS secrets the edge must load.
+//! - `status.json`: local mode's statuses ([`status_json`]).
 //! - `listeners.json` and `secrets/*.json`: the HTTPS listener and its
-//!   certificates ([`crate::tls::edge`]); the listener is moved into place
+//!   certificates ([`listeners`], [`secrets`]); the listener is moved into place
 //!   after `routes.json` (its chains route with it) and after the
 //!   certificates it names, and a certificate no longer named is removed
 //!   only after the listener that named it is replaced.
@@ -33,14 +34,22 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use aether_projection::{Dependency, RenderError, RouteTable, Snapshot, TlsSecret};
+use aether_projection::{Dependency, RenderError, RouteTable, Snapshot, TlsSecret, descriptors};
 use prost::bytes::Bytes;
+use prost::{Message, Name};
+use prost_reflect::{DynamicMessage, Value as ReflectValue};
 
 pub mod backoff;
+pub mod listeners;
 pub mod memo;
 pub mod routes_json;
+pub mod secrets;
+pub mod status_json;
 
+pub use listeners::LISTENERS_FILE;
 pub use routes_json::RoutesJson;
+use secrets::SECRETS_DIR;
+pub use status_json::STATUS_FILE;
 
 /// The route configuration file.
 pub const ROUTES_FILE: &str = "routes.json";
@@ -48,8 +57,6 @@ pub const ROUTES_FILE: &str = "routes.json";
 pub const DEPENDENCIES_FILE: &str = "dependencies.json";
 /// The TLS-secret set file.
 pub const TLS_SECRETS_FILE: &str = "tls-secrets.json";
-/// Local mode's status report: `namespace/name` → status.
-pub const STATUS_FILE: &str = "status.json";
 
 /// Envoy's type URL of the resource in `routes.json`.
 pub const ROUTE_CONFIGURATION_TYPE: &str = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
@@ -74,6 +81,37 @@ pub fn render(snapshot: &Snapshot) -> Result<Files, RenderError> {
 pub fn version_of(encoded: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, encoded);
     digest.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// `{"versionInfo": …, "resources": [message with "@type"]}` in Envoy's
+/// JSON, the version [`version_of`] its bytes, as Envoy's file-based
+/// subscriptions read it.
+pub fn discovery_response<M: Message + Name>(message: &M) -> Result<Vec<u8>, RenderError> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct DiscoveryResponse<'a> {
+        version_info: String,
+        resources: [&'a DynamicMessage; 1],
+    }
+    let any = descriptors::pool()
+        .get_message_by_name("google.protobuf.Any")
+        .ok_or_else(|| RenderError::Descriptor("google.protobuf.Any is not in Envoy's descriptors".into()))?;
+    let bytes = message.encode_to_vec();
+    let mut resource = DynamicMessage::new(any);
+    resource.set_field_by_name("type_url", ReflectValue::String(M::type_url()));
+    resource.set_field_by_name("value", ReflectValue::Bytes(Bytes::copy_from_slice(&bytes)));
+    // Checks the message fits Envoy's descriptors before a file holds it.
+    DynamicMessage::decode(
+        descriptors::pool()
+            .get_message_by_name(&M::full_name())
+            .ok_or_else(|| RenderError::Descriptor(format!("{} is not in Envoy's descriptors", M::full_name())))?,
+        bytes.as_slice(),
+    )
+    .map_err(|err| RenderError::Descriptor(err.to_string()))?;
+    pretty(&DiscoveryResponse {
+        version_info: version_of(&bytes),
+        resources: [&resource],
+    })
 }
 
 /// Pretty JSON with a final newline.
@@ -152,7 +190,7 @@ pub struct Written {
     routes_json: RoutesJson,
     /// The last `listeners.json` rendered, made again only when the
     /// listener would change.
-    pub(crate) listeners_json: crate::tls::edge::ListenerMemo<Bytes>,
+    pub(crate) listeners_json: crate::listener::ListenerMemo<Bytes>,
     /// The last `dependencies.json` and `tls-secrets.json` rendered, made
     /// again only when their list changes.
     dependencies_json: memo::Memo<Arc<[Dependency]>, Bytes>,
@@ -193,7 +231,7 @@ impl Written {
         // writes the same, and removed otherwise (it may hold the key of a
         // secret no longer referenced).
         let mut secrets = BTreeMap::new();
-        let secrets_dir = dir.join(crate::tls::edge::secrets_dir());
+        let secrets_dir = dir.join(SECRETS_DIR);
         if let Ok(entries) = fs::read_dir(&secrets_dir) {
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -222,7 +260,7 @@ impl Written {
     pub fn without_envoy_files(mut self) -> Self {
         self.envoy_files = false;
         self.files.remove(ROUTES_FILE);
-        self.files.remove(crate::tls::edge::LISTENERS_FILE);
+        self.files.remove(LISTENERS_FILE);
         self
     }
 
@@ -308,7 +346,7 @@ fn digest(bytes: &[u8]) -> Vec<u8> {
 fn write_rank(name: &str) -> u8 {
     match name {
         ROUTES_FILE => 1,
-        crate::tls::edge::LISTENERS_FILE => 2,
+        LISTENERS_FILE => 2,
         _ => 0,
     }
 }
@@ -329,7 +367,7 @@ pub fn write_changed(
     routes_source: &RouteTable,
 ) -> io::Result<Vec<&'static str>> {
     let mut done = Vec::new();
-    let secrets_dir = dir.join(crate::tls::edge::secrets_dir());
+    let secrets_dir = dir.join(SECRETS_DIR);
     let mut secrets_changed = false;
     for (name, bytes) in secrets {
         let name = name.rsplit('/').next().unwrap_or(name);

@@ -3,7 +3,7 @@
 //! An alternative to `routes.json` for Envoys that do not share the
 //! controller's file system. Beside it, on the same server and through the
 //! same stream implementation ([`sotw`]), the HTTPS listener (LDS) and its
-//! certificates (SDS): see [`tls`].
+//! certificates (SDS): see [`listeners_secrets`].
 //!
 //! Each pass [`Publisher::publish`]es the snapshot's RouteConfiguration as
 //! its route table (a piece per virtual host, shared with the projection:
@@ -57,9 +57,9 @@ use tracing::{info, warn};
 use crate::metrics::Metrics;
 use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 
+pub mod listeners_secrets;
 pub mod requests;
 pub mod sotw;
-pub mod tls;
 pub mod transport;
 
 pub use requests::{MAX_BUFFERED_REQUEST_BYTES, MAX_REQUEST_BYTES, RequestBudget};
@@ -77,8 +77,8 @@ pub struct Publisher {
     /// The route configuration's name (its resource name in RDS).
     name: Arc<str>,
     current: Arc<watch::Sender<Option<Arc<Version>>>>,
-    /// The HTTPS listener and the certificates ([`tls`]).
-    pub(crate) tls: tls::TlsSenders,
+    /// The HTTPS listener and the certificates ([`listeners_secrets`]).
+    pub(crate) tls: listeners_secrets::TlsSenders,
 }
 
 impl Publisher {
@@ -115,7 +115,7 @@ pub struct Discovery {
     /// The RouteConfiguration's name (what Envoy's `rds.route_config_name` says).
     name: Arc<str>,
     routes: Current,
-    tls: tls::TlsReceivers,
+    tls: listeners_secrets::TlsReceivers,
     metrics: Arc<Metrics>,
     /// Cancelled when the server stops: every stream ends.
     closing: CancellationToken,
@@ -129,7 +129,7 @@ pub struct Discovery {
 /// RouteConfiguration named `name` (and the listener and secrets).
 pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
     let (sender, receiver) = watch::channel(None);
-    let (tls_senders, tls_receivers) = tls::channels();
+    let (tls_senders, tls_receivers) = listeners_secrets::channels();
     let publisher = Publisher {
         name: name.into(),
         current: Arc::new(sender),
@@ -239,12 +239,16 @@ impl Discovery {
     fn resources(&self, service: &str) -> Option<(&'static str, Kind, &Current)> {
         match service {
             "envoy.service.route.v3.RouteDiscoveryService" => Some(("Routes", self.routes_kind(), &self.routes)),
-            "envoy.service.listener.v3.ListenerDiscoveryService" => {
-                Some(("Listeners", tls::kind(tls::LISTENER_TYPE), &self.tls.listeners))
-            }
-            "envoy.service.secret.v3.SecretDiscoveryService" => {
-                Some(("Secrets", tls::kind(tls::SECRET_TYPE), &self.tls.secrets))
-            }
+            "envoy.service.listener.v3.ListenerDiscoveryService" => Some((
+                "Listeners",
+                listeners_secrets::kind(listeners_secrets::LISTENER_TYPE),
+                &self.tls.listeners,
+            )),
+            "envoy.service.secret.v3.SecretDiscoveryService" => Some((
+                "Secrets",
+                listeners_secrets::kind(listeners_secrets::SECRET_TYPE),
+                &self.tls.secrets,
+            )),
             _ => None,
         }
     }

@@ -6,8 +6,8 @@ mod common;
 use std::collections::BTreeMap;
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
+use aether_controller::outputs::LISTENERS_FILE;
 use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
-use aether_controller::tls::edge::LISTENERS_FILE;
 use aether_controller::{Files, Observed, StatusPatch, Written, plan};
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, VirtualHostObject, parse_manifests, project};
 use common::{decode_routes, object};

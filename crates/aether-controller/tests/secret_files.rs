@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
-use aether_controller::tls::edge::LISTENERS_FILE;
+use aether_controller::outputs::LISTENERS_FILE;
 use aether_e2e::certs::{Leaf, TestCa, write_secret};
 use common::{json, resolved_refs};
 

@@ -98,10 +98,11 @@ impl fmt::Display for Invalid {
     }
 }
 
-/// `2026-11-29T19:01:31Z`, or the number of seconds when out of range.
+/// `2026-11-29T19:01:31Z` (whole seconds, as Kubernetes writes times), or
+/// the number of seconds when out of range.
 pub fn rfc3339(seconds: i64) -> String {
     jiff::Timestamp::from_second(seconds)
-        .map(crate::status::rfc3339_seconds)
+        .map(|time| format!("{time:.0}"))
         .unwrap_or_else(|_| format!("{seconds} s after the Unix epoch"))
 }
 

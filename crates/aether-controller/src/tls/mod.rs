@@ -1,7 +1,9 @@
 //! TLS by SNI at the edge: each referenced secret checked ([`certificate`]),
-//! read from a directory in local mode ([`local`]), resolved for the
-//! HTTPS listener and its SDS resources ([`edge`]), and reported in the
-//! objects' `ResolvedRefs` condition ([`status`]).
+//! read from a directory in local mode ([`local`]) or from the API server
+//! in cluster mode ([`cluster`]), resolved ([`Resolutions`]) for the HTTPS
+//! listener and its SDS resources ([`crate::listener`]), and reported in
+//! the objects' `ResolvedRefs` condition
+//! ([`crate::status::resolved_refs`]).
 //!
 //! A secret is one of:
 //! - **ready**: a `KUBERNETES` secret whose certificate and key passed
@@ -32,10 +34,8 @@ use aether_projection::listener::{EdgeSource, ListenerConfig};
 pub mod certificate;
 #[cfg(feature = "server")]
 pub mod cluster;
-pub mod edge;
 #[cfg(feature = "server")]
 pub mod local;
-pub mod status;
 
 use certificate::{Certificate, Invalid};
 

@@ -18,8 +18,8 @@
 use aether_api::config::v1::SecretProvider;
 use aether_projection::TlsSecret;
 
-use super::certificate::rfc3339;
-use super::{Resolution, Resolutions};
+use crate::tls::certificate::rfc3339;
+use crate::tls::{Resolution, Resolutions};
 
 /// The condition type.
 pub const RESOLVED_REFS: &str = "ResolvedRefs";

@@ -22,7 +22,7 @@ use crate::tls::{EdgeTls, Resolution, Resolutions, TlsSettings};
 use crate::xds::{Publisher, channel};
 
 fn snapshot() -> aether_projection::Snapshot {
-    crate::tls::edge::tests::snapshot(&["a", "b"])
+    crate::listener::tests::snapshot(&["a", "b"])
 }
 
 fn secret(name: &str) -> TlsSecret {

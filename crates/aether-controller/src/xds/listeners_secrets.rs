@@ -23,8 +23,8 @@ use tracing::info;
 
 use super::Publisher;
 use super::sotw::{Encoded, Kind, Resources};
+use crate::listener;
 use crate::tls::EdgeTls;
-use crate::tls::edge;
 
 /// The type URL of LDS resources.
 pub const LISTENER_TYPE: &str = "type.googleapis.com/envoy.config.listener.v3.Listener";
@@ -39,7 +39,7 @@ pub(crate) struct TlsSenders {
     listeners: Arc<watch::Sender<Current>>,
     secrets: Arc<watch::Sender<Current>>,
     /// The listener's resources, made again only when it would change.
-    listener: edge::ListenerMemo<Arc<Resources>>,
+    listener: listener::ListenerMemo<Arc<Resources>>,
 }
 
 /// The serving ends.
@@ -56,7 +56,7 @@ pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
         TlsSenders {
             listeners: Arc::new(listeners),
             secrets: Arc::new(secrets),
-            listener: edge::ListenerMemo::default(),
+            listener: listener::ListenerMemo::default(),
         },
         TlsReceivers {
             listeners: listeners_receiver,
@@ -102,14 +102,14 @@ impl Publisher {
         let listener = self
             .tls
             .listener
-            .get(snapshot, tls, edge::xds_source(tls), &self.name, |listener| {
+            .get(snapshot, tls, listener::xds_source(tls), &self.name, |listener| {
                 Ok::<_, std::convert::Infallible>(Arc::new(Resources::new(vec![(
                     listener.name.clone(),
                     Bytes::from(listener.encode_to_vec()).into(),
                 )])))
             })
             .unwrap_or_else(|never| match never {});
-        let mut secrets: Vec<(String, Encoded)> = edge::secrets(tls)
+        let mut secrets: Vec<(String, Encoded)> = listener::secrets(tls)
             .into_iter()
             .map(|(_, secret)| (secret.name.clone(), Bytes::from(secret.encode_to_vec()).into()))
             .collect();

@@ -1,0 +1,81 @@
+//! The objects local mode fed to the projector and their statuses, which
+//! `status.json` holds (there is no API server to store them): the
+//! [`Inputs`] local mode gives a pass. Local objects have no
+//! `metadata.generation`: `observedGeneration` is 0.
+
+use std::collections::BTreeMap;
+
+use aether_api::config::v1::VirtualHostStatus;
+use aether_projection::{ObjectKey, VirtualHostObject};
+use prost::bytes::Bytes;
+
+use crate::outputs::{STATUS_FILE, status_json};
+use crate::pass::{Inputs, log_status};
+use crate::status::{Observed, StatusPatch};
+
+pub(super) struct Objects {
+    /// The objects fed to the projector.
+    pub(super) fed: BTreeMap<ObjectKey, VirtualHostObject>,
+    statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
+    /// Whether `status.json` may not hold `statuses` (one changed since it
+    /// was last written, or that write failed): it is rendered only then,
+    /// not on every pass (it holds every object's status).
+    status_file_stale: bool,
+}
+
+impl Objects {
+    /// No object yet, the statuses of an earlier run's `status.json`.
+    pub(super) fn new(statuses: BTreeMap<ObjectKey, VirtualHostStatus>) -> Self {
+        Self {
+            fed: BTreeMap::new(),
+            statuses,
+            status_file_stale: true,
+        }
+    }
+
+    /// The pass wrote its files, `status.json` among them when it was stale.
+    pub(super) fn status_file_written(&mut self) {
+        self.status_file_stale = false;
+    }
+}
+
+impl Inputs for Objects {
+    fn count(&self) -> usize {
+        self.fed.len()
+    }
+
+    fn observed(&self, key: &ObjectKey) -> Option<Observed> {
+        self.fed.contains_key(key).then(|| Observed {
+            generation: 0,
+            status: self.statuses.get(key).cloned(),
+        })
+    }
+
+    fn every_observed(&self) -> BTreeMap<ObjectKey, Observed> {
+        self.fed
+            .keys()
+            .map(|key| {
+                let status = self.statuses.get(key).cloned();
+                (key.clone(), Observed { generation: 0, status })
+            })
+            .collect()
+    }
+
+    /// Each changed status is logged and kept; `status.json` is rendered
+    /// when one changed or an object went.
+    fn statuses_file(&mut self, patches: &[StatusPatch]) -> anyhow::Result<Option<(&'static str, Bytes)>> {
+        let held = self.statuses.len();
+        for patch in patches {
+            log_status(&patch.key, &patch.status);
+            self.statuses.insert(patch.key.clone(), patch.status.clone());
+        }
+        self.statuses.retain(|key, _| self.fed.contains_key(key));
+        if !patches.is_empty() || self.statuses.len() != held {
+            self.status_file_stale = true;
+        }
+        if !self.status_file_stale {
+            return Ok(None);
+        }
+        Ok(Some((STATUS_FILE, status_json::render(&self.statuses)?.into())))
+    }
+}

@@ -1,0 +1,233 @@
+//! One reconcile pass, as both modes run it: the projector's snapshot, the
+//! secrets it references resolved, the statuses to derive chosen, the
+//! snapshot published over xDS, the files and statuses planned
+//! ([`crate::plan`]), the changed files written.
+//!
+//! The modes are adapters around it. [`crate::local`] feeds the projector
+//! from manifest files, resolves the secrets from `--secrets DIR`, and keeps
+//! the statuses in `status.json` (written with the other files);
+//! [`crate::cluster`] feeds it from the API server's watch, resolves the
+//! secrets from the API server, and sends the statuses as `/status` patches
+//! and Events once the files are written. What a mode supplies besides is
+//! [`Inputs`].
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use aether_api::config::v1::VirtualHostStatus;
+use aether_projection::{ObjectKey, ProjectionConfig, Projector, Snapshot};
+use jiff::Timestamp;
+use prost::bytes::Bytes;
+use tracing::info;
+
+use crate::metrics::Metrics;
+use crate::outputs::{self, Files, Written};
+use crate::status::resolved_refs::RESOLVED_REFS;
+use crate::status::{ACCEPTED, Observed, StatusPatch};
+use crate::tls::{EdgeTls, Resolutions, TlsSettings};
+use crate::xds;
+
+/// What a mode supplies to a pass besides the snapshot and the secrets'
+/// resolutions: its objects' stored statuses, and (local mode) a file that
+/// holds the statuses.
+pub(crate) trait Inputs {
+    /// How many objects there are.
+    fn count(&self) -> usize;
+    /// What is stored of `key`'s status; `None` for an object not known.
+    fn observed(&self, key: &ObjectKey) -> Option<Observed>;
+    /// What is stored of every object's status.
+    fn every_observed(&self) -> BTreeMap<ObjectKey, Observed>;
+    /// Takes the statuses that differ from the stored ones before the files
+    /// are written; returns a file to write with them (local mode's
+    /// `status.json`), if any.
+    fn statuses_file(&mut self, patches: &[StatusPatch]) -> anyhow::Result<Option<(&'static str, Bytes)>> {
+        let _ = patches;
+        Ok(None)
+    }
+}
+
+/// What one pass did.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    /// Files written (unchanged ones skipped).
+    pub(crate) written: Vec<&'static str>,
+    /// The statuses that differ from the stored ones, in key order.
+    pub(crate) patches: Vec<StatusPatch>,
+    /// With xDS: how far into the pass (from `started`) its snapshot was
+    /// handed to the streams.
+    pub(crate) published_after: Option<Duration>,
+}
+
+/// What a pass keeps between passes, whatever the mode.
+pub(crate) struct Pass {
+    out: PathBuf,
+    /// Fed by the mode.
+    pub(crate) projector: Projector,
+    written: Written,
+    xds: Option<xds::Publisher>,
+    tls: TlsSettings,
+    /// Objects whose status is to be derived again: the projection touched
+    /// them (or the mode said so) since their status was last derived,
+    /// kept across a pass that fails before its files are written. Every
+    /// other status stands.
+    status_due: HashSet<ObjectKey>,
+    /// The secrets' resolutions the statuses were last derived with: when
+    /// they change (a secret's content, a certificate's validity window),
+    /// every status is derived again. `None`: every status is.
+    derived_with: Option<Resolutions>,
+}
+
+impl Pass {
+    /// A pass writing into `out` (which must exist): the stray temporaries
+    /// of `files` a killed run left are removed, and those files read, so
+    /// that identical ones are not rewritten.
+    pub(crate) fn new(out: PathBuf, projection: ProjectionConfig, tls: TlsSettings, files: &[&'static str]) -> Self {
+        outputs::remove_stray_temporaries(&out, files);
+        let written = Written::read_existing(&out, files);
+        Self {
+            out,
+            projector: Projector::new(projection),
+            written,
+            xds: None,
+            tls,
+            status_due: HashSet::new(),
+            derived_with: None,
+        }
+    }
+
+    /// The output directory.
+    pub(crate) fn out(&self) -> &Path {
+        &self.out
+    }
+
+    /// What is known of the output directory's files.
+    pub(crate) fn written(&self) -> &Written {
+        &self.written
+    }
+
+    /// How the HTTPS listener is handed to Envoy.
+    pub(crate) fn tls(&self) -> &TlsSettings {
+        &self.tls
+    }
+
+    /// Hands the HTTPS listener to Envoy with `settings`.
+    pub(crate) fn set_tls(&mut self, settings: TlsSettings) {
+        self.tls = settings;
+    }
+
+    /// Also publishes each pass's snapshot to an xDS server.
+    pub(crate) fn set_xds(&mut self, publisher: xds::Publisher) {
+        self.xds = Some(publisher);
+    }
+
+    /// Writes none of Envoy's files ([`Written::without_envoy_files`]).
+    pub(crate) fn without_envoy_files(&mut self) {
+        self.written = std::mem::take(&mut self.written).without_envoy_files();
+    }
+
+    /// Derives every status on the next pass.
+    pub(crate) fn derive_every_status(&mut self) {
+        self.derived_with = None;
+    }
+
+    /// Derives `key`'s status again on the next pass.
+    pub(crate) fn status_due(&mut self, key: ObjectKey) {
+        self.status_due.insert(key);
+    }
+
+    /// `key` is gone: no status to derive.
+    pub(crate) fn forget(&mut self, key: &ObjectKey) {
+        self.status_due.remove(key);
+    }
+
+    /// The projection's snapshot; the objects it touched since the last are
+    /// due for their status.
+    pub(crate) fn snapshot(&mut self) -> Snapshot {
+        let snapshot = self.projector.snapshot();
+        self.status_due.extend(self.projector.take_touched());
+        snapshot
+    }
+
+    /// The rest of the pass over `snapshot`, its secrets resolved as
+    /// `resolutions`: derives the statuses due (every one when the
+    /// resolutions changed since they were last derived, or with
+    /// `derive_all`), publishes to xDS, plans, hands the changed statuses to
+    /// `inputs`, and writes the changed files. `now` stamps conditions
+    /// whose status flips; `started` is when the pass began. A failed write
+    /// leaves the previous file in place and keeps the statuses due.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run(
+        &mut self,
+        snapshot: &Snapshot,
+        resolutions: Resolutions,
+        inputs: &mut impl Inputs,
+        derive_all: bool,
+        now: Timestamp,
+        started: Instant,
+        metrics: &Metrics,
+    ) -> anyhow::Result<Outcome> {
+        let tls = EdgeTls {
+            resolutions,
+            settings: self.tls.clone(),
+        };
+        let observed: BTreeMap<ObjectKey, Observed> =
+            if !derive_all && self.derived_with.as_ref() == Some(&tls.resolutions) {
+                self.status_due
+                    .iter()
+                    .filter_map(|key| inputs.observed(key).map(|observed| (key.clone(), observed)))
+                    .collect()
+            } else {
+                inputs.every_observed()
+            };
+        // Envoys over gRPC get the snapshot first: they wait neither for the
+        // files nor for the statuses, and a file that cannot be written does
+        // not hold their answer back.
+        let published_after = self.xds.as_ref().map(|publisher| {
+            publisher.publish(snapshot);
+            publisher.publish_tls(snapshot, &tls);
+            started.elapsed()
+        });
+        let plan = crate::plan(snapshot, &tls, &observed, &self.written, now)?;
+        metrics.conflicts.set(plan.conflicts as i64);
+        metrics.invalid_objects.set(plan.invalid as i64);
+        metrics.objects.set(inputs.count() as i64);
+
+        let mut files: Files = plan.writes.into_iter().collect();
+        if let Some((name, bytes)) = inputs.statuses_file(&plan.patches)? {
+            files.insert(name, bytes);
+        }
+        let written = outputs::write_changed(
+            &self.out,
+            &files,
+            &plan.secret_files,
+            &mut self.written,
+            snapshot.routes(),
+        )?;
+        metrics.file_writes.inc_by(written.len() as u64);
+        self.status_due.clear();
+        self.derived_with = Some(tls.resolutions);
+        Ok(Outcome {
+            written,
+            patches: plan.patches,
+            published_after,
+        })
+    }
+}
+
+/// Logs a status change with the object's namespace and name.
+pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
+    let accepted = status.conditions.iter().find(|c| c.r#type == ACCEPTED);
+    let refs = status.conditions.iter().find(|c| c.r#type == RESOLVED_REFS);
+    info!(
+        namespace = %key.namespace,
+        name = %key.name,
+        accepted = accepted.map_or("", |c| c.status.as_str()),
+        reason = accepted.map_or("", |c| c.reason.as_str()),
+        detail = accepted.map_or("", |c| c.message.as_str()),
+        resolved_refs = refs.map_or("", |c| c.status.as_str()),
+        refs_detail = refs.map_or("", |c| c.message.as_str()),
+        route_count = status.route_count,
+        "status changed"
+    );
+}
