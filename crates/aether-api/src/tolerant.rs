@@ -141,24 +141,8 @@ pub fn set_aside(value: &mut Value, property: &str) -> Vec<Unknown> {
     unknown
 }
 
-/// Whether `json`, the JSON text of the object's `property` (`spec` or
-/// `status`), holds nothing the schema does not know: no field it does not
-/// have, no enum value it does not list. Reads the text once along the
-/// schema, as [`set_aside`] walks a tree, without building one: a reader
-/// that finds everything known decodes the text with the strict types
-/// directly, which then give what the tolerant reading would (nothing is
-/// set aside). False as soon as anything is unknown, and for text that is
-/// not JSON. A field given twice is read twice (a tree keeps the last), so
-/// this may say false where [`set_aside`] finds nothing, never the reverse.
-pub fn all_known(json: &str, property: &str) -> bool {
-    let schema = schema::of_property(property);
-    let mut reader = serde_json::Deserializer::from_str(json);
-    serde::de::DeserializeSeed::deserialize(stream::Known(schema), &mut reader).is_ok() && reader.end().is_ok()
-}
-
 mod lists;
 mod schema;
-mod stream;
 
 pub use lists::{LongList, cut_long_lists};
 

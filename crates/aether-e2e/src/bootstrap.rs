@@ -31,6 +31,8 @@ const LISTENER: &str = "/static_resources/listeners/0";
 /// The listener's `rds` (route configuration name and source), as a JSON pointer.
 pub const RDS: &str = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/rds";
 const CONFIG_SOURCE: &str = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/rds/config_source";
+/// The xDS cluster's `UpstreamTlsContext`, as a JSON pointer.
+pub const UPSTREAM_TLS: &str = "/static_resources/clusters/0/transport_socket/typed_config";
 
 /// The generated bootstrap for `source`, as checked in.
 pub fn generated(source: &RouteSource) -> Value {
@@ -73,7 +75,7 @@ pub fn on_loopback(source: &RouteSource, admin: u16, listener: u16, clusters: &B
             // The client certificate's files, where the test wrote them; the
             // SNI, ALPN and SAN check stay as generated.
             let file = |name: &str| json!(client_tls.join(name).to_str().expect("a UTF-8 path"));
-            let context = format!("{}/common_tls_context", crate::xds_pki::UPSTREAM_TLS);
+            let context = format!("{UPSTREAM_TLS}/common_tls_context");
             for (at, name) in [
                 ("tls_certificates/0/certificate_chain/filename", "tls.crt"),
                 ("tls_certificates/0/private_key/filename", "tls.key"),

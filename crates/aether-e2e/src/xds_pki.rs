@@ -12,11 +12,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::bootstrap::{self, RouteSource};
+use crate::bootstrap::{self, RouteSource, UPSTREAM_TLS};
 use crate::certs::{Leaf, TestCa};
-
-/// The xDS cluster's `UpstreamTlsContext` in the generated bootstrap, as a JSON pointer.
-pub const UPSTREAM_TLS: &str = "/static_resources/clusters/0/transport_socket/typed_config";
 
 /// A CA and the two sides' certificates, in a temporary directory.
 pub struct XdsPki {

@@ -386,8 +386,6 @@ pub(crate) fn io_error(file: &Path, message: String) -> ReadError {
 }
 
 #[cfg(test)]
-mod spec_json_tests;
-#[cfg(test)]
 mod stream_tests;
 #[cfg(test)]
 mod tests;

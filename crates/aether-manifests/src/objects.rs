@@ -16,7 +16,7 @@ use aether_api::validate::{Validate, Violation, Violations};
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::tolerant::{Read, read, read_owned};
+use crate::tolerant::{Read, read};
 use crate::{Document, Reading};
 
 pub use crate::schema::{RULE_DECODE, RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD, RULE_UNSUPPORTED};
@@ -231,46 +231,6 @@ pub fn decode_spec_reading(spec: Option<&Value>, reading: Reading) -> (VirtualHo
                 path: "spec".into(),
                 rule: RULE_REQUIRED,
                 message: "required".into(),
-            }],
-            Vec::new(),
-        ),
-    }
-}
-
-/// [`decode_spec_reading`] of a spec given as its JSON text (as it stands in
-/// an AdmissionReview body), with the same answers. A spec in which this
-/// build knows every field and enum value
-/// ([`aether_api::tolerant::all_known`]; any, when read strictly) and
-/// which decodes is decoded straight from the text: nothing is set aside
-/// and nothing is wrong, as [`decode_spec_reading`] would find, without a
-/// JSON tree. Any other spec is read as a tree by [`decode_spec_reading`]
-/// itself, which names each unknown part and each refused value.
-pub fn decode_spec_json(text: &str, reading: Reading) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
-    // Strictly, the typed decode refuses every unknown field and value
-    // itself; tolerantly, an enum value the types take but the schema does
-    // not list (`UNSPECIFIED`) is still unknown, so the schema is asked.
-    let known = reading == Reading::Strict || aether_api::tolerant::all_known(text, "spec");
-    if known && let Ok(spec) = serde_json::from_str::<VirtualHostSpec>(text) {
-        return (spec, Vec::new(), Vec::new());
-    }
-    match serde_json::from_str::<Value>(text) {
-        // The tree is this reading's own: read without a copy.
-        Ok(tree) => {
-            let Read {
-                value,
-                problems,
-                set_aside,
-            } = read_owned(tree, "spec", reading, |spec: &VirtualHostSpec| {
-                violations_of(spec.validate()).collect()
-            });
-            (value, problems, set_aside)
-        }
-        Err(error) => (
-            VirtualHostSpec::default(),
-            vec![Problem {
-                path: "spec".into(),
-                rule: RULE_DECODE,
-                message: format!("malformed JSON: {error}"),
             }],
             Vec::new(),
         ),

@@ -70,7 +70,7 @@ pub(crate) fn read<T: DeserializeOwned + Default>(
 
 /// [`read`] of a value the caller no longer needs: no copy of it (a JSON
 /// tree costs up to 230 bytes a node, and a copy as much again).
-pub(crate) fn read_owned<T: DeserializeOwned + Default>(
+fn read_owned<T: DeserializeOwned + Default>(
     value: Value,
     root: &str,
     reading: Reading,

@@ -28,39 +28,18 @@ fn reviews(c: &mut Criterion) {
     group.bench_function("check_depth", |b| {
         b.iter(|| admission::check_depth(black_box(&allowed), admission::MAX_JSON_DEPTH).unwrap())
     });
-    group.bench_function("read", |b| b.iter(|| admission::read(black_box(&allowed)).unwrap()));
-    // kube's types, which read what the borrowed reading gives up on.
-    group.bench_function("parse_kube", |b| {
-        b.iter(|| admission::parse(black_box(&allowed)).unwrap())
-    });
-    let request = admission::read(&allowed).unwrap();
+    // kube's types, with the identity check before them.
+    group.bench_function("parse", |b| b.iter(|| admission::parse(black_box(&allowed)).unwrap()));
+    let request = admission::parse(&allowed).unwrap();
     group.bench_function("decide", |b| b.iter(|| admission::decide(black_box(&request), &index)));
-    let Some(admission::Spec::Text(spec_text)) = &request.object.as_ref().unwrap().spec else {
-        panic!("the bodies are read borrowed");
-    };
-    let spec_text = spec_text.get();
+    // The spec as kube's types hand it over: a JSON tree.
+    let spec_tree = request.object.as_ref().unwrap().data.get("spec");
     group.bench_function("decode_spec", |b| {
         b.iter(|| {
-            aether_manifests::objects::decode_spec_json(black_box(spec_text), aether_manifests::Reading::Tolerant)
+            aether_manifests::objects::decode_spec_reading(black_box(spec_tree), aether_manifests::Reading::Tolerant)
         })
     });
-    group.bench_function("all_known", |b| {
-        b.iter(|| aether_api::tolerant::all_known(black_box(spec_text), "spec"))
-    });
-    group.bench_function("decode_spec_typed", |b| {
-        b.iter(|| serde_json::from_str::<aether_api::config::v1::VirtualHostSpec>(black_box(spec_text)).unwrap())
-    });
-    // The same spec read as a tree, as kube's types hand it over.
-    let spec_tree: serde_json::Value = serde_json::from_str(spec_text).unwrap();
-    group.bench_function("decode_spec_tree", |b| {
-        b.iter(|| {
-            aether_manifests::objects::decode_spec_reading(
-                black_box(Some(&spec_tree)),
-                aether_manifests::Reading::Tolerant,
-            )
-        })
-    });
-    let (spec, _, _) = aether_manifests::objects::decode_spec_json(spec_text, aether_manifests::Reading::Tolerant);
+    let (spec, _, _) = aether_manifests::objects::decode_spec_reading(spec_tree, aether_manifests::Reading::Tolerant);
     group.bench_function("validate", |b| {
         b.iter(|| aether_api::validate::Validate::validate(black_box(&spec)))
     });

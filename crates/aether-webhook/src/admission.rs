@@ -8,7 +8,7 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 
 use crate::index::{HostIndex, ObjectKey};
-pub use crate::request::{Object, Request, Spec};
+use crate::twice::identity_given_twice;
 
 /// The only AdmissionReview version served (the webhook configuration asks for it).
 pub const REVIEW_API_VERSION: &str = "admission.k8s.io/v1";
@@ -25,9 +25,8 @@ pub const MAX_JSON_DEPTH: usize = 64;
 /// at every one of its schema's list bounds is about 55,000 nodes (an
 /// estimate, from the bounds); an UPDATE carries two objects, with their
 /// managed fields: 200,000 leaves room for two of 100,000. What it bounds:
-/// a spec with a list above four times its `maxItems`, or with a field
-/// this build does not know, is read as a JSON tree, up to about 230 bytes
-/// a node (a small mapping is a 630-byte BTreeMap leaf); any body within
+/// kube's types read the reviewed objects as JSON trees, up to about 230
+/// bytes a node (a small mapping is a 630-byte BTreeMap leaf); any body within
 /// it was answered within 45 MB over the idle size (debug build,
 /// `examples/largest_body.rs`). The 3.5 MiB body limit alone allowed 1.2
 /// million empty routes, 1.5 GB; 500,000 nodes of routes with an unknown
@@ -106,23 +105,34 @@ pub fn check_depth(body: &[u8], max: usize) -> Result<(), BadRequest> {
     Ok(())
 }
 
-/// Reads an AdmissionReview request body into what [`decide`] judges,
-/// borrowed from the body where it can be (see [`crate::request`]), else
-/// as [`parse`] reads it. Every failure is the [`BadRequest`] of [`parse`].
-pub fn read(body: &[u8]) -> Result<Request<'_>, BadRequest> {
-    let text = check_body(body)?;
-    match crate::request::read_borrowed(text) {
-        Some(request) => Ok(request),
-        None => parse_checked(body).map(Request::from),
-    }
-}
-
-/// Parses an AdmissionReview request body with kube's types. Every failure
-/// is a [`BadRequest`] saying what was wrong; nothing here panics on any
-/// input.
+/// Parses an AdmissionReview request body with kube's types, once the
+/// bounds are checked (depth, JSON nodes, UTF-8) and no identity is given
+/// twice. Every failure is a [`BadRequest`] saying what was wrong; nothing
+/// here panics on any input.
 pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {
-    check_body(body)?;
-    parse_checked(body)
+    let text = check_body(body)?;
+    // kube's types keep the last of a field given twice.
+    if let Some(field) = identity_given_twice(text) {
+        return Err(BadRequest(format!(
+            "{field} is given twice (the API server never sends a field twice)"
+        )));
+    }
+    let review: AdmissionReview<DynamicObject> = serde_json::from_str(text).map_err(|e| {
+        use serde_json::error::Category;
+        BadRequest(match e.classify() {
+            Category::Syntax | Category::Eof | Category::Io => format!("malformed JSON: {e}"),
+            Category::Data => format!("not an {REVIEW_API_VERSION} {REVIEW_KIND}: {e}"),
+        })
+    })?;
+    if review.types.api_version != REVIEW_API_VERSION || review.types.kind != REVIEW_KIND {
+        return Err(BadRequest(format!(
+            "expected apiVersion {REVIEW_API_VERSION:?} and kind {REVIEW_KIND:?}, found {:?} and {:?}",
+            review.types.api_version, review.types.kind
+        )));
+    }
+    review
+        .try_into()
+        .map_err(|_| BadRequest(format!("the {REVIEW_KIND} has no `request`")))
 }
 
 /// What is checked of a body before any parser reads it; the body as text.
@@ -148,46 +158,13 @@ fn check_body(body: &[u8]) -> Result<&str, BadRequest> {
     })
 }
 
-fn parse_checked(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadRequest> {
-    // kube's types keep the last of a field given twice; the borrowed
-    // reading gives such a body up to this one (checked UTF-8 already).
-    if let Some(field) = std::str::from_utf8(body)
-        .ok()
-        .and_then(crate::request::identity_given_twice)
-    {
-        return Err(BadRequest(format!(
-            "{field} is given twice (the API server never sends a field twice)"
-        )));
-    }
-    let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).map_err(|e| {
-        use serde_json::error::Category;
-        BadRequest(match e.classify() {
-            Category::Syntax | Category::Eof | Category::Io => format!("malformed JSON: {e}"),
-            Category::Data => format!("not an {REVIEW_API_VERSION} {REVIEW_KIND}: {e}"),
-        })
-    })?;
-    if review.types.api_version != REVIEW_API_VERSION || review.types.kind != REVIEW_KIND {
-        return Err(BadRequest(format!(
-            "expected apiVersion {REVIEW_API_VERSION:?} and kind {REVIEW_KIND:?}, found {:?} and {:?}",
-            review.types.api_version, review.types.kind
-        )));
-    }
-    review
-        .try_into()
-        .map_err(|_| BadRequest(format!("the {REVIEW_KIND} has no `request`")))
-}
-
 /// The reviewed spec, everything wrong with it (each value that does not
 /// decode, read by the shared reader as in a manifest, then every rule the
 /// rest breaks), and the unknown fields set aside. Read tolerantly: a CRD
 /// newer than this webhook lets objects carry fields and values it does
 /// not know, and denying them all would block every use of the new API.
-fn check_spec(object: &Object<'_>) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
-    let (spec, problems, set_aside) = match &object.spec {
-        Some(Spec::Text(text)) => objects::decode_spec_json(text.get(), Reading::Tolerant),
-        Some(Spec::Tree(tree)) => objects::decode_spec_reading(Some(tree), Reading::Tolerant),
-        None => objects::decode_spec_reading(None, Reading::Tolerant),
-    };
+fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
+    let (spec, problems, set_aside) = objects::decode_spec_reading(object.data.get("spec"), Reading::Tolerant);
     let problems = objects::with_violations(problems, objects::violations_of(spec.validate()));
     (spec, problems, set_aside)
 }
@@ -209,8 +186,8 @@ pub fn invalid_message(problems: &[Problem]) -> String {
 }
 
 /// Decides one request against the shared validator and `index`.
-pub fn decide(request: &Request<'_>, index: &HostIndex) -> (AdmissionResponse, Decision) {
-    let response = crate::request::response_to(request);
+pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (AdmissionResponse, Decision) {
+    let response = AdmissionResponse::from(request);
     match request.operation {
         Operation::Create | Operation::Update => {}
         // Deleting frees hosts; connecting carries no spec.
@@ -274,9 +251,9 @@ pub fn decide(request: &Request<'_>, index: &HostIndex) -> (AdmissionResponse, D
     let namespace = request
         .namespace
         .as_deref()
-        .or(object.namespace.as_deref())
+        .or(object.metadata.namespace.as_deref())
         .unwrap_or("default");
-    let name = object.name.as_deref().unwrap_or(&request.name);
+    let name = object.metadata.name.as_deref().unwrap_or(&request.name);
     let key = ObjectKey::new(namespace, name);
     let findings = index.check(&key, &spec.hosts);
     if !findings.conflicts.is_empty() {
@@ -307,7 +284,7 @@ pub fn decide(request: &Request<'_>, index: &HostIndex) -> (AdmissionResponse, D
 /// The JSON answer to a request body: the review to send back, or why the
 /// body is a bad request.
 pub fn review(body: &[u8], index: &HostIndex) -> Result<(Vec<u8>, Decision), BadRequest> {
-    let request = read(body)?;
+    let request = parse(body)?;
     let (response, decision) = decide(&request, index);
     let json = serde_json::to_vec(&response.into_review())
         .map_err(|e| BadRequest(format!("could not encode the response: {e}")))?;
@@ -447,7 +424,6 @@ mod tests {
 
         let index = HostIndex::new();
         index.upsert(ObjectKey::new("other", "web"), vec!["api.example.com".to_owned()]);
-        let create = read(&body).unwrap();
         assert_eq!(decide(&create, &index).1, Decision::DeniedConflict);
         assert_eq!(decide(&create, &HostIndex::new()).1, Decision::Allowed);
     }
@@ -467,7 +443,7 @@ mod tests {
         let index = HostIndex::new();
         let judge = |regex: &str| {
             let body = serde_json::to_vec(&review_for("u", &object(regex), None)).unwrap();
-            let (response, decision) = decide(&read(&body).unwrap(), &index);
+            let (response, decision) = decide(&parse(&body).unwrap(), &index);
             (decision, response.result.message)
         };
         assert_eq!(judge("[0-9]{1,8}").0, Decision::Allowed);

@@ -11,10 +11,10 @@ pub mod budget;
 pub mod index;
 #[cfg(feature = "server")]
 pub mod metrics;
-pub mod request;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "server")]
 pub mod sources;
 #[cfg(feature = "server")]
 pub mod tls;
+mod twice;

@@ -1,5 +1,4 @@
-//! The object's schema as both walks of [`super`] read it (the tree's in
-//! `walk`, the text's in `stream`): the CRD's own
+//! The object's schema as the walk of [`super`] reads it: the CRD's own
 //! (`generated/crds/virtualhost.schema.json`), each node's `properties`,
 //! `items`, `enum` and `maxItems` looked up once, at first use, rather than at every
 //! value of every object read (most of a walk's time).
