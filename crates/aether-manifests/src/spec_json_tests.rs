@@ -153,7 +153,7 @@ fn text_that_is_not_json_is_a_problem_not_a_panic() {
     let (spec, problems, set_aside) = decode_spec_json("{\"hosts\": [", Reading::Tolerant);
     assert_eq!(spec, Default::default());
     assert_eq!(problems.len(), 1);
-    assert_eq!(problems[0].path, "spec");
+    assert_eq!(problems[0].field_path, "spec");
     assert!(problems[0].message.starts_with("malformed JSON: "), "{problems:?}");
     assert!(set_aside.is_empty());
 }

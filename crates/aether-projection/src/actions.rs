@@ -21,7 +21,7 @@ use envoy_types::pb::google::protobuf::{Duration as ProtoDuration, UInt32Value};
 
 use crate::cluster_name;
 use crate::duration::parse_gateway_duration;
-use crate::validation::Problem;
+use aether_api::validate::Violation;
 
 /// The rule id of a valid route Envoy would refuse (a header it does not
 /// let routes change, a split whose weights add up past its limit), or of
@@ -62,7 +62,7 @@ pub(crate) fn actions(
     index: usize,
     http_route: &HttpRoute,
     default_retry: Option<&route::RetryPolicy>,
-) -> Result<Actions, Vec<Problem>> {
+) -> Result<Actions, Vec<Violation>> {
     let at = At { route: index, part: "" };
     let mut problems = Vec::new();
     let action = action(at, http_route, default_retry, &mut problems);
@@ -109,8 +109,8 @@ impl fmt::Display for At {
     }
 }
 
-fn problem(field_path: String, message: impl Into<Cow<'static, str>>) -> Problem {
-    Problem {
+fn problem(field_path: String, message: impl Into<Cow<'static, str>>) -> Violation {
+    Violation {
         field_path,
         rule_id: RULE_ENVOY,
         message: message.into(),
@@ -124,7 +124,7 @@ fn action(
     at: At,
     http_route: &HttpRoute,
     default_retry: Option<&route::RetryPolicy>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Vec<Violation>,
 ) -> Option<route::route::Action> {
     if let Some(redirect) = &http_route.redirect {
         return Some(route::route::Action::Redirect(redirect_action(at, redirect, problems)));
@@ -241,7 +241,7 @@ fn rewrite_literal(value: &str) -> String {
 fn header_changes(
     at: At,
     changes: Option<&aether_api::config::v1::HeaderModifier>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Vec<Violation>,
 ) -> (Vec<HeaderValueOption>, Vec<String>) {
     let Some(changes) = changes else {
         return (Vec::new(), Vec::new());
@@ -288,7 +288,7 @@ fn apply_rewrite(
     at: At,
     rewrite: &aether_api::config::v1::RouteRewrite,
     action: &mut route::RouteAction,
-    problems: &mut Vec<Problem>,
+    problems: &mut Vec<Violation>,
 ) {
     use aether_api::config::v1::route_rewrite::Replace as Path;
     let mut check = |field: &str, value: &str| {
@@ -335,7 +335,7 @@ pub const WHOLE_PATH: &str = "^/.*$";
 fn redirect_action(
     at: At,
     redirect: &aether_api::config::v1::RouteRedirect,
-    problems: &mut Vec<Problem>,
+    problems: &mut Vec<Violation>,
 ) -> route::RedirectAction {
     use aether_api::config::v1::route_redirect::Replace as Path;
     use route::redirect_action::{PathRewriteSpecifier, RedirectResponseCode, SchemeRewriteSpecifier};
@@ -400,7 +400,7 @@ fn retry_override(
     at: At,
     retries: &aether_api::config::v1::RouteRetry,
     default_retry: Option<&route::RetryPolicy>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Vec<Violation>,
 ) -> Option<route::RetryPolicy> {
     if retries.attempts == 0 {
         return None;

@@ -10,7 +10,7 @@ use prost::bytes::Bytes;
 use crate::actions;
 use crate::config::RetryConfig;
 use crate::matching;
-use crate::validation::Problem;
+use aether_api::validate::Violation;
 
 /// The Envoy cluster for a backend: the service's name for its default port
 /// (`port` 0), `service:port` for a given port.
@@ -67,7 +67,7 @@ const ROUTES_FIELD: u32 = 3;
 /// about twenty times its encoding, and an xDS server sends the encoding
 /// anyway. Each route is still built as Envoy's own `Route` and encoded by
 /// prost; only the result is kept.
-pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> (Vec<u8>, Vec<Problem>) {
+pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> (Vec<u8>, Vec<Violation>) {
     let mut out = Vec::new();
     let mut left_out = Vec::new();
     for index in matching::route_order(spec) {
@@ -86,7 +86,7 @@ pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::Retry
 /// field path: a regular expression RE2 would refuse (rule `re2`), else an
 /// action Envoy would refuse (rule `envoy`), exactly as `encoded_routes`
 /// leaves them out. The webhook denies an object with any.
-pub fn edge_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
+pub fn edge_problems(spec: &VirtualHostSpec) -> Vec<Violation> {
     spec.routes
         .iter()
         .enumerate()
@@ -103,7 +103,7 @@ fn served_actions(
     index: usize,
     http_route: &HttpRoute,
     retry: Option<&route::RetryPolicy>,
-) -> Result<actions::Actions, Vec<Problem>> {
+) -> Result<actions::Actions, Vec<Violation>> {
     if let Some(route_match) = &http_route.r#match {
         let problems = matching::route_regex_problems(index, route_match);
         if !problems.is_empty() {
@@ -202,7 +202,7 @@ fn route(
     index: usize,
     http_route: &HttpRoute,
     retry: Option<&route::RetryPolicy>,
-) -> Result<Option<route::Route>, Vec<Problem>> {
+) -> Result<Option<route::Route>, Vec<Violation>> {
     let actions = match served_actions(index, http_route, retry) {
         Ok(actions) => actions,
         Err(problems) if problems.is_empty() => return Ok(None),

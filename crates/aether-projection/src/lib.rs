@@ -44,7 +44,6 @@ mod duration;
 mod envoy;
 mod input;
 pub mod listener;
-mod manifest;
 mod matching;
 mod output;
 mod path;
@@ -61,8 +60,7 @@ pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
 pub use duration::{DurationError, parse_gateway_duration};
 pub use envoy::{cluster_name, edge_problems};
-pub use input::{ReadProblem, VirtualHostObject};
-pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
+pub use input::VirtualHostObject;
 pub use matching::{RULE_RE2, regex_problems};
 pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};
@@ -72,7 +70,6 @@ pub use snapshot::{
     Dependency, HostConflict, Kept, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot, TlsSecret,
 };
 pub use tls::{TlsChain, covering_wildcards};
-pub use validation::Problem;
 
 /// Envoy's generated core types (header values of a route's header changes).
 pub use envoy_types::pb::envoy::config::core::v3 as envoy_core;

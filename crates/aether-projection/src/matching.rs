@@ -13,7 +13,7 @@ use envoy_types::pb::envoy::r#type::matcher::v3::{RegexMatcher, StringMatcher, s
 
 use crate::path::{MatchKind, edge_normal_form};
 use crate::re2;
-use crate::validation::Problem;
+use aether_api::validate::Violation;
 
 /// The rule id of a regular expression the edge's RE2 cannot compile
 /// (see [`re2`]).
@@ -22,7 +22,7 @@ pub const RULE_RE2: &str = "re2";
 /// Every regular expression of `spec` Envoy would refuse, with its field
 /// path and why: the routes holding one are left out of the edge, and the
 /// webhook denies the object.
-pub fn regex_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
+pub fn regex_problems(spec: &VirtualHostSpec) -> Vec<Violation> {
     spec.routes
         .iter()
         .enumerate()
@@ -32,12 +32,12 @@ pub fn regex_problems(spec: &VirtualHostSpec) -> Vec<Problem> {
 }
 
 /// The regular expressions of route `index`'s match that Envoy would refuse.
-pub(crate) fn route_regex_problems(index: usize, route_match: &RouteMatch) -> Vec<Problem> {
+pub(crate) fn route_regex_problems(index: usize, route_match: &RouteMatch) -> Vec<Violation> {
     let mut problems = Vec::new();
     // The field's path is written out only for a refused regex.
     let mut check = |regex: &str, field: &dyn Fn() -> String| {
         if let Err(refusal) = re2::check(regex) {
-            problems.push(Problem {
+            problems.push(Violation {
                 field_path: format!("spec.routes[{index}].match{}", field()),
                 rule_id: RULE_RE2,
                 message: Cow::Owned(refusal.to_string()),

@@ -30,7 +30,9 @@ use crate::snapshot::{
     TlsSecret,
 };
 use crate::tls::{self, TlsChain};
-use crate::validation::{self, Problem};
+use aether_api::validate::Violation;
+
+use crate::validation;
 use aether_api::ObjectKey;
 
 /// Bad input to a full build.
@@ -122,7 +124,7 @@ type TlsParts = (Arc<[TlsChain]>, Arc<[String]>, Lazy<HashMap<ObjectKey, usize>>
 
 #[derive(Debug, Clone)]
 enum Entry {
-    Invalid(Vec<Problem>),
+    Invalid(Vec<Violation>),
     /// Boxed: most objects are valid, and a valid one's parts are what
     /// the map holds, so the invalid ones need not be as large.
     Valid(Box<Valid>),
@@ -145,7 +147,7 @@ struct Valid {
     /// Where the encoded routes start in `virtual_host`.
     routes_at: usize,
     /// The problems of the routes left out of them.
-    routes_left_out: Vec<Problem>,
+    routes_left_out: Vec<Violation>,
     /// Distinct `(service, port)` pairs of the routes.
     backends: Vec<(String, u32)>,
     secret: Option<TlsSecret>,
@@ -267,7 +269,7 @@ impl Projector {
     /// hosts stay claimed by the held version's rank: it is the same
     /// object. Returns `false`, changing nothing, when no valid version is
     /// held.
-    pub fn keep_valid(&mut self, key: &ObjectKey, problems: &[Problem]) -> bool {
+    pub fn keep_valid(&mut self, key: &ObjectKey, problems: &[Violation]) -> bool {
         let Some(Entry::Valid(held)) = self.objects.get(key) else {
             return false;
         };
