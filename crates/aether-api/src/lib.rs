@@ -58,6 +58,8 @@
 //!   reporting every broken buf.validate rule of the proto with its
 //!   protovalidate rule id and a Kubernetes-form field path
 //!   (`spec.routes[2].match.prefix`).
+//! - `object` (implies `serde` and `validate`): [`object::VirtualHostObject`],
+//!   one object as its readers and consumers hold it.
 //!
 //! The API reference, every field with its rules in words:
 //! `generated/docs/virtualhost.md` in the repository.
@@ -75,6 +77,11 @@
 #![cfg_attr(not(feature = "tolerant"), doc = "[`tolerant`]: #features")]
 #![cfg_attr(feature = "validate", doc = "[`validate::Validate`]: crate::validate::Validate")]
 #![cfg_attr(not(feature = "validate"), doc = "[`validate::Validate`]: #features")]
+#![cfg_attr(
+    feature = "object",
+    doc = "[`object::VirtualHostObject`]: crate::object::VirtualHostObject"
+)]
+#![cfg_attr(not(feature = "object"), doc = "[`object::VirtualHostObject`]: #features")]
 // docs.rs builds with every feature and `--cfg docsrs` (Cargo.toml): each
 // item of a feature is marked with it there.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -109,6 +116,10 @@ mod custom_resource;
 #[cfg(feature = "validate")]
 #[cfg_attr(docsrs, doc(cfg(feature = "validate")))]
 pub mod validate;
+
+#[cfg(feature = "object")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object")))]
+pub mod object;
 
 mod object_key;
 pub use object_key::ObjectKey;

@@ -31,6 +31,14 @@
 use std::borrow::Cow;
 use std::fmt;
 
+mod names;
+mod problems;
+
+pub use names::{RULE_DNS1123_LABEL, RULE_DNS1123_SUBDOMAIN, name_problems};
+pub use problems::{
+    MAX_PROBLEMS, RULE_MAX_ITEMS, RULE_MORE, capped, describe_all, more_count, violations_of, with_violations,
+};
+
 /// The `regex` crate, re-exported for the generated validators.
 #[doc(hidden)]
 pub use regex::Regex;
@@ -62,8 +70,12 @@ pub trait Validate {
     fn collect_violations(&self, path: &FieldPath<'_>, violations: &mut Violations);
 }
 
-/// One broken rule.
+/// One broken rule: of the proto (what [`Validate`] finds), of the metadata
+/// names ([`name_problems`]), or of a reader or consumer of objects (a value
+/// that did not decode, a regex RE2 refuses). Serialized (feature `serde`)
+/// as `{"fieldPath", "ruleId", "message"}`, as reports show it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "camelCase"))]
 pub struct Violation {
     /// Where, in the Kubernetes JSON form: `spec.routes[2].match.prefix`,
     /// `spec.tls.secretName`. A violated `required` on a oneof names the
@@ -77,6 +89,17 @@ pub struct Violation {
     /// where the message says what was found (`got -1`): a value that did
     /// not decode, a regex RE2 refuses.
     pub message: Cow<'static, str>,
+}
+
+impl Violation {
+    /// The violation of rule `rule_id` at `field_path`.
+    pub fn new(field_path: impl Into<String>, rule_id: &'static str, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            field_path: field_path.into(),
+            rule_id,
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for Violation {

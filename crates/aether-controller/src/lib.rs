@@ -48,7 +48,7 @@ mod testing {
             text.push_str("\n---\n");
             text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
         }
-        let objects = aether_projection::parse_manifests(&text).unwrap();
+        let objects = aether_manifests::parse_manifests(&text).unwrap();
         aether_projection::project(objects, &aether_projection::ProjectionConfig::default()).unwrap()
     }
 }

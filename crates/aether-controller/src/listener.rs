@@ -140,7 +140,8 @@ pub(crate) mod tests {
     use std::convert::Infallible;
 
     use aether_api::config::v1::SecretProvider;
-    use aether_projection::{ProjectionConfig, parse_manifests, project};
+    use aether_manifests::parse_manifests;
+    use aether_projection::{ProjectionConfig, project};
 
     use super::*;
     use crate::tls::{Resolution, Resolutions, TlsSettings};

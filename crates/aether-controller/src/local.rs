@@ -31,8 +31,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use aether_api::validate::Violation;
 use aether_manifests::{self as manifests, Failure, LastGood, Limits};
-use aether_projection::{ObjectKey, Problem, ProjectionConfig, TlsSecret, VirtualHostObject};
+use aether_projection::{ObjectKey, ProjectionConfig, TlsSecret, VirtualHostObject};
 use jiff::Timestamp;
 use tracing::{error, info, warn};
 
@@ -223,13 +224,13 @@ impl Local {
         // when their object changes, so that an operator sees them.
         let mut set_aside: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
         // The objects of files that no longer read, each with why.
-        let mut stale: BTreeMap<ObjectKey, &[Problem]> = BTreeMap::new();
+        let mut stale: BTreeMap<ObjectKey, &[Violation]> = BTreeMap::new();
         let next: BTreeMap<ObjectKey, VirtualHostObject> = load
             .objects
             .into_iter()
             .map(|loaded| {
                 let fields = loaded.object.set_aside.clone();
-                let object = VirtualHostObject::from(loaded.object);
+                let object = loaded.object;
                 if !fields.is_empty() {
                     set_aside.insert(object.key(), fields);
                 }
@@ -402,16 +403,21 @@ impl Local {
 /// object on each pass.
 fn unchanged(fed: &VirtualHostObject, read: &VirtualHostObject) -> bool {
     // Destructured: a field added to the object must be compared here.
+    // The generation and status play no part in the projection.
     let VirtualHostObject {
         namespace,
         name,
         creation_timestamp,
+        generation: _,
         spec,
-        read_problems,
+        status: _,
+        problems,
+        set_aside,
     } = fed;
     (std::sync::Arc::ptr_eq(spec, &read.spec) || **spec == *read.spec)
         && *namespace == read.namespace
         && *name == read.name
         && *creation_timestamp == read.creation_timestamp
-        && *read_problems == read.read_problems
+        && *problems == read.problems
+        && *set_aside == read.set_aside
 }

@@ -29,7 +29,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
-use aether_projection::{LeftOutReason, ObjectKey, Problem, Snapshot, TlsSecret};
+use aether_api::validate::Violation;
+use aether_projection::{LeftOutReason, ObjectKey, Snapshot, TlsSecret};
 use jiff::Timestamp;
 use prost::Message as _;
 use serde_json::{Value, json};
@@ -151,18 +152,18 @@ pub(crate) struct Skipped {}
 /// The snapshot indexed by object.
 pub(crate) struct Index<'a> {
     /// Object left out for its problems → (the reason, the problems).
-    invalid: HashMap<&'a ObjectKey, (&'static str, &'a [Problem])>,
+    invalid: HashMap<&'a ObjectKey, (&'static str, &'a [Violation])>,
     /// Loser → (host, winner), in the report's order (by host).
     lost: HashMap<&'a ObjectKey, Vec<(&'a str, &'a ObjectKey)>>,
     /// Served object → the problems of its routes left out.
-    routes_left_out: HashMap<&'a ObjectKey, &'a [Problem]>,
+    routes_left_out: HashMap<&'a ObjectKey, &'a [Violation]>,
     /// `namespace/name` → (domains, route count) of the served objects.
     served: HashMap<String, (Vec<String>, u32)>,
     /// Served object → the secret its hosts are served with.
     secret_of: HashMap<&'a ObjectKey, &'a TlsSecret>,
     /// Object served as its previous version → (the reason its newest is
     /// left out, the problems, the generation served).
-    kept: HashMap<&'a ObjectKey, (&'static str, &'a [Problem], i64)>,
+    kept: HashMap<&'a ObjectKey, (&'static str, &'a [Violation], i64)>,
 }
 
 impl<'a> Index<'a> {
@@ -330,7 +331,7 @@ impl<'a> Index<'a> {
 }
 
 /// `left out: ` and every problem, with its field path and rule.
-fn left_out(problems: &[Problem]) -> String {
+fn left_out(problems: &[Violation]) -> String {
     let mut message = String::from("left out: ");
     for (i, problem) in problems.iter().enumerate() {
         let sep = if i == 0 { "" } else { "; " };

@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use aether_controller::outputs::{self, ROUTES_FILE};
-use aether_projection::{ProjectionConfig, parse_manifests, project};
+use aether_manifests::parse_manifests;
+use aether_projection::{ProjectionConfig, project};
 
 const KILLS: usize = 20;
 

@@ -60,7 +60,7 @@ fn a_manifest_caught_half_written_is_not_served() {
     // The writer is half-way: the text so far is valid YAML, and a
     // VirtualHost, with another port and without the last route.
     let half = &whole[..whole.find("43\n").unwrap()];
-    assert!(aether_projection::parse_manifests(half).is_ok(), "{half}");
+    assert!(aether_manifests::parse_manifests(half).is_ok(), "{half}");
     std::fs::write(&file, half).unwrap();
     modified_ago(&file, Duration::ZERO);
     let summary = local.reconcile().unwrap();

@@ -10,7 +10,7 @@ mod common;
 
 use aether_controller::local::Local;
 use aether_controller::outputs::STATUS_FILE;
-use aether_projection::parse_manifests;
+use aether_manifests::parse_manifests;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -3,7 +3,8 @@
 //! keeps rendering what it kept.
 
 use aether_controller::outputs::{self, RoutesJson};
-use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject, parse_manifests};
+use aether_manifests::parse_manifests;
+use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
 use proptest::prelude::*;
 
 /// Every object of the examples (every match and action there is), each

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use aether_projection::{ProjectionConfig, Snapshot, cluster_name, parse_manifests, project};
+use aether_manifests::parse_manifests;
+use aether_projection::{ProjectionConfig, Snapshot, cluster_name, project};
 use tempfile::TempDir;
 
 use crate::{Backends, Envoy, Process, RouteSource, Served, XdsPki, free_port, wait_until};

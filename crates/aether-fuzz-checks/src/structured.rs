@@ -476,7 +476,7 @@ impl ArbitraryObjects {
                         .expect("a day of 2026 is a valid timestamp")
                 }),
                 spec: std::sync::Arc::new(object.spec.build_within(b)),
-                read_problems: Vec::new(),
+                ..Default::default()
             })
             .collect()
     }

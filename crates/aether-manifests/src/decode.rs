@@ -1,12 +1,13 @@
 //! Decoding a spec (or status) that may hold values of the wrong type: every
-//! such value found, as a [`Problem`] the API server would report, and the
+//! such value found, as a [`Violation`] the API server would report, and the
 //! rest decoded.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_path_to_error::Segment;
 
-use crate::objects::Problem;
+use aether_api::validate::Violation;
+
 use crate::schema;
 
 /// At most this many problems are found in one value: each costs a decode
@@ -21,14 +22,17 @@ pub const MAX_PROBLEMS: usize = 32;
 /// again, so that every problem is found, not only the first. Returns what
 /// decoded, and the problems, in the order found (a mapping's fields in
 /// name order).
-pub(crate) fn decode_owned_reporting<T: DeserializeOwned + Default>(mut value: Value, root: &str) -> (T, Vec<Problem>) {
+pub(crate) fn decode_owned_reporting<T: DeserializeOwned + Default>(
+    mut value: Value,
+    root: &str,
+) -> (T, Vec<Violation>) {
     // Most values decode: the plain decoder first, the path-tracking one
     // (several times slower) only to find where a refused value is. Both
     // run the same `Deserialize`, so they accept and give the same.
     if let Ok(decoded) = T::deserialize(&value) {
         return (decoded, Vec::new());
     }
-    let mut problems: Vec<Problem> = Vec::new();
+    let mut problems: Vec<Violation> = Vec::new();
     loop {
         let error = match serde_path_to_error::deserialize::<_, T>(&value) {
             Ok(decoded) => return (decoded, problems),
@@ -55,8 +59,8 @@ pub(crate) fn decode_owned_reporting<T: DeserializeOwned + Default>(mut value: V
         };
         // The same place again: taking it out did not help. Stop rather
         // than loop; what is reported still makes the object invalid.
-        let repeated = problems.last().is_some_and(|last| last.path == path);
-        problems.push(Problem { path, rule, message });
+        let repeated = problems.last().is_some_and(|last| last.field_path == path);
+        problems.push(Violation::new(path, rule, message));
         if repeated || problems.len() >= MAX_PROBLEMS || !take_out(&mut value, &segments, schema) {
             return (T::default(), problems);
         }

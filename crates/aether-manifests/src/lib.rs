@@ -9,7 +9,7 @@
 //! let text = b"apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api}\n\
 //!              spec: {hosts: [api.example.com], routes: [{match: {prefix: /}, backend: {service: web}}]}\n";
 //! let documents = aether_manifests::parse("api.yaml".as_ref(), text, &Limits::default()).unwrap();
-//! let object = VirtualHostObject::decode(&documents[0]).unwrap();
+//! let object = aether_manifests::objects::decode(&documents[0]).unwrap();
 //! assert_eq!(object.key().to_string(), "default/api");
 //! ```
 //!
@@ -37,13 +37,13 @@ mod decode;
 mod files;
 mod last_good;
 mod load;
-pub mod names;
 mod nodes;
 pub mod objects;
 mod read;
 mod schema;
 #[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
+mod text;
 mod tolerant;
 
 pub use files::{FileStamp, Stamp, files, stamp};
@@ -51,6 +51,7 @@ pub use last_good::LastGood;
 pub use load::{Load, LoadError, Loaded, Skipped, first_copies, load, load_bytes, read_all, read_stream_all};
 pub use nodes::json_nodes_above;
 pub use read::{read, read_bytes, read_stream};
+pub use text::{ManifestError, parse_manifests};
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit

@@ -225,13 +225,10 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
             });
             continue;
         }
-        match VirtualHostObject::decode_reading(document, limits.reading) {
+        match objects::decode_reading(document, limits.reading) {
             Ok(object) => {
                 let unknown_parts = !object.set_aside.is_empty()
-                    || object
-                        .problems
-                        .iter()
-                        .any(|p| p.rule == crate::objects::RULE_UNSUPPORTED);
+                    || object.problems.iter().any(|p| p.rule_id == objects::RULE_UNSUPPORTED);
                 read.objects.push(Loaded {
                     file: file.to_path_buf(),
                     document: document.index,

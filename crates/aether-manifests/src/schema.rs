@@ -18,9 +18,6 @@ pub const RULE_TYPE: &str = "type";
 pub const RULE_ENUM: &str = "enum";
 /// For a field the schema does not declare.
 pub const RULE_UNKNOWN_FIELD: &str = "unknown_field";
-/// For an enum value, or a field, from a newer API version that this build
-/// cannot act on ([`crate::Reading::Tolerant`] only): `tls.provider: VAULT`.
-pub const RULE_UNSUPPORTED: &str = "unsupported";
 /// For a value of the right type the decoder still refuses (both members of
 /// a oneof): the decoder's own words.
 pub const RULE_DECODE: &str = "decode";

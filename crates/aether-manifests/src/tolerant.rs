@@ -29,18 +29,16 @@
 
 use std::collections::HashSet;
 
+use aether_api::object::RULE_UNSUPPORTED;
 use aether_api::tolerant::{Unknown, set_aside};
-use aether_api::validate::Violation;
+use aether_api::validate::{MAX_PROBLEMS, RULE_MAX_ITEMS, Violation, capped};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Reading;
 use crate::decode::decode_owned_reporting;
-use crate::objects::{MAX_PROBLEMS, Problem, RULE_MAX_ITEMS, capped};
 
-use crate::schema::RULE_UNSUPPORTED;
-
-/// How the last of [`crate::objects::VirtualHostObject::set_aside`] begins
+/// How the last of [`aether_api::object::VirtualHostObject::set_aside`] begins
 /// when it counts the unknown fields beyond the first [`MAX_PROBLEMS`]
 /// (`(and 5 more)`) rather than naming one.
 pub const SET_ASIDE_MORE: &str = "(and ";
@@ -49,7 +47,7 @@ pub const SET_ASIDE_MORE: &str = "(and ";
 /// paths of the unknown fields set aside (empty when strict).
 pub(crate) struct Read<T> {
     pub(crate) value: T,
-    pub(crate) problems: Vec<Problem>,
+    pub(crate) problems: Vec<Violation>,
     pub(crate) set_aside: Vec<String>,
 }
 
@@ -84,16 +82,17 @@ fn read_owned<T: DeserializeOwned + Default>(
     };
     let mut read = read_cut(value, root, reading, violations);
     if !long.is_empty() {
-        let mut problems: Vec<Problem> = long
+        let mut problems: Vec<Violation> = long
             .iter()
-            .map(|list| Problem {
-                path: list.path.clone(),
-                rule: RULE_MAX_ITEMS,
+            .map(|list| Violation {
+                field_path: list.path.clone(),
+                rule_id: RULE_MAX_ITEMS,
                 // The validator's words, and what was found.
                 message: format!(
                     "must contain no more than {} item(s) (found {}; only the first {} were read)",
                     list.max, list.found, list.max
-                ),
+                )
+                .into(),
             })
             .collect();
         problems.append(&mut read.problems);
@@ -140,17 +139,17 @@ fn read_cut<T: DeserializeOwned + Default>(
     let mut more_set_aside = 0usize;
     for part in unknown {
         match part {
-            Unknown::EnumValue { path, value } => problems.push(Problem {
+            Unknown::EnumValue { path, value } => problems.push(Violation::new(
                 path,
-                rule: RULE_UNSUPPORTED,
-                message: format!("unknown value {value:?} ({FROM_NEWER})"),
-            }),
+                RULE_UNSUPPORTED,
+                format!("unknown value {value:?} ({FROM_NEWER})"),
+            )),
             Unknown::Field { .. } if incomplete.contains(part.parent()) => {
-                problems.push(Problem {
-                    path: part.path().to_owned(),
-                    rule: RULE_UNSUPPORTED,
-                    message: format!("unknown field, in place of one this build requires ({FROM_NEWER})"),
-                });
+                problems.push(Violation::new(
+                    part.path(),
+                    RULE_UNSUPPORTED,
+                    format!("unknown field, in place of one this build requires ({FROM_NEWER})"),
+                ));
             }
             Unknown::Field { path, .. } if set_aside.len() < MAX_PROBLEMS => set_aside.push(path),
             Unknown::Field { .. } => more_set_aside += 1,
@@ -200,7 +199,9 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::objects::{RULE_ENUM, RULE_UNKNOWN_FIELD, VirtualHostObject};
+    use aether_api::object::VirtualHostObject;
+
+    use crate::schema::{RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD};
     use crate::{Limits, load_bytes};
 
     const NEWER: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
@@ -218,7 +219,11 @@ mod tests {
     }
 
     fn rules(object: &VirtualHostObject) -> Vec<(&str, &str)> {
-        object.problems.iter().map(|p| (p.path.as_str(), p.rule)).collect()
+        object
+            .problems
+            .iter()
+            .map(|p| (p.field_path.as_str(), p.rule_id))
+            .collect()
     }
 
     #[test]
@@ -265,7 +270,11 @@ mod tests {
         let object = one(&text, Reading::Tolerant);
         assert_eq!(rules(&object), [("spec.routes[0].match.template", RULE_UNSUPPORTED)]);
         // The known members' absence is still said, after the reason for it.
-        let violations: Vec<(String, &str)> = object.violations().into_iter().map(|p| (p.path, p.rule)).collect();
+        let violations: Vec<(String, &str)> = object
+            .violations()
+            .into_iter()
+            .map(|p| (p.field_path, p.rule_id))
+            .collect();
         assert_eq!(
             violations,
             [
@@ -281,7 +290,7 @@ mod tests {
         let text = NEWER.replace("port: 8080", "port: -1");
         assert_eq!(
             rules(&one(&text, Reading::Tolerant)),
-            [("spec.routes[0].backend.port", crate::objects::RULE_TYPE)]
+            [("spec.routes[0].backend.port", RULE_TYPE)]
         );
     }
 
@@ -400,16 +409,16 @@ mod tests {
             let unsupported: Vec<&str> = object
                 .problems
                 .iter()
-                .filter(|p| p.rule == RULE_UNSUPPORTED)
-                .map(|p| p.path.as_str())
+                .filter(|p| p.rule_id == RULE_UNSUPPORTED)
+                .map(|p| p.field_path.as_str())
                 .collect();
             assert_eq!(unsupported, case.unsupported, "{}", case.what);
             assert_eq!(object.set_aside, case.set_aside, "{}", case.what);
             let other: Vec<(String, &str)> = object
                 .violations()
                 .into_iter()
-                .filter(|p| p.rule != RULE_UNSUPPORTED)
-                .map(|p| (p.path, p.rule))
+                .filter(|p| p.rule_id != RULE_UNSUPPORTED)
+                .map(|p| (p.field_path, p.rule_id))
                 .collect();
             let expected: Vec<(String, &str)> = case.other.iter().map(|(p, r)| ((*p).to_owned(), *r)).collect();
             assert_eq!(other, expected, "{}", case.what);

@@ -47,7 +47,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
             }),
             ..Default::default()
         }),
-        read_problems: Vec::new(),
+        ..Default::default()
     }
 }
 

@@ -7,6 +7,8 @@
 use std::borrow::{Borrow, Cow};
 use std::collections::{HashMap, HashSet};
 
+use aether_api::validate::Violation;
+
 use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::VirtualHostObject;
@@ -49,7 +51,7 @@ pub fn project<O: Borrow<VirtualHostObject>>(
     {
         return Err(ProjectError::DuplicateObject(pair[0].key()));
     }
-    let problems: Vec<Vec<validation::Problem>> = objects.iter().map(|object| validation::problems(object)).collect();
+    let problems: Vec<Vec<Violation>> = objects.iter().map(|object| validation::problems(object)).collect();
 
     // Every claim of a valid object, grouped by host. Objects are in key
     // order, so the index breaks ties of age by namespace/name: the rank is

@@ -10,7 +10,7 @@ use prost::bytes::Bytes;
 use crate::actions;
 use crate::config::RetryConfig;
 use crate::matching;
-use crate::validation::Problem;
+use aether_api::validate::Violation;
 
 /// The Envoy cluster for a backend: the service's name for its default port
 /// (`port` 0), `service:port` for a given port.
@@ -67,7 +67,7 @@ const ROUTES_FIELD: u32 = 3;
 /// about twenty times its encoding, and an xDS server sends the encoding
 /// anyway. Each route is still built as Envoy's own `Route` and encoded by
 /// prost; only the result is kept.
-pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> (Vec<u8>, Vec<Problem>) {
+pub(crate) fn encoded_routes(spec: &VirtualHostSpec, retry: Option<&route::RetryPolicy>) -> (Vec<u8>, Vec<Violation>) {
     let mut out = Vec::new();
     let mut left_out = Vec::new();
     for index in matching::route_order(spec) {
@@ -171,12 +171,12 @@ fn route(
     index: usize,
     http_route: &HttpRoute,
     retry: Option<&route::RetryPolicy>,
-) -> Result<Option<route::Route>, Vec<Problem>> {
+) -> Result<Option<route::Route>, Vec<Violation>> {
     // The one decision the webhook asks too (`edge_problems`), so that it
     // denies exactly what is left out here.
     let problems = aether_edge_limits::route_problems(index, http_route);
     if !problems.is_empty() {
-        return Err(problems.into_iter().map(Problem::from).collect());
+        return Err(problems);
     }
     let Some(actions) = actions::actions(http_route, retry) else {
         return Ok(None);

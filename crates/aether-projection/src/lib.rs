@@ -42,7 +42,6 @@ mod config;
 mod envoy;
 mod input;
 pub mod listener;
-mod manifest;
 mod matching;
 mod output;
 mod path;
@@ -61,15 +60,13 @@ pub use aether_edge_limits::{
 pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
 pub use envoy::cluster_name;
-pub use input::{ReadProblem, VirtualHostObject};
-pub use manifest::{DEFAULT_NAMESPACE, ManifestError, parse_manifests};
+pub use input::VirtualHostObject;
 pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};
 pub use projector::{ProjectError, Projector};
 pub use route_table::RouteTable;
 pub use snapshot::{Dependency, HostConflict, Kept, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot};
 pub use tls::{TlsChain, TlsSecret, covering_wildcards};
-pub use validation::Problem;
 
 /// Envoy's generated core types (header values of a route's header changes).
 pub use envoy_types::pb::envoy::config::core::v3 as envoy_core;

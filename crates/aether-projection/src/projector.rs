@@ -29,7 +29,9 @@ use crate::snapshot::{
     Dependency, HostConflict, Kept, Lazy, LeftOut, LeftOutReason, Report, ReportIndex, RoutesLeftOut, Snapshot,
 };
 use crate::tls::{self, TlsChain, TlsSecret};
-use crate::validation::{self, Problem};
+use aether_api::validate::Violation;
+
+use crate::validation;
 use aether_api::ObjectKey;
 
 /// Bad input to a full build.
@@ -121,7 +123,7 @@ type TlsParts = (Arc<[TlsChain]>, Arc<[String]>, Lazy<HashMap<ObjectKey, usize>>
 
 #[derive(Debug, Clone)]
 enum Entry {
-    Invalid(Vec<Problem>),
+    Invalid(Vec<Violation>),
     /// Boxed: most objects are valid, and a valid one's parts are what
     /// the map holds, so the invalid ones need not be as large.
     Valid(Box<Valid>),
@@ -144,7 +146,7 @@ struct Valid {
     /// Where the encoded routes start in `virtual_host`.
     routes_at: usize,
     /// The problems of the routes left out of them.
-    routes_left_out: Vec<Problem>,
+    routes_left_out: Vec<Violation>,
     /// Distinct `(service, port)` pairs of the routes.
     backends: Vec<(String, u32)>,
     secret: Option<TlsSecret>,
@@ -266,7 +268,7 @@ impl Projector {
     /// hosts stay claimed by the held version's rank: it is the same
     /// object. Returns `false`, changing nothing, when no valid version is
     /// held.
-    pub fn keep_valid(&mut self, key: &ObjectKey, problems: &[Problem]) -> bool {
+    pub fn keep_valid(&mut self, key: &ObjectKey, problems: &[Violation]) -> bool {
         let Some(Entry::Valid(held)) = self.objects.get(key) else {
             return false;
         };

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::route_table::RouteTable;
 use crate::tls::{TlsChain, TlsSecret};
-use crate::validation::Problem;
 use aether_api::ObjectKey;
+use aether_api::validate::Violation;
 
 /// Everything projected from one set of VirtualHost objects.
 ///
@@ -296,7 +296,7 @@ pub struct RoutesLeftOut {
     /// Why: the field path (`spec.routes[2].match.regex`), the rule (`re2`
     /// for a regular expression, `envoy` for an action), and what Envoy
     /// would refuse in it.
-    pub problems: Vec<Problem>,
+    pub problems: Vec<Violation>,
 }
 
 /// A host claimed by several valid objects: `winner` keeps it, `loser` is
@@ -330,7 +330,7 @@ pub enum LeftOutReason {
     /// It breaks rules of the API; never projected, even in part.
     Invalid {
         /// Every broken rule.
-        problems: Vec<Problem>,
+        problems: Vec<Violation>,
     },
     /// It asks for what this build cannot do: a value, or a field it cannot
     /// do without, from a newer API version (a problem of rule
@@ -338,7 +338,7 @@ pub enum LeftOutReason {
     /// projected; upgrading, not editing, is the fix.
     Unsupported {
         /// Every problem, the unsupported parts among them.
-        problems: Vec<Problem>,
+        problems: Vec<Violation>,
     },
     /// Valid, but every one of its hosts went to an older object (each is
     /// also in [`Report::conflicts`]).
@@ -349,10 +349,10 @@ impl LeftOutReason {
     /// Why an object with these problems (not empty) is left out:
     /// [`LeftOutReason::Unsupported`] when any is unsupported, else
     /// [`LeftOutReason::Invalid`].
-    pub fn of_problems(problems: Vec<Problem>) -> Self {
+    pub fn of_problems(problems: Vec<Violation>) -> Self {
         if problems
             .iter()
-            .any(|problem| problem.rule_id == aether_manifests::objects::RULE_UNSUPPORTED)
+            .any(|problem| problem.rule_id == aether_api::object::RULE_UNSUPPORTED)
         {
             LeftOutReason::Unsupported { problems }
         } else {
@@ -362,7 +362,7 @@ impl LeftOutReason {
 
     /// The problems of an object left out for them; `None` for
     /// [`LeftOutReason::NoHostsLeft`].
-    pub fn problems(&self) -> Option<&[Problem]> {
+    pub fn problems(&self) -> Option<&[Violation]> {
         match self {
             LeftOutReason::Invalid { problems } | LeftOutReason::Unsupported { problems } => Some(problems),
             LeftOutReason::NoHostsLeft => None,

@@ -1,8 +1,9 @@
 //! What a real Envoy in front of the projection needs: the
 //! settings and forms under which every valid object is reachable.
 
+use aether_manifests::parse_manifests;
 use aether_projection::envoy_route::route_match::PathSpecifier;
-use aether_projection::{ProjectionConfig, Projector, Snapshot, VirtualHostObject, parse_manifests, project};
+use aether_projection::{ProjectionConfig, Projector, Snapshot, VirtualHostObject, project};
 use prost::Message;
 
 fn proposal() -> Vec<VirtualHostObject> {

@@ -1,11 +1,12 @@
 //! The HTTPS listener of a snapshot: its chains, what it refuses, and its
 //! JSON through Envoy's own descriptors.
 
+use aether_manifests::parse_manifests;
 use aether_projection::listener::{
     EdgeSource, ListenerConfig, REFUSED_CHAIN, config_source, http_connection_manager, https_listener, sds_secret,
     sds_secret_name, secret_file,
 };
-use aether_projection::{ProjectionConfig, Snapshot, TlsSecret, descriptors, parse_manifests, project};
+use aether_projection::{ProjectionConfig, Snapshot, TlsSecret, descriptors, project};
 use envoy_types::pb::envoy::config::listener::v3::FilterChain;
 use envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3::HttpConnectionManager;
 use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::DownstreamTlsContext;

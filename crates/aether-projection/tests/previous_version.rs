@@ -3,7 +3,8 @@
 //! routes, secret and hosts (by its own rank), reported as kept until a
 //! valid version comes or the object is removed.
 
-use aether_projection::{LeftOutReason, ObjectKey, Problem, ProjectionConfig, Projector, VirtualHostObject};
+use aether_api::validate::Violation;
+use aether_projection::{LeftOutReason, ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
 
 fn object(name: &str, created: &str, hosts: &[&str], service: &str) -> VirtualHostObject {
     serde_json::from_value(serde_json::json!({
@@ -71,7 +72,7 @@ fn an_unusable_version_keeps_the_valid_one_served_until_a_valid_one_or_the_remov
     assert!(projector.take_touched().is_empty());
 
     // A reader's own problem (a file that no longer parses) is kept the same way.
-    let unreadable = Problem {
+    let unreadable = Violation {
         field_path: "main.yaml".into(),
         rule_id: "manifest",
         message: "invalid YAML".into(),

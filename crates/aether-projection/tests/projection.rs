@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
+use aether_manifests::parse_manifests;
 use aether_projection::envoy_route::{RouteConfiguration, route, route_action, route_match};
 use aether_projection::{
     Format, LeftOutReason, ObjectKey, ProjectError, ProjectionConfig, Projector, RetryConfig, Snapshot,
-    VirtualHostObject, parse_manifests, project,
+    VirtualHostObject, project,
 };
 use prost::Message;
 use prost_reflect::{DeserializeOptions, DynamicMessage};
@@ -516,10 +517,7 @@ fn an_unknown_spec_field_leaves_its_object_out_as_unsupported_and_a_status_field
         };
         let load = aether_manifests::load_bytes(std::path::Path::new("x.yaml"), text.as_bytes(), &limits);
         assert_eq!(load.errors, [], "{text}");
-        load.objects
-            .into_iter()
-            .map(|loaded| VirtualHostObject::from(loaded.object))
-            .collect::<Vec<_>>()
+        load.objects.into_iter().map(|loaded| loaded.object).collect::<Vec<_>>()
     };
     let manifest = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
                     spec:\n  hosts: [a.example.com]\n  routes:\n\

@@ -135,7 +135,7 @@ fn object_strategy() -> impl Strategy<Value = VirtualHostObject> {
             name,
             creation_timestamp,
             spec: spec.into(),
-            read_problems: Vec::new(),
+            ..Default::default()
         }
     })
 }

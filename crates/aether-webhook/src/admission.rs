@@ -2,8 +2,9 @@
 
 use aether_api::config::v1::VirtualHostSpec;
 use aether_api::validate::Validate;
+use aether_api::validate::{self, Violation};
 use aether_manifests::Reading;
-use aether_manifests::objects::{self, Problem};
+use aether_manifests::objects;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 
@@ -163,16 +164,20 @@ fn check_body(body: &[u8]) -> Result<&str, BadRequest> {
 /// rest breaks), and the unknown fields set aside. Read tolerantly: a CRD
 /// newer than this webhook lets objects carry fields and values it does
 /// not know, and denying them all would block every use of the new API.
-fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Problem>, Vec<String>) {
+fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Violation>, Vec<String>) {
     let (spec, problems, set_aside) = objects::decode_spec_reading(object.data.get("spec"), Reading::Tolerant);
-    let problems = objects::with_violations(problems, objects::violations_of(spec.validate()));
+    let problems = validate::with_violations(problems, validate::violations_of(spec.validate()));
     (spec, problems, set_aside)
 }
 
 /// The denial of an object that uses what this build cannot act on: every
 /// problem, the unsupported parts (field and value) among them.
-pub fn unsupported_message(problems: &[Problem]) -> String {
-    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+pub fn unsupported_message(problems: &[Violation]) -> String {
+    // `PATH: MESSAGE [RULE]`, an empty path (the count of those left out) too.
+    let list: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}: {} [{}]", p.field_path, p.message, p.rule_id))
+        .collect();
     format!(
         "Unsupported: VirtualHost uses what this webhook cannot judge (from a newer API version): {}",
         list.join("; ")
@@ -181,8 +186,8 @@ pub fn unsupported_message(problems: &[Problem]) -> String {
 
 /// The denial of an object that breaks the API's rules (or does not
 /// decode); also what `aetherctl admit` says of such a manifest.
-pub fn invalid_message(problems: &[Problem]) -> String {
-    format!("VirtualHost is invalid: {}", objects::describe_all(problems))
+pub fn invalid_message(problems: &[Violation]) -> String {
+    format!("VirtualHost is invalid: {}", validate::describe_all(problems))
 }
 
 /// Decides one request against the shared validator and `index`.
@@ -211,7 +216,7 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
         );
     };
     let (spec, problems, set_aside) = check_spec(object);
-    if problems.iter().any(|p| p.rule == objects::RULE_UNSUPPORTED) {
+    if problems.iter().any(|p| p.rule_id == objects::RULE_UNSUPPORTED) {
         return (
             response.deny(unsupported_message(&problems)),
             Decision::DeniedUnsupported,
@@ -224,14 +229,7 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
     // reads otherwise, or a program above its limit), and actions it would
     // refuse: no CRD rule can say it, and admitted, the edge would leave
     // their routes out.
-    let regexes: Vec<Problem> = aether_edge_limits::edge_problems(&spec)
-        .into_iter()
-        .map(|problem| Problem {
-            path: problem.field_path,
-            rule: problem.rule_id,
-            message: problem.message.into_owned(),
-        })
-        .collect();
+    let regexes: Vec<Violation> = aether_edge_limits::edge_problems(&spec);
     if !regexes.is_empty() {
         return (response.deny(invalid_message(&regexes)), Decision::DeniedInvalid);
     }

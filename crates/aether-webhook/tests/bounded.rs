@@ -2,7 +2,7 @@
 //! capped and names what it leaves out, and the work kept is counted, not
 //! timed.
 
-use aether_manifests::objects::{MAX_PROBLEMS, RULE_MORE, more_count};
+use aether_api::validate::{MAX_PROBLEMS, RULE_MORE, more_count};
 use aether_webhook::admission::{self, Decision};
 use aether_webhook::index::HostIndex;
 
@@ -66,13 +66,13 @@ fn the_problems_kept_are_capped_with_the_rest_counted() {
         Some(&serde_json::json!({"hosts": ["a.example.com"], "routes": vec![serde_json::json!({}); 128]})),
         aether_manifests::Reading::Tolerant,
     );
-    let problems = aether_manifests::objects::with_violations(
+    let problems = aether_api::validate::with_violations(
         Vec::new(),
-        aether_manifests::objects::violations_of(aether_api::validate::Validate::validate(&spec)),
+        aether_api::validate::violations_of(aether_api::validate::Validate::validate(&spec)),
     );
     assert_eq!(problems.len(), MAX_PROBLEMS + 1);
     let last = problems.last().unwrap();
-    assert_eq!((last.rule, more_count(last)), (RULE_MORE, 256 - MAX_PROBLEMS));
+    assert_eq!((last.rule_id, more_count(last)), (RULE_MORE, 256 - MAX_PROBLEMS));
 }
 
 #[test]

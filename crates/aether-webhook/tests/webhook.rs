@@ -517,7 +517,7 @@ async fn two_replicas_racing_both_admit_then_catch_up() {
         name: name.to_owned(),
         creation_timestamp: Some(created.parse().unwrap()),
         spec: serde_json::from_value(spec(&["race.example.com"])).unwrap(),
-        read_problems: Vec::new(),
+        ..Default::default()
     };
     let objects = vec![
         object("team-b", "second", "2026-01-01T00:00:00.5Z"),

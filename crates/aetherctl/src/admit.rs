@@ -107,7 +107,7 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
         let judged_by_the_webhook = object
             .problems
             .iter()
-            .all(|problem| problem.rule == aether_manifests::objects::RULE_UNSUPPORTED);
+            .all(|problem| problem.rule_id == aether_manifests::objects::RULE_UNSUPPORTED);
         let response = if judged_by_the_webhook {
             let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
                 .expect("a JSON value encodes");

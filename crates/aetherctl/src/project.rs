@@ -64,7 +64,7 @@ fn project_objects(objects: Vec<Loaded>, mut errors: Vec<ErrorReport>) -> Result
     if !errors.is_empty() {
         return Err(errors);
     }
-    let inputs: Vec<VirtualHostObject> = objects.iter().map(|loaded| loaded.object.clone().into()).collect();
+    let inputs: Vec<VirtualHostObject> = objects.iter().map(|loaded| loaded.object.clone()).collect();
     match aether_projection::project(&inputs, &ProjectionConfig::default()) {
         Ok(snapshot) => Ok(Projected { snapshot, objects }),
         Err(e) => {

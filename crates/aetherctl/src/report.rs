@@ -222,9 +222,9 @@ impl Report {
                         .violations()
                         .into_iter()
                         .map(|v| ViolationReport {
-                            path: v.path,
-                            rule: v.rule.to_owned(),
-                            message: v.message,
+                            path: v.field_path,
+                            rule: v.rule_id.to_owned(),
+                            message: v.message.into_owned(),
                         })
                         .collect();
                     ObjectReport {

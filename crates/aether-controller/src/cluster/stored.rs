@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use aether_manifests::objects::VirtualHostObject as StoredObject;
 use aether_manifests::{Document, Reading};
 use aether_projection::{ObjectKey, VirtualHostObject};
 use kube::core::DynamicObject;
@@ -64,7 +63,7 @@ pub(super) fn convert(stored: &DynamicObject) -> Option<(ObjectKey, Known)> {
         index: 0,
         value,
     };
-    let read = match StoredObject::decode_reading(&document, Reading::Tolerant) {
+    let read = match aether_manifests::objects::decode_reading(&document, Reading::Tolerant) {
         Ok(read) => read,
         // Unreachable with the identity checked above; never fatal.
         Err(err) => {
@@ -78,7 +77,7 @@ pub(super) fn convert(stored: &DynamicObject) -> Option<(ObjectKey, Known)> {
     };
     let stored_conditions = stored_conditions(stored.data.get("status"));
     let set_aside = read.set_aside.clone();
-    let object = VirtualHostObject::from(read);
+    let object = read;
     Some((
         object.key(),
         Known {

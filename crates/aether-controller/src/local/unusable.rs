@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use aether_api::validate::Violation;
 use aether_manifests::{Failure, Load};
-use aether_projection::Problem;
 
 /// The rule of a problem that is a file's, not its objects': it no longer
 /// parses, or holds a document that is not a VirtualHost.
@@ -18,8 +18,8 @@ pub const RULE_CHANGING: &str = "changing";
 /// they no longer parse, or keep changing. An I/O error says nothing of a
 /// file's objects (a volume remounted, a permission fixed a moment later),
 /// so it leaves their statuses as they are.
-pub(super) fn unusable_files(load: &Load) -> BTreeMap<PathBuf, Vec<Problem>> {
-    let mut files: BTreeMap<PathBuf, Vec<Problem>> = BTreeMap::new();
+pub(super) fn unusable_files(load: &Load) -> BTreeMap<PathBuf, Vec<Violation>> {
+    let mut files: BTreeMap<PathBuf, Vec<Violation>> = BTreeMap::new();
     for err in &load.errors {
         let rule_id = match err.failure {
             Failure::Content => RULE_MANIFEST,
@@ -36,7 +36,7 @@ pub(super) fn unusable_files(load: &Load) -> BTreeMap<PathBuf, Vec<Problem>> {
         if let Some(path) = &err.path {
             field_path.push_str(&format!(": {path}"));
         }
-        files.entry(err.file.clone()).or_default().push(Problem {
+        files.entry(err.file.clone()).or_default().push(Violation {
             field_path,
             rule_id,
             message: err.message.clone().into(),

@@ -66,7 +66,7 @@ spec:
     - {match: {prefix: /, headers: [{name: x-a, regex: '\\pL'}]}, backend: {service: s}}
     - {match: {prefix: /}, backend: {service: s}}
 ";
-    let objects = aether_projection::parse_manifests(manifests).unwrap();
+    let objects = aether_manifests::parse_manifests(manifests).unwrap();
     let keys: BTreeMap<ObjectKey, Observed> = objects
         .iter()
         .map(|object| (object.key(), Observed::default()))
@@ -127,7 +127,7 @@ fn a_few_statuses_among_many_are_the_ones_derived_with_all() {
     let mut objects = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        objects.extend(aether_projection::parse_manifests(&text).unwrap_or_default());
+        objects.extend(aether_manifests::parse_manifests(&text).unwrap_or_default());
     }
     objects.sort_by_key(|object| object.key());
     objects.dedup_by_key(|object| object.key());
@@ -139,7 +139,7 @@ fn a_few_statuses_among_many_are_the_ones_derived_with_all() {
             "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: filler-{i}, namespace: {namespace}}}\n\
              spec: {{hosts: [filler-{i}.test], routes: [{{match: {{prefix: /}}, backend: {{service: s}}}}]}}\n"
         );
-        objects.extend(aether_projection::parse_manifests(&text).unwrap());
+        objects.extend(aether_manifests::parse_manifests(&text).unwrap());
     }
     let all: BTreeMap<ObjectKey, Observed> = objects
         .iter()

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use aether_projection::{ProjectionConfig, parse_manifests, project};
+use aether_manifests::parse_manifests;
+use aether_projection::{ProjectionConfig, project};
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;

@@ -4,7 +4,7 @@ use super::*;
 use serde_json::json;
 
 fn decode(value: Value) -> Result<VirtualHostObject, DecodeError> {
-    VirtualHostObject::decode(&Document {
+    super::decode(&Document {
         file: "x.yaml".into(),
         index: 0,
         value,
@@ -44,7 +44,7 @@ fn problems(value: Value) -> Vec<(String, &'static str, String)> {
         .unwrap()
         .violations()
         .into_iter()
-        .map(|p| (p.path, p.rule, p.message))
+        .map(|p| (p.field_path, p.rule_id, p.message.into_owned()))
         .collect()
 }
 
@@ -64,7 +64,7 @@ fn a_malformed_creation_timestamp_or_generation_is_a_problem_of_the_object() {
         assert_eq!(object.creation_timestamp, None);
         assert_eq!(object.problems.len(), 1);
         assert_eq!(
-            (object.problems[0].path.as_str(), object.problems[0].rule),
+            (object.problems[0].field_path.as_str(), object.problems[0].rule_id),
             ("metadata.creationTimestamp", RULE_TYPE)
         );
         assert!(

@@ -2,7 +2,7 @@
 //! namespace an RFC 1123 label, the name an RFC 1123 subdomain. One check
 //! for `aetherctl validate` and the edge, which leaves such an object out.
 
-use crate::objects::Problem;
+use super::Violation;
 
 /// The rule of a namespace that is not an RFC 1123 label.
 pub const RULE_DNS1123_LABEL: &str = "dns1123_label";
@@ -11,23 +11,22 @@ pub const RULE_DNS1123_SUBDOMAIN: &str = "dns1123_subdomain";
 
 /// What is wrong with the names `namespace/name`, namespace first; empty
 /// when both are well-formed.
-pub fn name_problems(namespace: &str, name: &str) -> Vec<Problem> {
+pub fn name_problems(namespace: &str, name: &str) -> Vec<Violation> {
     let mut problems = Vec::new();
     if !is_dns1123_label(namespace) {
-        problems.push(Problem {
-            path: "metadata.namespace".into(),
-            rule: RULE_DNS1123_LABEL,
-            message: "must be 1 to 63 characters of a-z, 0-9 and -, starting and ending with a letter or digit".into(),
-        });
+        problems.push(Violation::new(
+            "metadata.namespace",
+            RULE_DNS1123_LABEL,
+            "must be 1 to 63 characters of a-z, 0-9 and -, starting and ending with a letter or digit",
+        ));
     }
     if !is_dns1123_subdomain(name) {
-        problems.push(Problem {
-            path: "metadata.name".into(),
-            rule: RULE_DNS1123_SUBDOMAIN,
-            message: "must be at most 253 characters of dot-separated parts of a-z, 0-9 and -, each starting and \
-                      ending with a letter or digit"
-                .into(),
-        });
+        problems.push(Violation::new(
+            "metadata.name",
+            RULE_DNS1123_SUBDOMAIN,
+            "must be at most 253 characters of dot-separated parts of a-z, 0-9 and -, each starting and ending \
+             with a letter or digit",
+        ));
     }
     problems
 }
@@ -70,7 +69,7 @@ mod tests {
         }
         let rules: Vec<_> = name_problems("x\"y", "x\"y")
             .into_iter()
-            .map(|p| (p.path, p.rule))
+            .map(|p| (p.field_path, p.rule_id))
             .collect();
         assert_eq!(
             rules,
