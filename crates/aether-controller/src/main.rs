@@ -172,7 +172,7 @@ fn main() -> ExitCode {
             }
         },
     };
-    aether_listener::raise_fd_limit();
+    aether_http_server::raise_fd_limit();
     let result = match cli.manifests.clone() {
         Some(manifests) => run_local(&cli, manifests, xds_transport),
         None => tokio::runtime::Builder::new_multi_thread()
@@ -281,11 +281,11 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
     );
     let client = Client::try_default().await.context("connecting to the cluster")?;
     let metrics = Arc::new(Metrics::new());
-    let listener = aether_listener::bind(cli.metrics_addr)
+    let listener = aether_http_server::bind(cli.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {}", cli.metrics_addr))?;
     info!(addr = %cli.metrics_addr, "serving /metrics and /readyz");
-    let bound = aether_listener::fit_to_fd_limit("metrics", metrics::MAX_CONNECTIONS, RESERVED_DESCRIPTORS);
+    let bound = aether_http_server::fit_to_fd_limit("metrics", metrics::MAX_CONNECTIONS, RESERVED_DESCRIPTORS);
     // Cancelled once the loop is done: the servers close.
     let stopping = CancellationToken::new();
     let metrics_server = Server::spawn(metrics::serve(
@@ -447,11 +447,11 @@ async fn start_xds(
             None
         }
     };
-    let listener = aether_listener::bind(addr)
+    let listener = aether_http_server::bind(addr)
         .await
         .with_context(|| format!("binding the xDS address {addr}"))?;
     info!(%addr, "serving the edge's configuration over xDS (RDS, LDS, SDS)");
-    let bound = aether_listener::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
+    let bound = aether_http_server::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
     let listener_metrics = metrics.xds_listener.clone();
     let (publisher, mut service) = xds::channel(&projection.route_configuration_name, metrics);
     if let Some(tls) = tls {

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aether_listener::{ListenerMetrics, Protocol};
+use aether_http_server::{ListenerMetrics, Protocol};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
@@ -75,7 +75,7 @@ pub struct Metrics {
     pub http_listener: ListenerMetrics,
     /// Reloads of the xDS server's certificate, key and client CA files,
     /// by result (`ok`; `error`: the previous ones serve on).
-    pub xds_tls_reloads: aether_listener::TlsReloads,
+    pub xds_tls_reloads: aether_http_server::TlsReloads,
 }
 
 impl Default for Metrics {
@@ -113,7 +113,7 @@ impl Metrics {
             ready: Gauge::default(),
             xds_listener: ListenerMetrics::default(),
             http_listener: ListenerMetrics::default(),
-            xds_tls_reloads: aether_listener::TlsReloads::default(),
+            xds_tls_reloads: aether_http_server::TlsReloads::default(),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
@@ -213,8 +213,8 @@ impl Metrics {
 pub const MAX_CONNECTIONS: usize = 64;
 
 /// The listener's bounds for the metrics server.
-pub fn listener_config(max_connections: usize) -> aether_listener::Config {
-    aether_listener::Config {
+pub fn listener_config(max_connections: usize) -> aether_http_server::Config {
+    aether_http_server::Config {
         name: "metrics",
         max_connections,
         handshake_timeout: Duration::from_secs(5),
@@ -240,7 +240,7 @@ pub fn listener_config(max_connections: usize) -> aether_listener::Config {
 /// for any other path.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    config: aether_listener::Config,
+    config: aether_http_server::Config,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) {
@@ -249,7 +249,7 @@ pub async fn serve(
         let metrics = metrics.clone();
         async move { Ok::<_, Infallible>(respond(request.uri().path(), &metrics)) }
     });
-    aether_listener::Server::new(config)
+    aether_http_server::Server::new(config)
         .metrics(listener_metrics)
         .serve(listener, service, shutdown)
         .await;

@@ -27,7 +27,7 @@
 //! - a client that does not read holds at most the latest version, shared
 //!   with every other stream ([`sotw`]).
 //!
-//! The server is the shared listener's (`aether-listener`: connection bound
+//! The server is the shared listener's (`aether-http-server`: connection bound
 //! with eviction of idle connections, handshake, preface and idle
 //! timeouts, HTTP/2 keepalive, accept back-off, graceful shutdown), HTTP/2
 //! over mutual TLS (Envoy presents a client certificate; [`transport`]),
@@ -43,7 +43,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aether_listener::{ListenerMetrics, Protocol};
+use aether_http_server::{ListenerMetrics, Protocol};
 use aether_projection::Snapshot;
 use envoy_types::pb::envoy::config::core::v3::Node;
 use futures_util::StreamExt;
@@ -120,7 +120,7 @@ pub struct Discovery {
     /// Cancelled when the server stops: every stream ends.
     closing: CancellationToken,
     /// The server's TLS ([`transport`]); `None`: plaintext.
-    server_tls: Option<Arc<dyn aether_listener::Tls>>,
+    server_tls: Option<Arc<dyn aether_http_server::Tls>>,
     /// The bytes of unfinished requests every stream may buffer together.
     budget: Arc<RequestBudget>,
 }
@@ -154,8 +154,8 @@ pub const MAX_CONNECTIONS: usize = 1024;
 pub const MAX_STREAMS_PER_CONNECTION: u32 = 16;
 
 /// The listener's bounds for the xDS server, `max_connections` at once.
-pub fn listener_config(max_connections: usize) -> aether_listener::Config {
-    aether_listener::Config {
+pub fn listener_config(max_connections: usize) -> aether_http_server::Config {
+    aether_http_server::Config {
         name: "xds",
         max_connections,
         // The TLS handshake (over TLS), then the preface, settings and the
@@ -193,7 +193,7 @@ impl Discovery {
 
     /// Serves over TLS with `tls`'s acceptor (mutual TLS: see [`transport`])
     /// rather than plaintext.
-    pub fn with_tls(mut self, tls: Arc<dyn aether_listener::Tls>) -> Self {
+    pub fn with_tls(mut self, tls: Arc<dyn aether_http_server::Tls>) -> Self {
         self.server_tls = Some(tls);
         self
     }
@@ -213,11 +213,11 @@ impl Discovery {
     /// Serves xDS on `listener` with `config`'s bounds until `shutdown`
     /// resolves; then every stream ends with UNAVAILABLE (Envoy reconnects
     /// to another replica) and the connections close (see
-    /// `aether-listener`).
+    /// `aether-http-server`).
     pub async fn serve_with(
         self,
         listener: tokio::net::TcpListener,
-        config: aether_listener::Config,
+        config: aether_http_server::Config,
         metrics: ListenerMetrics,
         shutdown: impl Future<Output = ()>,
     ) {
@@ -226,7 +226,7 @@ impl Discovery {
             shutdown.await;
             closing.cancel();
         };
-        let mut server = aether_listener::Server::new(config).metrics(metrics);
+        let mut server = aether_http_server::Server::new(config).metrics(metrics);
         if let Some(tls) = self.server_tls.clone() {
             server = server.tls(tls);
         }

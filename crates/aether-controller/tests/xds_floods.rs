@@ -39,7 +39,7 @@ async fn connections_that_never_send_the_preface_lock_no_client_out_and_are_clos
 /// and clients are served during the flood and after it. (The bound is
 /// fitted under the limit, 1,024 less 256 for the rest of the process, so
 /// connections alone no longer exhaust it; accept's back-off itself meets
-/// a real EMFILE in `aether-listener`'s tests/emfile.rs.)
+/// a real EMFILE in `aether-http-server`'s tests/emfile.rs.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_a_descriptor_limit_a_flood_neither_spins_nor_stops_the_manifest_listing() {
     let controller = Controller::start(&[("a.yaml", manifest("a", 2))], Some(1024));

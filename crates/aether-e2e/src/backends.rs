@@ -14,7 +14,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use aether_listener::Protocol;
+use aether_http_server::Protocol;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::service::service_fn;
@@ -99,8 +99,8 @@ impl Backends {
 
 /// The listener's bounds for a backend: Envoy keeps its upstream
 /// connections, so they are never closed for idling during a test.
-fn listener_config() -> aether_listener::Config {
-    aether_listener::Config {
+fn listener_config() -> aether_http_server::Config {
+    aether_http_server::Config {
         name: "backend",
         max_connections: 1024,
         handshake_timeout: Duration::from_secs(10),
@@ -140,7 +140,7 @@ async fn serve(listener: TcpListener, cluster: String) {
         async move { Ok::<_, Infallible>(answer(served).await) }
     });
     // Until the runtime is dropped with the backends.
-    aether_listener::Server::new(listener_config())
+    aether_http_server::Server::new(listener_config())
         .serve(listener, service, std::future::pending())
         .await;
 }

@@ -108,10 +108,10 @@ async fn run(args: Args) -> Result<()> {
         }
     }
     let timeout = Duration::from_millis(args.read_timeout_ms);
-    aether_listener::raise_fd_limit();
+    aether_http_server::raise_fd_limit();
     let limits = Limits {
         max_body_bytes: args.max_body_bytes,
-        max_connections: aether_listener::fit_to_fd_limit("webhook", args.max_connections, RESERVED_DESCRIPTORS),
+        max_connections: aether_http_server::fit_to_fd_limit("webhook", args.max_connections, RESERVED_DESCRIPTORS),
         handshake_timeout: timeout,
         header_timeout: timeout,
         body_timeout: timeout,
@@ -126,7 +126,7 @@ async fn run(args: Args) -> Result<()> {
         limits,
         body_budget: limits.body_budget(),
     });
-    let listener = aether_listener::bind(args.listen)
+    let listener = aether_http_server::bind(args.listen)
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     tracing::info!(listen = %args.listen, "serving");

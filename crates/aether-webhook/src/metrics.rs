@@ -33,7 +33,7 @@ pub struct Metrics {
     pub tls_reloads: Family<Labels, Counter>,
     /// The listener's connections: open, accepted, closed by reason (a
     /// failed or timed-out TLS handshake among them), failed accepts.
-    pub listener: aether_listener::ListenerMetrics,
+    pub listener: aether_http_server::ListenerMetrics,
     /// Local mode: manifest files that cannot be read now, indexed as they
     /// were last read (the input is stale while this is above 0).
     pub manifest_stale_files: Gauge,
@@ -80,7 +80,7 @@ impl Metrics {
         registry.register("index_hosts", "Hosts in the host index", index_hosts.clone());
         let tls_reloads = Family::default();
         registry.register("tls_reloads", "TLS certificate reloads by result", tls_reloads.clone());
-        let listener = aether_listener::ListenerMetrics::default();
+        let listener = aether_http_server::ListenerMetrics::default();
         listener.register(registry);
         let manifest_stale_files = Gauge::default();
         registry.register(

@@ -1,5 +1,5 @@
 //! The HTTPS server's routes and request limits, served by the shared
-//! listener (`aether-listener`: TLS, HTTP/1.1, the connection bound with
+//! listener (`aether-http-server`: TLS, HTTP/1.1, the connection bound with
 //! eviction of idle connections, handshake, header, idle and write
 //! timeouts, accept back-off, graceful shutdown).
 //!
@@ -261,8 +261,8 @@ impl Limits {
     }
 
     /// The listener's bounds for these limits.
-    pub fn listener(&self) -> aether_listener::Config {
-        aether_listener::Config {
+    pub fn listener(&self) -> aether_http_server::Config {
+        aether_http_server::Config {
             name: "webhook",
             max_connections: self.max_connections,
             handshake_timeout: self.handshake_timeout,
@@ -273,7 +273,7 @@ impl Limits {
             shutdown_grace: self.shutdown_grace,
             // Larger heads are refused (431): by hyper, or by the listener
             // when one arrives whole in one read.
-            protocol: aether_listener::Protocol::Http1 {
+            protocol: aether_http_server::Protocol::Http1 {
                 max_header_bytes: 64 * 1024,
             },
         }
@@ -294,7 +294,7 @@ pub async fn serve(
         let app = app.clone();
         async move { Ok::<_, Infallible>(app.handle(request).await) }
     });
-    aether_listener::Server::new(config)
+    aether_http_server::Server::new(config)
         .tls(tls)
         .metrics(metrics)
         .serve(listener, service, shutdown)

@@ -1,12 +1,12 @@
-//! The serving certificate: `aether_listener::ReloadingTls` over the
+//! The serving certificate: `aether_http_server::ReloadingTls` over the
 //! `--tls-cert` and `--tls-key` files, reloaded on the next handshake after
 //! they change (a pair that does not load leaves the previous one in
 //! service), speaking HTTP/1.1, its reloads counted in `tls_reloads`.
 
 use std::path::PathBuf;
 
-pub use aether_listener::ReloadingTls;
-use aether_listener::TlsFiles;
+pub use aether_http_server::ReloadingTls;
+use aether_http_server::TlsFiles;
 use anyhow::Result;
 
 use crate::metrics::Metrics;

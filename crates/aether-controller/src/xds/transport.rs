@@ -5,7 +5,7 @@
 //! speaks `h2` (ALPN; gRPC), and requires every client, Envoy, to present
 //! a certificate that chains to a CA in `--xds-tls-client-ca`: the routes,
 //! listeners and private keys it serves go to authenticated Envoys only.
-//! The three files are `aether_listener::ReloadingTls`'s: a rotation (a
+//! The three files are `aether_http_server::ReloadingTls`'s: a rotation (a
 //! cert-manager renewal of either side's certificate, a new CA bundle)
 //! applies to the next connection without a restart, and a set that does
 //! not load keeps the last good one serving (logged; counted in
@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use aether_listener::{ReloadingTls, TlsFiles};
+use aether_http_server::{ReloadingTls, TlsFiles};
 
 use crate::metrics::Metrics;
 
@@ -89,7 +89,7 @@ pub fn transport(
 
 /// The server's reloading TLS over `files` (loaded now: a set that does
 /// not load at start-up is an error), its reloads counted in `metrics`.
-pub fn reloading(files: TlsFiles, metrics: &Metrics) -> Result<ReloadingTls, aether_listener::TlsError> {
+pub fn reloading(files: TlsFiles, metrics: &Metrics) -> Result<ReloadingTls, aether_http_server::TlsError> {
     // gRPC is HTTP/2 only.
     ReloadingTls::new("xds", files, &[b"h2"], metrics.xds_tls_reloads.clone())
 }

@@ -246,7 +246,7 @@ pub async fn wait_until_served(addr: SocketAddr) -> DiscoveryResponse {
 /// `n` TCP connections to `addr` that never send a byte.
 pub async fn idle_connections(addr: SocketAddr, n: usize) -> Vec<tokio::net::TcpStream> {
     // The test's own descriptors: a soft limit of 1,024 would stop it first.
-    aether_listener::raise_fd_limit();
+    aether_http_server::raise_fd_limit();
     let mut connections = Vec::with_capacity(n);
     for _ in 0..n {
         // The kernel completes the handshake even when the server does not

@@ -1,7 +1,7 @@
 //! The xDS server on the shared listener: its bound, timeouts, shutdown
 //! and request size, against envoy-types' tonic client on 127.0.0.1.
 
-use aether_listener::CloseReason;
+use aether_http_server::CloseReason;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;

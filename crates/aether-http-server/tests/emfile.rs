@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use aether_listener::{ListenerMetrics, Server};
+use aether_http_server::{ListenerMetrics, Server};
 use common::{HTTP1, TestService, config, get};
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use aether_listener::CloseReason;
+use aether_http_server::CloseReason;
 use common::{HTTP1, closed_within, config, connect, get, start};
 use tokio::io::AsyncWriteExt;
 
@@ -198,7 +198,7 @@ async fn status_of_head(addr: std::net::SocketAddr, head: &[u8]) -> String {
 async fn a_head_above_the_limit_is_refused_even_when_it_arrives_in_one_burst() {
     // The webhook's limit.
     let server = start(
-        config(aether_listener::Protocol::Http1 {
+        config(aether_http_server::Protocol::Http1 {
             max_header_bytes: 64 * 1024,
         }),
         None,

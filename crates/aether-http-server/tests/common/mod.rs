@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use aether_listener::{Config, ListenerMetrics, Protocol, Server, Tls};
+use aether_http_server::{Config, ListenerMetrics, Protocol, Server, Tls};
 use bytes::Bytes;
 use http_body::{Body, Frame};
 use hyper::body::Incoming;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aether_listener::{CloseReason, ReloadingTls, Tls, TlsFiles, TlsReloads};
+use aether_http_server::{CloseReason, ReloadingTls, Tls, TlsFiles, TlsReloads};
 use common::{HTTP1, config, connect, start};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use rustls::pki_types::pem::PemObject;

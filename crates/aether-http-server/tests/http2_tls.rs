@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aether_listener::{CloseReason, Tls};
+use aether_http_server::{CloseReason, Tls};
 use bytes::Bytes;
 use common::{HTTP1, HTTP2, closed_within, config, connect, get, start};
 use http_body_util::{BodyExt, Empty};
@@ -75,7 +75,7 @@ async fn http2_without_a_preface_is_closed_and_an_open_stream_keeps_its_connecti
 #[tokio::test]
 async fn a_peer_that_stops_answering_pings_is_closed_even_with_a_stream_open() {
     let mut config = config(HTTP2);
-    config.protocol = aether_listener::Protocol::Http2 {
+    config.protocol = aether_http_server::Protocol::Http2 {
         max_concurrent_streams: 4,
         keepalive_interval: Duration::from_millis(300),
         keepalive_timeout: Duration::from_millis(300),

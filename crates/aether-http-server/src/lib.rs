@@ -1,4 +1,4 @@
-//! The one hardened listener: every HTTP server of aether (the admission
+//! The one hardened HTTP server: every HTTP server of aether (the admission
 //! webhook over TLS, the controller's xDS and metrics servers) accepts and
 //! serves its connections here, so each defence exists once.
 //!
