@@ -178,7 +178,7 @@ impl Projector {
 
     /// The projection of a whole set, to be kept up to date from there:
     /// every object is indexed first and each object's domains derived once,
-    /// at the end. ([`project`](crate::project) is faster for a one-off.)
+    /// at the end.
     pub fn from_objects(
         objects: impl IntoIterator<Item = VirtualHostObject>,
         config: ProjectionConfig,

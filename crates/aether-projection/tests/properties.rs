@@ -411,8 +411,6 @@ proptest! {
         let snapshot = full(&objects);
         let decoded = snapshot.route_configuration().unwrap();
         prop_assert_eq!(decoded.encode_to_vec(), snapshot.route_configuration_binary());
-        let incremental = Projector::from_objects(objects, ProjectionConfig::default()).unwrap().snapshot();
-        prop_assert_eq!(incremental.route_configuration_binary(), snapshot.route_configuration_binary());
     }
 
     #[test]
@@ -426,8 +424,8 @@ proptest! {
     }
 
     /// After each change of a random sequence, the incrementally kept
-    /// projection equals a full rebuild from the current set (by `project`,
-    /// which shares no dedup code with `Projector`).
+    /// projection equals a full rebuild from the current set (the bulk
+    /// start, which indexes every object before deriving any domains).
     #[test]
     fn incremental_updates_equal_a_full_rebuild(changes in prop::collection::vec(change_strategy(), 1..40)) {
         let mut projector = Projector::new(ProjectionConfig::default());
@@ -492,9 +490,6 @@ proptest! {
                 );
             }
             before = expected.clone();
-            // The bulk start of a projector agrees too.
-            let bulk = Projector::from_objects(rebuilt, ProjectionConfig::default()).unwrap();
-            prop_assert_eq!(&bulk.snapshot(), &expected);
             prop_assert_eq!(projector.len(), current.len());
         }
     }
