@@ -17,7 +17,6 @@ mod common;
 
 use aether_api::config::v1::{VirtualHostSpec, route_match::Path};
 use aether_api::validate::Validate;
-use common::crd::CrdJudge;
 use prost::Message;
 
 const SAMPLES: usize = 12_000;
@@ -48,7 +47,7 @@ struct Verdicts {
 }
 
 fn judge_all(specs: &[VirtualHostSpec]) -> Vec<Verdicts> {
-    let crd = CrdJudge::for_spec();
+    let crd = common::crd_judge("spec");
     let messages: Vec<_> = specs
         .iter()
         .map(|s| ("aether.config.v1.VirtualHostSpec", s.encode_to_vec()))
@@ -187,7 +186,7 @@ fn every_rule_of_the_proto_is_broken_somewhere_in_the_sample() {
 #[test]
 fn the_crd_judge_rejects_what_the_schema_forbids() {
     // The judge must be able to say no, or agreement would be vacuous.
-    let crd = CrdJudge::for_spec();
+    let crd = common::crd_judge("spec");
     let good = serde_json::to_value(common::proposal_spec()).unwrap();
     assert!(crd.problems(&good).is_empty(), "{:?}", crd.problems(&good));
     let mut bad = good.clone();

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use aether_api::config::v1::VirtualHostSpec;
 use aether_api::validate::Validate;
-use common::crd::CrdJudge;
 use prost::Message;
 
 const SPEC: &str = "aether.config.v1.VirtualHostSpec";
@@ -86,7 +85,7 @@ fn objects_the_baseline_accepted_pass_todays_three_judges() {
     let binaries: Vec<(&str, Vec<u8>)> = objects.iter().map(|(_, spec)| (SPEC, spec.encode_to_vec())).collect();
     let then = common::protovalidate::judge_with(&baseline_rules, &binaries);
     let now = common::protovalidate::judge(&binaries);
-    let crd = CrdJudge::for_spec();
+    let crd = common::crd_judge("spec");
     let mut stored = 0;
     let mut refused = Vec::new();
     for (((name, spec), then), now) in objects.iter().zip(then).zip(now) {

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use aether_controller::outputs::{ROUTES_FILE, STATUS_FILE};
+use aether_testing::objects::object;
 use serde_json::Value;
 
 /// Well below the 9.4 s such an edit took while every pass waited on the
@@ -19,10 +20,10 @@ use serde_json::Value;
 const BOUND: Duration = Duration::from_secs(3);
 
 fn manifest(name: &str, service: &str) -> String {
-    format!(
-        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: default}}\n\
-         spec: {{hosts: [{name}.example.com], routes: [{{match: {{prefix: /}}, backend: {{service: {service}}}}}]}}\n"
-    )
+    object("default", name)
+        .hosts([format!("{name}.example.com")])
+        .route("/", service)
+        .manifest()
 }
 
 /// Kills the child when dropped, so a failing test leaves no process behind.

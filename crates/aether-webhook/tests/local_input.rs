@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use aether_testing::objects::object;
 use aether_webhook::server::{METRICS_PATH, READYZ_PATH, VALIDATE_PATH};
 use common::{Pki, review, spec};
 use serde_json::Value;
@@ -22,10 +23,8 @@ impl Drop for Guard {
 }
 
 fn manifest(namespace: &str, name: &str, host: &str) -> String {
-    format!(
-        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: {namespace}}}\n\
-         spec:\n  hosts: [{host}]\n  routes: [{{match: {{prefix: /}}, backend: {{service: svc, port: 8443}}}}]\n"
-    )
+    let route = serde_json::json!({"match": {"prefix": "/"}, "backend": {"service": "svc", "port": 8443}});
+    object(namespace, name).hosts([host]).route_value(route).manifest()
 }
 
 /// The webhook binary in local mode on `dir`, polling every 20 ms, ready.
