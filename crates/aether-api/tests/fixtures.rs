@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
 use aether_api::validate::Validate;
-use common::crd::CrdJudge;
+use aether_judges::crd::CrdJudge;
 use prost::Message;
 
 struct Fixture {
@@ -74,17 +74,17 @@ fn reference_violations(fixtures: &[Fixture]) -> Vec<Vec<(String, String)>> {
             f.status.clone().unwrap_or_default().encode_to_vec(),
         ));
     }
-    let answers = common::protovalidate::judge(&messages);
+    let answers = aether_judges::protovalidate::judge(&messages);
     answers
         .chunks(2)
         .map(|pair| {
             let mut found: Vec<_> = pair[0]
                 .iter()
-                .map(|(p, r, _)| (common::protovalidate::kubernetes_path("spec", p), r.clone()))
+                .map(|(p, r, _)| (aether_judges::protovalidate::kubernetes_path("spec", p), r.clone()))
                 .chain(
                     pair[1]
                         .iter()
-                        .map(|(p, r, _)| (common::protovalidate::kubernetes_path("status", p), r.clone())),
+                        .map(|(p, r, _)| (aether_judges::protovalidate::kubernetes_path("status", p), r.clone())),
                 )
                 .collect();
             found.sort();

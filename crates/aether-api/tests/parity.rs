@@ -6,7 +6,7 @@
 //!
 //! - (a) the Rust validator (`aether_api::validate`, generated from the rules);
 //! - (b) the CRD: its OpenAPI checks, set semantics and `x-kubernetes-validations`
-//!   CEL, evaluated offline as the API server would (see `common::crd`);
+//!   CEL, evaluated offline as the API server would (see `aether_judges::crd`);
 //! - (c) protovalidate 2.x (Python), the reference, on the edition-2024
 //!   descriptors as written.
 //!
@@ -52,7 +52,7 @@ fn judge_all(specs: &[VirtualHostSpec]) -> Vec<Verdicts> {
         .iter()
         .map(|s| ("aether.config.v1.VirtualHostSpec", s.encode_to_vec()))
         .collect();
-    let reference = common::protovalidate::judge(&messages);
+    let reference = aether_judges::protovalidate::judge(&messages);
     specs
         .iter()
         .zip(reference)
@@ -67,7 +67,7 @@ fn judge_all(specs: &[VirtualHostSpec]) -> Vec<Verdicts> {
             rust.sort();
             let mut reference: Vec<_> = reference
                 .into_iter()
-                .map(|(path, rule, _)| (common::protovalidate::kubernetes_path("spec", &path), rule))
+                .map(|(path, rule, _)| (aether_judges::protovalidate::kubernetes_path("spec", &path), rule))
                 .collect();
             reference.sort();
             let json = serde_json::to_value(spec).expect("a spec with named enum values writes as JSON");

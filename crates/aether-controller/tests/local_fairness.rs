@@ -126,8 +126,9 @@ fn another_file_is_served_on_time_beside(every: Duration, rename: bool) {
     }
 
     // Left alone, it is read and served.
-    let last = std::fs::read_to_string(input.path().join("churn.yaml")).unwrap();
-    let service = last.split("service: ").nth(1).unwrap().split('}').next().unwrap();
+    let last: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(input.path().join("churn.yaml")).unwrap()).unwrap();
+    let service = last["spec"]["routes"][0]["backend"]["service"].as_str().unwrap();
     served_after(out.path(), &format!("{service}\""));
 }
 

@@ -155,12 +155,10 @@ pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
     })
 }
 
-pub use aether_judges::{crd, protovalidate, reference_python, workspace_root};
-
 /// The offline CRD judge of one top-level property (`spec`, `status`) of
 /// this API's checked-in CRD.
-pub fn crd_judge(property: &str) -> crd::CrdJudge {
-    crd::CrdJudge::from_crd(aether_api::CRD_YAML, property)
+pub fn crd_judge(property: &str) -> aether_judges::crd::CrdJudge {
+    aether_judges::crd::CrdJudge::from_crd(aether_api::CRD_YAML, property)
 }
 
 /// Draws `count` values from `strategy`, the same ones on every run.

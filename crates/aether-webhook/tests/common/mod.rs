@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
+pub mod launch;
+
 /// A CA and the server's certificate and key files, in a temporary directory.
 pub struct Pki {
     pub dir: tempfile::TempDir,
