@@ -26,16 +26,6 @@ fn manifest(name: &str, service: &str) -> String {
         .manifest()
 }
 
-/// Kills the child when dropped, so a failing test leaves no process behind.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn routes(out: &Path) -> String {
     std::fs::read_to_string(out.join(ROUTES_FILE)).unwrap_or_default()
 }
@@ -77,16 +67,14 @@ fn another_file_is_served_on_time_beside(every: Duration, rename: bool) {
     let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(input.path().join("churn.yaml"), manifest("churn", "svc-churn-first")).unwrap();
     std::fs::write(input.path().join("b.yaml"), manifest("b", "svc-b-0")).unwrap();
-    let _child = Running(
-        std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-            .arg("--manifests")
-            .arg(input.path())
-            .arg("--out")
-            .arg(out.path())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"));
+    command
+        .arg("--manifests")
+        .arg(input.path())
+        .arg("--out")
+        .arg(out.path());
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let _child = aether_e2e::Process::spawn("aether-controller", command, log.path());
     served_after(out.path(), "svc-b-0");
     assert!(routes(out.path()).contains("svc-churn-first"));
 
