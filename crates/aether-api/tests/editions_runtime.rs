@@ -28,8 +28,8 @@ struct PythonRuntime {
 
 impl PythonRuntime {
     fn start() -> (Self, String) {
-        let root = common::workspace_root();
-        let mut child = Command::new(common::reference_python())
+        let root = aether_judges::workspace_root();
+        let mut child = Command::new(aether_judges::reference_python())
             .arg(root.join("crates/aether-api/tests/reference/editions_runtime.py"))
             .arg(root.join("generated/descriptors/aether.binpb"))
             .stdin(Stdio::piped())

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
 use aether_api::validate::Validate;
-use common::crd::CrdJudge;
+use aether_judges::crd::CrdJudge;
 use prost::Message;
 
 struct Fixture {
@@ -74,17 +74,17 @@ fn reference_violations(fixtures: &[Fixture]) -> Vec<Vec<(String, String)>> {
             f.status.clone().unwrap_or_default().encode_to_vec(),
         ));
     }
-    let answers = common::protovalidate::judge(&messages);
+    let answers = aether_judges::protovalidate::judge(&messages);
     answers
         .chunks(2)
         .map(|pair| {
             let mut found: Vec<_> = pair[0]
                 .iter()
-                .map(|(p, r, _)| (common::protovalidate::kubernetes_path("spec", p), r.clone()))
+                .map(|(p, r, _)| (aether_judges::protovalidate::kubernetes_path("spec", p), r.clone()))
                 .chain(
                     pair[1]
                         .iter()
-                        .map(|(p, r, _)| (common::protovalidate::kubernetes_path("status", p), r.clone())),
+                        .map(|(p, r, _)| (aether_judges::protovalidate::kubernetes_path("status", p), r.clone())),
                 )
                 .collect();
             found.sort();
@@ -105,7 +105,7 @@ fn crd_problems(f: &Fixture, spec_judge: &CrdJudge, status_judge: &CrdJudge) -> 
 fn valid_fixtures_pass_every_judge() {
     let fixtures = load("valid");
     assert!(fixtures.len() >= 15, "the valid boundaries are all there");
-    let (spec_judge, status_judge) = (CrdJudge::for_property("spec"), CrdJudge::for_property("status"));
+    let (spec_judge, status_judge) = (common::crd_judge("spec"), common::crd_judge("status"));
     let reference = reference_violations(&fixtures);
     for (f, reference) in fixtures.iter().zip(reference) {
         let name = f.path.display();
@@ -123,7 +123,7 @@ fn valid_fixtures_pass_every_judge() {
 #[test]
 fn invalid_fixtures_produce_exactly_their_violations_in_every_judge() {
     let fixtures = load("invalid");
-    let (spec_judge, status_judge) = (CrdJudge::for_property("spec"), CrdJudge::for_property("status"));
+    let (spec_judge, status_judge) = (common::crd_judge("spec"), common::crd_judge("status"));
     let reference = reference_violations(&fixtures);
     for (f, reference) in fixtures.iter().zip(reference) {
         let name = f.path.display();
@@ -288,7 +288,7 @@ fn every_rule_has_an_invalid_fixture() {
 fn the_crd_judge_refuses_two_conditions_of_one_type() {
     // `status.conditions` is a list map keyed by `type`: the apiserver keeps
     // one condition per type, and the offline judge must say so too.
-    let judge = CrdJudge::for_property("status");
+    let judge = common::crd_judge("status");
     let condition = |type_: &str| {
         serde_json::json!({"type": type_, "status": "True", "lastTransitionTime": "2026-11-29T19:01:31Z",
                            "reason": "Accepted"})

@@ -6,7 +6,7 @@
 //!
 //! - (a) the Rust validator (`aether_api::validate`, generated from the rules);
 //! - (b) the CRD: its OpenAPI checks, set semantics and `x-kubernetes-validations`
-//!   CEL, evaluated offline as the API server would (see `common::crd`);
+//!   CEL, evaluated offline as the API server would (see `aether_judges::crd`);
 //! - (c) protovalidate 2.x (Python), the reference, on the edition-2024
 //!   descriptors as written.
 //!
@@ -17,7 +17,6 @@ mod common;
 
 use aether_api::config::v1::{VirtualHostSpec, route_match::Path};
 use aether_api::validate::Validate;
-use common::crd::CrdJudge;
 use prost::Message;
 
 const SAMPLES: usize = 12_000;
@@ -48,12 +47,12 @@ struct Verdicts {
 }
 
 fn judge_all(specs: &[VirtualHostSpec]) -> Vec<Verdicts> {
-    let crd = CrdJudge::for_spec();
+    let crd = common::crd_judge("spec");
     let messages: Vec<_> = specs
         .iter()
         .map(|s| ("aether.config.v1.VirtualHostSpec", s.encode_to_vec()))
         .collect();
-    let reference = common::protovalidate::judge(&messages);
+    let reference = aether_judges::protovalidate::judge(&messages);
     specs
         .iter()
         .zip(reference)
@@ -68,7 +67,7 @@ fn judge_all(specs: &[VirtualHostSpec]) -> Vec<Verdicts> {
             rust.sort();
             let mut reference: Vec<_> = reference
                 .into_iter()
-                .map(|(path, rule, _)| (common::protovalidate::kubernetes_path("spec", &path), rule))
+                .map(|(path, rule, _)| (aether_judges::protovalidate::kubernetes_path("spec", &path), rule))
                 .collect();
             reference.sort();
             let json = serde_json::to_value(spec).expect("a spec with named enum values writes as JSON");
@@ -187,7 +186,7 @@ fn every_rule_of_the_proto_is_broken_somewhere_in_the_sample() {
 #[test]
 fn the_crd_judge_rejects_what_the_schema_forbids() {
     // The judge must be able to say no, or agreement would be vacuous.
-    let crd = CrdJudge::for_spec();
+    let crd = common::crd_judge("spec");
     let good = serde_json::to_value(common::proposal_spec()).unwrap();
     assert!(crd.problems(&good).is_empty(), "{:?}", crd.problems(&good));
     let mut bad = good.clone();

@@ -594,12 +594,12 @@ fn cases() -> Vec<Case> {
 }
 
 /// protovalidate's answer for each message, in order.
-fn judge(messages: &[&Judged]) -> Vec<Vec<common::protovalidate::Reported>> {
+fn judge(messages: &[&Judged]) -> Vec<Vec<aether_judges::protovalidate::Reported>> {
     let encoded: Vec<_> = messages.iter().map(|m| (m.proto_name(), m.encode())).collect();
-    common::protovalidate::judge(&encoded)
+    aether_judges::protovalidate::judge(&encoded)
 }
 
-use common::protovalidate::kubernetes_path;
+use aether_judges::protovalidate::kubernetes_path;
 
 #[test]
 fn kubernetes_paths_from_proto_paths() {

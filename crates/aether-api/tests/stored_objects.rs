@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use aether_api::config::v1::VirtualHostSpec;
 use aether_api::validate::Validate;
-use common::crd::CrdJudge;
 use prost::Message;
 
 const SPEC: &str = "aether.config.v1.VirtualHostSpec";
@@ -66,7 +65,7 @@ fn objects(dirs: &[PathBuf]) -> Vec<(String, VirtualHostSpec)> {
 
 #[test]
 fn objects_the_baseline_accepted_pass_todays_three_judges() {
-    let root = common::workspace_root();
+    let root = aether_judges::workspace_root();
     let from_baseline = std::env::var_os("AETHER_STORED_OBJECTS").is_some();
     let (dirs, baseline_rules) = match std::env::var_os("AETHER_STORED_OBJECTS") {
         Some(dir) => {
@@ -84,9 +83,9 @@ fn objects_the_baseline_accepted_pass_todays_three_judges() {
     };
     let objects = objects(&dirs);
     let binaries: Vec<(&str, Vec<u8>)> = objects.iter().map(|(_, spec)| (SPEC, spec.encode_to_vec())).collect();
-    let then = common::protovalidate::judge_with(&baseline_rules, &binaries);
-    let now = common::protovalidate::judge(&binaries);
-    let crd = CrdJudge::for_spec();
+    let then = aether_judges::protovalidate::judge_with(&baseline_rules, &binaries);
+    let now = aether_judges::protovalidate::judge(&binaries);
+    let crd = common::crd_judge("spec");
     let mut stored = 0;
     let mut refused = Vec::new();
     for (((name, spec), then), now) in objects.iter().zip(then).zip(now) {

@@ -21,13 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 use aether_e2e::edge::{PATIENCE, clusters};
 use aether_e2e::{Controller, Edge, Mode, wait_until};
 use aether_projection::VirtualHostObject;
-
-// The projection benchmark's synthetic objects: 2–3 hosts and 10 routes
-// each, one in ten claiming its predecessor's host. Shared with other
-// benchmarks, so this one leaves some of them unused.
-#[path = "../../aether-projection/benches/fixtures.rs"]
-#[allow(dead_code)]
-mod fixtures;
+use aether_testing::fleet;
 
 /// Objects per manifest file.
 const PER_FILE: usize = 100;
@@ -120,7 +114,7 @@ fn patience(n: usize) -> Duration {
 fn measure(n: usize, mode: Mode) {
     let edited = n / 2;
     let file_of = |i: usize| format!("objects-{:04}.yaml", i / PER_FILE);
-    let files: Vec<(String, String)> = fixtures::objects(n)
+    let files: Vec<(String, String)> = fleet::objects(n)
         .chunks(PER_FILE)
         .enumerate()
         .map(|(f, chunk)| (file_of(f * PER_FILE), manifest(chunk.iter().cloned())))
@@ -128,9 +122,9 @@ fn measure(n: usize, mode: Mode) {
     let edited_text = |version: u32| {
         let start = edited / PER_FILE * PER_FILE;
         let range = start..(start + PER_FILE).min(n);
-        manifest(range.map(|i| fixtures::object(i, if i == edited { version } else { 1 })))
+        manifest(range.map(|i| fleet::object(i, if i == edited { version } else { 1 })))
     };
-    let needed: BTreeSet<String> = clusters(&[&manifest([fixtures::object(edited, 1)])]);
+    let needed: BTreeSet<String> = clusters(&[&manifest([fleet::object(edited, 1)])]);
     let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let controller = Controller {
         poll_ms: 20,

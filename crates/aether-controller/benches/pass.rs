@@ -35,13 +35,9 @@ use std::time::Duration;
 
 use aether_controller::{Files, Observed, Written, outputs, plan, xds};
 use aether_projection::{ObjectKey, ProjectionConfig, Projector};
+use aether_testing::fleet;
 use criterion::{Criterion, criterion_group};
 use jiff::Timestamp;
-
-// The projection benchmark's synthetic objects: 2–3 hosts and 10 routes
-// each, one in ten claiming its predecessor's host.
-#[path = "../../aether-projection/benches/fixtures.rs"]
-mod fixtures;
 
 /// A projector over `n` objects and what a steady state has written and
 /// stored for it.
@@ -50,11 +46,11 @@ fn steady_state(
     now: Timestamp,
     envoy_files: bool,
 ) -> (Projector, BTreeMap<ObjectKey, Observed>, Written, tempfile::TempDir) {
-    let mut projector = Projector::from_objects(fixtures::objects(n), ProjectionConfig::default()).unwrap();
+    let mut projector = Projector::from_objects(fleet::objects(n), ProjectionConfig::default()).unwrap();
     // The first plan derives every status.
     projector.take_touched();
     let snapshot = projector.snapshot();
-    let mut observed: BTreeMap<ObjectKey, Observed> = fixtures::objects(n)
+    let mut observed: BTreeMap<ObjectKey, Observed> = fleet::objects(n)
         .iter()
         .map(|object| {
             (
@@ -102,7 +98,7 @@ fn pass(c: &mut Criterion) {
                     if changes_routes {
                         version += 1;
                     }
-                    projector.upsert(fixtures::object(n / 2, version));
+                    projector.upsert(fleet::object(n / 2, version));
                     let snapshot = projector.snapshot();
                     publisher.publish(&snapshot);
                     let touched: BTreeMap<ObjectKey, Observed> = projector
@@ -140,7 +136,7 @@ fn publish(c: &mut Criterion) {
         group.bench_function(format!("{n}"), |b| {
             b.iter(|| {
                 version += 1;
-                projector.upsert(fixtures::object(n / 2, version));
+                projector.upsert(fleet::object(n / 2, version));
                 let snapshot = projector.snapshot();
                 publisher.publish(&snapshot);
                 black_box(publisher.current())

@@ -8,8 +8,8 @@ use aether_controller::TlsSettings;
 use aether_controller::tls::Resolution;
 use aether_controller::tls::certificate::Invalid;
 use aether_controller::tls::cluster::ClusterSecrets;
-use aether_e2e::certs::{Leaf, TestCa};
 use aether_projection::TlsSecret;
+use aether_testing::pki::{Leaf, TestCa};
 
 fn secret() -> TlsSecret {
     TlsSecret {
@@ -30,7 +30,7 @@ fn an_updated_secret_that_does_not_check_keeps_the_last_good_certificate() {
     let other = ca.issue(&Leaf::new(&["other.example.com"], 0x61));
     let settings = TlsSettings::new("/out");
     let mut secrets = ClusterSecrets::watched();
-    let pair = |issued: &aether_e2e::certs::Issued| {
+    let pair = |issued: &aether_testing::pki::Issued| {
         Ok((
             issued.chain_pem.clone().into_bytes(),
             issued.key_pem.clone().into_bytes(),

@@ -13,6 +13,7 @@ use aether_controller::cluster::{ClusterState, Role};
 use aether_controller::events::EventRecorder;
 use aether_controller::metrics::Metrics;
 use aether_projection::ProjectionConfig;
+use aether_testing::objects;
 use http::{Method, Request, Response};
 use kube::client::Body;
 use kube::core::DynamicObject;
@@ -102,12 +103,11 @@ fn mock(objects: Objects, events: Events) -> (kube::Client, mpsc::UnboundedRecei
 
 /// A stored VirtualHost `shop/NAME`.
 fn object(name: &str, created: &str, generation: i64, host: &str) -> Value {
-    json!({
-        "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
-        "metadata": {"namespace": "shop", "name": name, "uid": format!("uid-{name}"),
-                     "creationTimestamp": created, "generation": generation, "resourceVersion": "1"},
-        "spec": {"hosts": [host], "routes": [{"match": {"prefix": "/"}, "backend": {"service": name}}]}
-    })
+    let object = objects::object("shop", name)
+        .created(created)
+        .stored(generation)
+        .metadata("uid", format!("uid-{name}").into());
+    object.hosts([host]).route("/", name).document()
 }
 
 fn dynamic(object: &Value) -> DynamicObject {

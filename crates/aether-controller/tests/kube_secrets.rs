@@ -11,8 +11,9 @@ use aether_controller::TlsSettings;
 use aether_controller::cluster::{ClusterState, Role};
 use aether_controller::metrics::Metrics;
 use aether_controller::tls::cluster::ClusterSecrets;
-use aether_e2e::certs::{Issued, Leaf, TestCa};
 use aether_projection::ProjectionConfig;
+use aether_testing::objects;
+use aether_testing::pki::{Issued, Leaf, TestCa};
 use base64::Engine as _;
 use http::{Method, Request, Response};
 use k8s_openapi::api::core::v1::Secret;
@@ -81,14 +82,16 @@ fn answer(server: Arc<Mutex<Server>>, mut handle: Handle) -> tokio::task::JoinHa
 }
 
 fn object(namespace: &str, name: &str, secret: &str) -> kube::core::DynamicObject {
-    serde_json::from_value(json!({
-        "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
-        "metadata": {"namespace": namespace, "name": name, "creationTimestamp": "2026-01-01T00:00:00Z",
-                     "generation": 1, "resourceVersion": "1"},
-        "spec": {"hosts": [format!("{name}.example.com")],
-                 "routes": [{"match": {"prefix": "/"}, "backend": {"service": name}}],
-                 "tls": {"secretName": secret, "provider": "KUBERNETES"}}
-    }))
+    let object = objects::object(namespace, name)
+        .created("2026-01-01T00:00:00Z")
+        .stored(1);
+    serde_json::from_value(
+        object
+            .hosts([format!("{name}.example.com")])
+            .route("/", name)
+            .tls(secret)
+            .document(),
+    )
     .unwrap()
 }
 

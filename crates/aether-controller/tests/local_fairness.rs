@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use aether_controller::outputs::{ROUTES_FILE, STATUS_FILE};
+use aether_testing::objects::object;
 use serde_json::Value;
 
 /// Well below the 9.4 s such an edit took while every pass waited on the
@@ -19,20 +20,10 @@ use serde_json::Value;
 const BOUND: Duration = Duration::from_secs(3);
 
 fn manifest(name: &str, service: &str) -> String {
-    format!(
-        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: default}}\n\
-         spec: {{hosts: [{name}.example.com], routes: [{{match: {{prefix: /}}, backend: {{service: {service}}}}}]}}\n"
-    )
-}
-
-/// Kills the child when dropped, so a failing test leaves no process behind.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    object("default", name)
+        .hosts([format!("{name}.example.com")])
+        .route("/", service)
+        .manifest()
 }
 
 fn routes(out: &Path) -> String {
@@ -76,16 +67,14 @@ fn another_file_is_served_on_time_beside(every: Duration, rename: bool) {
     let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(input.path().join("churn.yaml"), manifest("churn", "svc-churn-first")).unwrap();
     std::fs::write(input.path().join("b.yaml"), manifest("b", "svc-b-0")).unwrap();
-    let _child = Running(
-        std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-            .arg("--manifests")
-            .arg(input.path())
-            .arg("--out")
-            .arg(out.path())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"));
+    command
+        .arg("--manifests")
+        .arg(input.path())
+        .arg("--out")
+        .arg(out.path());
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let _child = aether_e2e::Process::spawn("aether-controller", command, log.path());
     served_after(out.path(), "svc-b-0");
     assert!(routes(out.path()).contains("svc-churn-first"));
 
@@ -125,8 +114,9 @@ fn another_file_is_served_on_time_beside(every: Duration, rename: bool) {
     }
 
     // Left alone, it is read and served.
-    let last = std::fs::read_to_string(input.path().join("churn.yaml")).unwrap();
-    let service = last.split("service: ").nth(1).unwrap().split('}').next().unwrap();
+    let last: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(input.path().join("churn.yaml")).unwrap()).unwrap();
+    let service = last["spec"]["routes"][0]["backend"]["service"].as_str().unwrap();
     served_after(out.path(), &format!("{service}\""));
 }
 

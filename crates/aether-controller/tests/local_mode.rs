@@ -156,16 +156,6 @@ fn a_start_removes_the_temporary_files_a_killed_run_left() {
     assert_eq!(left, expected);
 }
 
-/// Kills the child when dropped, so a failing test leaves no process behind.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
     let examples = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"));
@@ -175,18 +165,11 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
         .unwrap()
         .local_addr()
         .unwrap();
-    let _child = Running(
-        std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-            .arg("--manifests")
-            .arg(examples)
-            .arg("--out")
-            .arg(out.path())
-            .arg(format!("--xds-addr={addr}"))
-            .arg("--xds-plaintext")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"));
+    command.arg("--manifests").arg(examples).arg("--out").arg(out.path());
+    command.arg(format!("--xds-addr={addr}")).arg("--xds-plaintext");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let _child = aether_e2e::Process::spawn("aether-controller", command, log.path());
     let started = std::time::Instant::now();
     let mut client = loop {
         match RouteDiscoveryServiceClient::connect(format!("http://{addr}")).await {

@@ -12,7 +12,7 @@ use aether_controller::local::Local;
 use aether_controller::outputs::STATUS_FILE;
 use aether_manifests::parse_manifests;
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Every object spec of the examples (valid ones, an invalid one, every
 /// match and action), to be reused under other names and hosts.
@@ -36,18 +36,7 @@ fn specs() -> Vec<Value> {
 /// A manifest of object `vh-NAME` with `spec`, its hosts from a small pool
 /// (so that objects take each other's), created on `day`.
 fn manifest(spec: &Value, name: usize, hosts: &[usize], day: u8) -> String {
-    let mut spec = spec.clone();
-    spec["hosts"] = hosts.iter().map(|host| format!("h{host}.example.com")).collect();
-    let document = json!({
-        "apiVersion": "config.aether.io/v1",
-        "kind": "VirtualHost",
-        "metadata": {
-            "namespace": "team", "name": format!("vh-{name}"),
-            "creationTimestamp": format!("2026-01-{:02}T00:00:00Z", day % 28 + 1),
-        },
-        "spec": spec,
-    });
-    format!("{document}\n")
+    common::pooled(spec, name, hosts, day).manifest()
 }
 
 /// `status.json` without the transition times.

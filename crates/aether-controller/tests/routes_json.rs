@@ -2,6 +2,8 @@
 //! rendering, byte for byte, after every change of a random sequence, and
 //! keeps rendering what it kept.
 
+mod common;
+
 use aether_controller::outputs::{self, RoutesJson};
 use aether_manifests::parse_manifests;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
@@ -30,14 +32,7 @@ fn specs() -> Vec<serde_json::Value> {
 /// `spec` as object `name`, its hosts replaced by `hosts` (a small pool,
 /// so that objects take each other's hosts), created on `day`.
 fn object(spec: &serde_json::Value, name: usize, hosts: &[usize], day: u8) -> VirtualHostObject {
-    let mut spec = spec.clone();
-    spec["hosts"] = hosts.iter().map(|host| format!("h{host}.example.com")).collect();
-    serde_json::from_value(serde_json::json!({
-        "namespace": "team", "name": format!("vh-{name}"),
-        "creationTimestamp": format!("2026-01-{:02}T00:00:00Z", day % 28 + 1),
-        "spec": spec,
-    }))
-    .unwrap()
+    common::pooled(spec, name, hosts, day).build()
 }
 
 #[derive(Debug, Clone)]

@@ -18,18 +18,19 @@ use std::time::Duration;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
 use aether_controller::outputs::LISTENERS_FILE;
-use aether_e2e::certs::{Leaf, TestCa, write_secret};
+use aether_testing::objects::object;
+use aether_testing::pki::{Leaf, TestCa, write_secret};
 use common::{json, resolved_refs};
 
 /// The most a pass may take here before it counts as blocked.
 const HANG_GUARD: Duration = Duration::from_secs(20);
 
 fn manifest(name: &str, host: &str, secret: &str) -> String {
-    format!(
-        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: default}}\n\
-         spec:\n  hosts: [{host}]\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: svc-{name}}}\n\
-         \x20 tls: {{secretName: {secret}, provider: KUBERNETES}}\n"
-    )
+    object("default", name)
+        .hosts([host])
+        .route("/", &format!("svc-{name}"))
+        .tls(secret)
+        .manifest()
 }
 
 fn local(manifests: &Path, out: &Path, secrets: &Path) -> Local {

@@ -10,18 +10,18 @@ use std::path::Path;
 use aether_controller::local::{Local, Options};
 use aether_controller::outputs::LISTENERS_FILE;
 use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE};
-use aether_e2e::certs::{Leaf, TestCa, write_secret};
+use aether_testing::objects::object;
+use aether_testing::pki::{Leaf, TestCa, write_secret};
 use common::{json, resolved_refs};
 
-fn manifest(name: &str, hosts: &str, tls: &str) -> String {
-    format!(
-        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: default}}\n\
-         spec:\n  hosts: {hosts}\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: svc-{name}}}\n{tls}"
-    )
-}
-
-fn tls(secret: &str) -> String {
-    format!("  tls: {{secretName: {secret}, provider: KUBERNETES}}\n")
+/// `default/NAME` claiming `host`, one route to `svc-NAME`, TLS from `secret`.
+fn manifest(name: &str, host: &str, secret: Option<&str>) -> String {
+    let object = object("default", name).hosts([host]).route("/", &format!("svc-{name}"));
+    match secret {
+        Some(secret) => object.tls(secret),
+        None => object,
+    }
+    .manifest()
 }
 
 fn local(manifests: &Path, out: &Path, secrets: &Path) -> Local {
@@ -70,11 +70,11 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
     write_secret(secrets.path(), "default", "good", &good.chain_pem, &good.key_pem);
     write_secret(secrets.path(), "default", "mismatched", &good.chain_pem, &other.key_pem);
     let text = [
-        manifest("api", "[api.example.com]", &tls("good")),
-        manifest("tenants", "['*.example.com']", &tls("good")),
-        manifest("broken", "[broken.example.com]", &tls("mismatched")),
-        manifest("missing", "[missing.example.com]", &tls("absent")),
-        manifest("plain", "[plain.example.com]", ""),
+        manifest("api", "api.example.com", Some("good")),
+        manifest("tenants", "*.example.com", Some("good")),
+        manifest("broken", "broken.example.com", Some("mismatched")),
+        manifest("missing", "missing.example.com", Some("absent")),
+        manifest("plain", "plain.example.com", None),
     ]
     .concat();
     std::fs::write(manifests.path().join("all.yaml"), text).unwrap();
@@ -168,7 +168,7 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
     // No longer referenced: its file goes, after the listener that named it.
     std::fs::write(
         manifests.path().join("all.yaml"),
-        manifest("plain", "[plain.example.com]", ""),
+        manifest("plain", "plain.example.com", None),
     )
     .unwrap();
     local.reconcile().unwrap();
@@ -199,7 +199,7 @@ fn without_envoy_files_no_route_listener_or_key_file_is_written_and_earlier_keys
     write_secret(secrets.path(), "default", "good", &good.chain_pem, &good.key_pem);
     std::fs::write(
         manifests.path().join("all.yaml"),
-        manifest("api", "[api.example.com]", &tls("good")),
+        manifest("api", "api.example.com", Some("good")),
     )
     .unwrap();
     // An earlier run wrote Envoy's files.
@@ -220,8 +220,8 @@ fn without_envoy_files_no_route_listener_or_key_file_is_written_and_earlier_keys
     // A change of routes and backends: the lists and the statuses follow,
     // Envoy's files do not.
     let text = [
-        manifest("api", "[api.example.com]", &tls("good")),
-        manifest("web", "[web.example.com]", ""),
+        manifest("api", "api.example.com", Some("good")),
+        manifest("web", "web.example.com", None),
     ]
     .concat();
     std::fs::write(manifests.path().join("all.yaml"), text).unwrap();

@@ -9,12 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, temporary_name};
+use aether_testing::objects::object;
 
 fn manifest(service: &str) -> String {
-    format!(
-        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: a, namespace: default}}\n\
-         spec:\n  hosts: [a.example.com]\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: {service}}}\n"
-    )
+    object("default", "a")
+        .hosts(["a.example.com"])
+        .route("/", service)
+        .manifest()
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {

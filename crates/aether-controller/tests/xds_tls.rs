@@ -155,7 +155,7 @@ async fn wait_until_served(running: &Running, server_name: &str, config: Arc<rus
 /// The serial of the certificate a new connection is served.
 async fn served_serial(addr: SocketAddr, server_name: &str, config: Arc<rustls::ClientConfig>) -> String {
     let tls = tls_connect(addr, server_name, config).await.unwrap();
-    aether_e2e::certs::serial_of(tls.get_ref().1.peer_certificates().unwrap()[0].as_ref())
+    aether_testing::pki::serial_of(tls.get_ref().1.peer_certificates().unwrap()[0].as_ref())
 }
 
 #[tokio::test]

@@ -124,7 +124,7 @@ impl Edge {
     }
 
     /// [`Edge::start`], with the controller's `--secrets` directory filled
-    /// by `secrets` first (see [`crate::certs::write_secret`]).
+    /// by `secrets` first (see [`aether_testing::pki::write_secret`]).
     pub fn start_with_secrets(
         settings: Controller,
         mode: Mode,

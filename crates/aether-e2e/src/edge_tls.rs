@@ -8,10 +8,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::certs::{Issued, write_secret};
 use crate::edge::PATIENCE;
 use crate::http::Response;
 use crate::{Edge, Served, tls, wait_until};
+use aether_testing::pki::{Issued, write_secret};
 
 /// Envoy's count of listener updates it rejected (LDS, files or gRPC).
 pub const LDS_UPDATE_REJECTED: &str = "listener_manager.lds.update_rejected";

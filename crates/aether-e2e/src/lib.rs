@@ -21,7 +21,6 @@
 
 pub mod backends;
 pub mod bootstrap;
-pub mod certs;
 pub mod edge;
 pub mod edge_tls;
 pub mod envoy;

@@ -11,8 +11,8 @@ use std::time::Duration;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
-use crate::certs::serial_of;
 use crate::http::{self, Response};
+use aether_testing::pki::serial_of;
 
 /// A TLS connection to `addr` for `sni`, handshake done; an error when the
 /// edge refuses the handshake or serves a certificate the CA did not issue

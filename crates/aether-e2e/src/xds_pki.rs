@@ -13,7 +13,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 use crate::bootstrap::{self, RouteSource, UPSTREAM_TLS};
-use crate::certs::{Leaf, TestCa};
+use aether_testing::pki::{Leaf, TestCa};
 
 /// A CA and the two sides' certificates, in a temporary directory.
 pub struct XdsPki {
@@ -61,7 +61,7 @@ impl XdsPki {
 
     /// Issues a new server certificate with `serial` and moves it into
     /// place, key first (as a Secret update may land); returns its serial
-    /// as [`crate::certs::serial_of`] gives it.
+    /// as [`aether_testing::pki::serial_of`] gives it.
     pub fn issue_server(&self, serial: u64) -> String {
         let issued = self.ca.issue(&Leaf::new(&[self.server_name.as_str()], serial));
         write(&self.server_dir(), &issued.chain_pem, &issued.key_pem, &self.ca_pem());

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aether_http_server::{CloseReason, Tls};
+use aether_testing::pki::{Leaf, TestCa};
 use bytes::Bytes;
 use common::{HTTP1, HTTP2, closed_within, config, connect, get, start};
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 
 type Sender = hyper::client::conn::http2::SendRequest<Empty<Bytes>>;
 
@@ -130,10 +131,10 @@ async fn http2_shutdown_lets_the_stream_in_flight_finish() {
         .unwrap();
 }
 
-/// A self-signed certificate for `localhost`.
+/// A certificate for `localhost` from a throwaway CA.
 struct TestTls {
     acceptor: tokio_rustls::TlsAcceptor,
-    cert: CertificateDer<'static>,
+    ca: TestCa,
 }
 
 impl Tls for TestTls {
@@ -143,24 +144,21 @@ impl Tls for TestTls {
 }
 
 fn tls() -> Arc<TestTls> {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
+    let ca = TestCa::new();
+    let leaf = ca.issue(&Leaf::new(&["localhost"], 1));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
         .with_no_client_auth()
         .with_single_cert(
-            vec![cert.der().clone()],
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+            vec![leaf.der.into(), ca.der.clone().into()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key_der)),
         )
         .unwrap();
     Arc::new(TestTls {
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
-        cert: cert.der().clone(),
+        ca,
     })
 }
 
@@ -174,14 +172,7 @@ async fn a_handshake_that_never_comes_is_closed_and_a_real_client_is_served() {
     assert!(closed_within(&mut silent, Duration::from_secs(5)).await);
     assert_eq!(server.metrics.closed(CloseReason::HandshakeTimeout), 1);
 
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(tls.cert.clone()).unwrap();
-    let client = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(tls.ca.client_config()));
     let mut stream = connector
         .connect(ServerName::try_from("localhost").unwrap(), connect(server.addr).await)
         .await

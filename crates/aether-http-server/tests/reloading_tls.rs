@@ -3,77 +3,20 @@
 
 mod common;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use aether_http_server::{CloseReason, ReloadingTls, Tls, TlsFiles, TlsReloads};
+use aether_testing::pki::{Issued, Leaf, TestCa, date_time_ymd, replace};
 use common::{HTTP1, config, connect, start};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// A throwaway CA.
-struct Ca {
-    issuer: Issuer<'static, KeyPair>,
-    pem: String,
-    der: CertificateDer<'static>,
-}
-
-/// A leaf certificate (PEM chain: leaf, CA) and its key.
-struct Leaf {
-    chain_pem: String,
-    key_pem: String,
-    der: CertificateDer<'static>,
-}
-
-impl Ca {
-    fn new() -> Self {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let cert = params.self_signed(&key).unwrap();
-        Self {
-            pem: cert.pem(),
-            der: cert.der().clone(),
-            issuer: Issuer::new(params, key),
-        }
-    }
-
-    fn issue(&self, name: &str, serial: u64) -> Leaf {
-        self.issue_within(name, serial, None)
-    }
-
-    /// A leaf valid from the first to the second `(year, month, day)`.
-    fn issue_within(&self, name: &str, serial: u64, validity: Option<[(i32, u8, u8); 2]>) -> Leaf {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(vec![name.to_owned()]).unwrap();
-        params.serial_number = Some(serial.into());
-        if let Some([(y0, m0, d0), (y1, m1, d1)]) = validity {
-            params.not_before = rcgen::date_time_ymd(y0, m0, d0);
-            params.not_after = rcgen::date_time_ymd(y1, m1, d1);
-        }
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        Leaf {
-            chain_pem: format!("{}{}", cert.pem(), self.pem),
-            key_pem: key.serialize_pem(),
-            der: cert.der().clone(),
-        }
-    }
-}
-
-/// Writes `text` to `path` by a rename, as a Secret update lands.
-fn replace(path: &Path, text: &str) {
-    let staged = path.with_extension("new");
-    std::fs::write(&staged, text).unwrap();
-    std::fs::rename(&staged, path).unwrap();
-}
-
 /// A client trusting `server_ca`, presenting `cert` when given.
-fn client(server_ca: &Ca, cert: Option<&Leaf>) -> tokio_rustls::TlsConnector {
+fn client(server_ca: &TestCa, cert: Option<&Issued>) -> tokio_rustls::TlsConnector {
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(server_ca.der.clone()).unwrap();
+    roots.add(server_ca.der.clone().into()).unwrap();
     let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .unwrap()
@@ -94,16 +37,13 @@ fn client(server_ca: &Ca, cert: Option<&Leaf>) -> tokio_rustls::TlsConnector {
 /// `GET /` over a new connection: the server's certificate, or the
 /// error that ended the exchange (a refused client certificate shows up
 /// here with TLS 1.3, whose client finishes its handshake first).
-async fn get(
-    addr: std::net::SocketAddr,
-    connector: &tokio_rustls::TlsConnector,
-) -> Result<CertificateDer<'static>, String> {
+async fn get(addr: std::net::SocketAddr, connector: &tokio_rustls::TlsConnector) -> Result<Vec<u8>, String> {
     let exchange = async {
         let mut tls = connector
             .connect(ServerName::try_from("localhost").unwrap(), connect(addr).await)
             .await
             .map_err(|e| format!("handshake: {e}"))?;
-        let served = tls.get_ref().1.peer_certificates().unwrap()[0].clone().into_owned();
+        let served = tls.get_ref().1.peer_certificates().unwrap()[0].to_vec();
         tls.write_all(b"GET / HTTP/1.1\r\nhost: test\r\n\r\n")
             .await
             .map_err(|e| format!("write: {e}"))?;
@@ -128,7 +68,7 @@ struct Pki {
     files: TlsFiles,
 }
 
-fn pki(server: &Leaf, client_ca: &Ca) -> Pki {
+fn pki(server: &Issued, client_ca: &TestCa) -> Pki {
     let dir = tempfile::tempdir().unwrap();
     let files = TlsFiles {
         cert: dir.path().join("tls.crt"),
@@ -137,7 +77,7 @@ fn pki(server: &Leaf, client_ca: &Ca) -> Pki {
     };
     std::fs::write(&files.cert, &server.chain_pem).unwrap();
     std::fs::write(&files.key, &server.key_pem).unwrap();
-    std::fs::write(files.client_ca.as_ref().unwrap(), &client_ca.pem).unwrap();
+    std::fs::write(files.client_ca.as_ref().unwrap(), client_ca.pem()).unwrap();
     Pki { dir, files }
 }
 
@@ -147,20 +87,24 @@ fn reloads(reloads: &TlsReloads, result: &'static str) -> u64 {
 
 #[tokio::test]
 async fn clients_without_a_certificate_or_from_another_ca_are_refused() {
-    let (server_ca, client_ca, other_ca) = (Ca::new(), Ca::new(), Ca::new());
-    let server_leaf = server_ca.issue("localhost", 1);
+    let (server_ca, client_ca, other_ca) = (TestCa::new(), TestCa::new(), TestCa::new());
+    let server_leaf = server_ca.issue(&Leaf::new(&["localhost"], 1));
     let pki = pki(&server_leaf, &client_ca);
     let tls = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], TlsReloads::default()).unwrap();
     let server = start(config(HTTP1), Some(Arc::new(tls) as Arc<dyn Tls>)).await;
 
-    let good = client_ca.issue("envoy", 2);
+    let good = client_ca.issue(&Leaf::new(&["envoy"], 2));
     assert_eq!(
         get(server.addr, &client(&server_ca, Some(&good))).await.unwrap(),
         server_leaf.der
     );
     let without = get(server.addr, &client(&server_ca, None)).await;
     assert!(without.is_err(), "a client without a certificate was served");
-    let foreign = get(server.addr, &client(&server_ca, Some(&other_ca.issue("envoy", 3)))).await;
+    let foreign = get(
+        server.addr,
+        &client(&server_ca, Some(&other_ca.issue(&Leaf::new(&["envoy"], 3)))),
+    )
+    .await;
     assert!(foreign.is_err(), "a client certificate of another CA was accepted");
     tokio::time::timeout(Duration::from_secs(10), async {
         while server.metrics.closed(CloseReason::HandshakeFailed) != 2 {
@@ -175,18 +119,18 @@ async fn clients_without_a_certificate_or_from_another_ca_are_refused() {
 
 #[tokio::test]
 async fn replaced_files_serve_on_the_next_handshake_and_a_corrupt_replacement_keeps_the_last_good() {
-    let (server_ca, client_ca) = (Ca::new(), Ca::new());
-    let first = server_ca.issue("localhost", 1);
+    let (server_ca, client_ca) = (TestCa::new(), TestCa::new());
+    let first = server_ca.issue(&Leaf::new(&["localhost"], 1));
     let pki = pki(&first, &client_ca);
     let counts = TlsReloads::default();
     let tls = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], counts.clone()).unwrap();
     let server = start(config(HTTP1), Some(Arc::new(tls) as Arc<dyn Tls>)).await;
-    let envoy = client(&server_ca, Some(&client_ca.issue("envoy", 2)));
+    let envoy = client(&server_ca, Some(&client_ca.issue(&Leaf::new(&["envoy"], 2))));
     assert_eq!(get(server.addr, &envoy).await.unwrap(), first.der);
 
     // A rotation (key first, then the certificate, as a Secret update may
     // land): the next connection gets the new certificate.
-    let second = server_ca.issue("localhost", 3);
+    let second = server_ca.issue(&Leaf::new(&["localhost"], 3));
     replace(&pki.files.key, &second.key_pem);
     replace(&pki.files.cert, &second.chain_pem);
     assert_eq!(get(server.addr, &envoy).await.unwrap(), second.der);
@@ -199,7 +143,7 @@ async fn replaced_files_serve_on_the_next_handshake_and_a_corrupt_replacement_ke
     assert_eq!(get(server.addr, &envoy).await.unwrap(), second.der);
     assert_eq!(reloads(&counts, "error"), 2);
     // Repaired: served again.
-    let third = server_ca.issue("localhost", 4);
+    let third = server_ca.issue(&Leaf::new(&["localhost"], 4));
     replace(&pki.files.key, &third.key_pem);
     replace(&pki.files.cert, &third.chain_pem);
     assert_eq!(get(server.addr, &envoy).await.unwrap(), third.der);
@@ -211,9 +155,9 @@ async fn replaced_files_serve_on_the_next_handshake_and_a_corrupt_replacement_ke
     assert_eq!(get(server.addr, &envoy).await.unwrap(), third.der);
     assert_eq!(reloads(&counts, "error"), 3);
     // ...and a new one replaces it: its clients are served, the old CA's refused.
-    let new_client_ca = Ca::new();
-    replace(&ca_file, &new_client_ca.pem);
-    let renewed = client(&server_ca, Some(&new_client_ca.issue("envoy", 5)));
+    let new_client_ca = TestCa::new();
+    replace(&ca_file, &new_client_ca.pem());
+    let renewed = client(&server_ca, Some(&new_client_ca.issue(&Leaf::new(&["envoy"], 5))));
     assert_eq!(get(server.addr, &renewed).await.unwrap(), third.der);
     assert!(
         get(server.addr, &envoy).await.is_err(),
@@ -225,8 +169,8 @@ async fn replaced_files_serve_on_the_next_handshake_and_a_corrupt_replacement_ke
 
 #[test]
 fn a_set_that_does_not_load_at_start_up_is_an_error_naming_the_file() {
-    let (server_ca, client_ca) = (Ca::new(), Ca::new());
-    let pki = pki(&server_ca.issue("localhost", 1), &client_ca);
+    let (server_ca, client_ca) = (TestCa::new(), TestCa::new());
+    let pki = pki(&server_ca.issue(&Leaf::new(&["localhost"], 1)), &client_ca);
     let ca = pki.files.client_ca.clone().unwrap();
     std::fs::write(&ca, "no PEM here").unwrap();
     let err = ReloadingTls::new("test", pki.files.clone(), &[], TlsReloads::default())
@@ -248,9 +192,15 @@ fn a_set_that_does_not_load_at_start_up_is_an_error_naming_the_file() {
 /// that is expired or not yet valid keeps the last good one serving.
 #[tokio::test]
 async fn an_expired_or_not_yet_valid_certificate_is_refused_at_start_and_kept_out_on_reload() {
-    let (server_ca, client_ca) = (Ca::new(), Ca::new());
-    let expired = server_ca.issue_within("localhost", 5, Some([(2000, 1, 1), (2001, 1, 1)]));
-    let future = server_ca.issue_within("localhost", 6, Some([(2999, 1, 1), (3000, 1, 1)]));
+    let (server_ca, client_ca) = (TestCa::new(), TestCa::new());
+    let expired = server_ca.issue(&Leaf {
+        validity: Some((date_time_ymd(2000, 1, 1), date_time_ymd(2001, 1, 1))),
+        ..Leaf::new(&["localhost"], 5)
+    });
+    let future = server_ca.issue(&Leaf {
+        validity: Some((date_time_ymd(2999, 1, 1), date_time_ymd(3000, 1, 1))),
+        ..Leaf::new(&["localhost"], 6)
+    });
     for (leaf, why) in [(&expired, "expired"), (&future, "not valid before")] {
         let pki = pki(leaf, &client_ca);
         let err = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], TlsReloads::default())
@@ -260,12 +210,12 @@ async fn an_expired_or_not_yet_valid_certificate_is_refused_at_start_and_kept_ou
         assert!(err.contains("tls.crt") && err.contains(why), "{err}");
     }
 
-    let good = server_ca.issue("localhost", 7);
+    let good = server_ca.issue(&Leaf::new(&["localhost"], 7));
     let pki = pki(&good, &client_ca);
     let counts = TlsReloads::default();
     let tls = ReloadingTls::new("test", pki.files.clone(), &[b"http/1.1"], counts.clone()).unwrap();
     let server = start(config(HTTP1), Some(Arc::new(tls) as Arc<dyn Tls>)).await;
-    let envoy = client(&server_ca, Some(&client_ca.issue("envoy", 8)));
+    let envoy = client(&server_ca, Some(&client_ca.issue(&Leaf::new(&["envoy"], 8))));
     assert_eq!(get(server.addr, &envoy).await.unwrap(), good.der);
     for (n, leaf) in [&expired, &future].into_iter().enumerate() {
         replace(&pki.files.key, &leaf.key_pem);

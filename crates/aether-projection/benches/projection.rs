@@ -10,10 +10,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, project};
+use aether_testing::fleet;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-
-#[path = "fixtures.rs"]
-mod fixtures;
 
 fn full_build(c: &mut Criterion) {
     let mut group = c.benchmark_group("full_build");
@@ -22,7 +20,7 @@ fn full_build(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     for n in [100, 1_000, 10_000, 50_000, 100_000] {
-        let objects = fixtures::objects(n);
+        let objects = fleet::objects(n);
         // The input is borrowed: neither cloned nor dropped in the measure.
         group.bench_function(format!("{n}"), |b| {
             b.iter(|| black_box(project(&objects, &ProjectionConfig::default()).unwrap()))
@@ -38,11 +36,11 @@ fn incremental(c: &mut Criterion) {
         .sample_size(50)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    let mut projector = Projector::from_objects(fixtures::objects(N), ProjectionConfig::default()).unwrap();
+    let mut projector = Projector::from_objects(fleet::objects(N), ProjectionConfig::default()).unwrap();
     // Object 12_349 claims its predecessor's host: a change that touches a
     // conflict. Alternating two versions makes every upsert a real change.
     for (label, i) in [("change", 12_345), ("change_contested", 12_349)] {
-        let versions = [fixtures::object(i, 2), fixtures::object(i, 1)];
+        let versions = [fleet::object(i, 2), fleet::object(i, 1)];
         let mut flip = 0;
         group.bench_function(label, |b| {
             b.iter_batched(
@@ -55,7 +53,7 @@ fn incremental(c: &mut Criterion) {
             )
         });
     }
-    let object = fixtures::object(20_000, 1);
+    let object = fleet::object(20_000, 1);
     let key = ObjectKey::new(&object.namespace, &object.name);
     group.bench_function("delete_and_add", |b| {
         b.iter_batched(
@@ -80,12 +78,12 @@ fn snapshot_after_route_change(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     for n in [1_000, 10_000, 50_000] {
-        let mut projector = Projector::from_objects(fixtures::objects(n), ProjectionConfig::default()).unwrap();
+        let mut projector = Projector::from_objects(fleet::objects(n), ProjectionConfig::default()).unwrap();
         let mut version = 1;
         group.bench_function(format!("{n}"), |b| {
             b.iter(|| {
                 version += 1;
-                projector.upsert(fixtures::object(n / 2, version));
+                projector.upsert(fleet::object(n / 2, version));
                 black_box(projector.snapshot())
             })
         });

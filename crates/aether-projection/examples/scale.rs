@@ -11,9 +11,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use aether_projection::{ProjectionConfig, project};
-
-#[path = "../benches/fixtures.rs"]
-mod fixtures;
+use aether_testing::fleet;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -21,7 +19,7 @@ fn main() -> ExitCode {
         eprintln!("usage: scale <objects> [input]");
         return ExitCode::FAILURE;
     };
-    let objects = fixtures::objects(n);
+    let objects = fleet::objects(n);
     if args.next().as_deref() == Some("input") {
         println!("{} objects generated", objects.len());
         return ExitCode::SUCCESS;

@@ -3,13 +3,14 @@
 //! retry policy kept, replaced or removed.
 
 use aether_projection::{Format, ProjectionConfig, Projector, Snapshot, VirtualHostObject, project};
+use aether_testing::objects;
 use serde_json::{Value, json};
 
 fn object(name: &str, spec: Value) -> VirtualHostObject {
-    serde_json::from_value(json!({
-        "namespace": "default", "name": name, "creationTimestamp": "2026-01-01T00:00:00Z", "spec": spec
-    }))
-    .expect("an object")
+    objects::object("default", name)
+        .created("2026-01-01T00:00:00Z")
+        .spec(spec)
+        .build()
 }
 
 /// Both builders, which must agree; the object must be valid and served.

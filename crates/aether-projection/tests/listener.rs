@@ -1,40 +1,44 @@
 //! The HTTPS listener of a snapshot: its chains, what it refuses, and its
 //! JSON through Envoy's own descriptors.
 
-use aether_manifests::parse_manifests;
 use aether_projection::listener::{
     EdgeSource, ListenerConfig, REFUSED_CHAIN, config_source, http_connection_manager, https_listener, sds_secret,
     sds_secret_name, secret_file,
 };
-use aether_projection::{ProjectionConfig, Snapshot, TlsSecret, descriptors, project};
+use aether_projection::{ProjectionConfig, Snapshot, TlsSecret, VirtualHostObject, descriptors, project};
+use aether_testing::objects;
 use envoy_types::pb::envoy::config::listener::v3::FilterChain;
 use envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3::HttpConnectionManager;
 use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::DownstreamTlsContext;
 use prost::Message;
 use prost_reflect::{DeserializeOptions, DynamicMessage};
+use serde_json::json;
 
-fn object(namespace: &str, name: &str, created: &str, hosts: &str, tls: Option<(&str, &str)>) -> String {
-    let tls = tls.map_or(String::new(), |(secret, provider)| {
-        format!("  tls: {{secretName: {secret}, provider: {provider}}}\n")
-    });
-    format!(
-        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\n\
-         metadata: {{name: {name}, namespace: {namespace}, creationTimestamp: '{created}'}}\n\
-         spec:\n  hosts: {hosts}\n  routes:\n  - match: {{prefix: /}}\n    backend: {{service: svc-{name}}}\n{tls}"
-    )
+/// `namespace/name` claiming `hosts`, one route to `svc-NAME`, with TLS
+/// from `(secret, provider)`.
+fn object(namespace: &str, name: &str, created: &str, hosts: &[&str], tls: Option<(&str, &str)>) -> VirtualHostObject {
+    let object = objects::object(namespace, name)
+        .created(created)
+        .hosts(hosts)
+        .route("/", &format!("svc-{name}"));
+    match tls {
+        Some((secret, provider)) => object.spec_field("tls", json!({"secretName": secret, "provider": provider})),
+        None => object,
+    }
+    .build()
 }
 
-fn snapshot(texts: &[String]) -> Snapshot {
-    project(parse_manifests(&texts.concat()).unwrap(), &ProjectionConfig::default()).unwrap()
+fn snapshot(objects: Vec<VirtualHostObject>) -> Snapshot {
+    project(objects, &ProjectionConfig::default()).unwrap()
 }
 
 fn fixture() -> Snapshot {
-    snapshot(&[
+    snapshot(vec![
         object(
             "default",
             "api",
             "2026-01-01T00:00:00Z",
-            "[api.example.com]",
+            &["api.example.com"],
             Some(("example-tls", "KUBERNETES")),
         ),
         // Shares the secret of default/api (same namespace): one chain.
@@ -42,7 +46,7 @@ fn fixture() -> Snapshot {
             "default",
             "www",
             "2026-01-02T00:00:00Z",
-            "[www.example.com]",
+            &["www.example.com"],
             Some(("example-tls", "KUBERNETES")),
         ),
         // Loses api.example.com to default/api: its secret does not come along.
@@ -50,14 +54,14 @@ fn fixture() -> Snapshot {
             "legacy",
             "api",
             "2026-01-03T00:00:00Z",
-            "[api.example.com, legacy.example.com]",
+            &["api.example.com", "legacy.example.com"],
             Some(("legacy-tls", "KUBERNETES")),
         ),
         object(
             "platform",
             "tenants",
             "2026-01-04T00:00:00Z",
-            "['*.example.com']",
+            &["*.example.com"],
             Some(("wildcard-example-com", "AWS_SECRETS_MANAGER")),
         ),
         // No tls, under the TLS wildcard.
@@ -65,7 +69,7 @@ fn fixture() -> Snapshot {
             "default",
             "plain",
             "2026-01-05T00:00:00Z",
-            "[plain.example.com, plain.example.org]",
+            &["plain.example.com", "plain.example.org"],
             None,
         ),
     ])

@@ -5,13 +5,14 @@
 use aether_projection::{
     Format, ProjectionConfig, Projector, RULE_RE2, Snapshot, VirtualHostObject, project, re2, regex_problems,
 };
+use aether_testing::objects;
 use serde_json::{Value, json};
 
 fn object(name: &str, spec: Value) -> VirtualHostObject {
-    serde_json::from_value(json!({
-        "namespace": "default", "name": name, "creationTimestamp": "2026-01-01T00:00:00Z", "spec": spec
-    }))
-    .expect("an object")
+    objects::object("default", name)
+        .created("2026-01-01T00:00:00Z")
+        .spec(spec)
+        .build()
 }
 
 /// Both builders, which must agree.

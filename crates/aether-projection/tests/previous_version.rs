@@ -5,14 +5,11 @@
 
 use aether_api::validate::Violation;
 use aether_projection::{LeftOutReason, ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
+use aether_testing::objects;
 
 fn object(name: &str, created: &str, hosts: &[&str], service: &str) -> VirtualHostObject {
-    serde_json::from_value(serde_json::json!({
-        "namespace": "default", "name": name, "creationTimestamp": created,
-        "spec": {"hosts": hosts, "routes": [{"match": {"prefix": "/"}, "backend": {"service": service}}],
-                 "tls": {"secretName": format!("{service}-tls"), "provider": "KUBERNETES"}}
-    }))
-    .unwrap()
+    let object = objects::object("default", name).created(created).hosts(hosts);
+    object.route("/", service).tls(&format!("{service}-tls")).build()
 }
 
 fn served(projector: &Projector) -> Vec<(String, Vec<String>, String)> {

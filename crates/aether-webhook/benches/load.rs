@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use aether_testing::pki::{Leaf, TestCa};
 use aether_webhook::admission::BadRequest;
 use aether_webhook::admission::Decision;
 use aether_webhook::index::HostIndex;
@@ -36,7 +37,7 @@ use hdrhistogram::Histogram;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 
 mod common;
 
@@ -394,23 +395,10 @@ fn main() {
 
     // Certificates.
     let dir = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
     let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
-    std::fs::write(&cert_path, cert.pem()).unwrap();
-    std::fs::write(&key_path, key.serialize_pem()).unwrap();
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(CertificateDer::from(cert.der().to_vec())).unwrap();
-    let client = Arc::new(
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    );
+    let ca = TestCa::new();
+    ca.issue(&Leaf::new(&["localhost"], 1)).write(&cert_path, &key_path);
+    let client = Arc::new(ca.client_config());
 
     // The index: 10k objects, 50k hosts (a fifth of them wildcards).
     let index = Arc::new(common::index());

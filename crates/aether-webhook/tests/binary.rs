@@ -3,66 +3,26 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
+use aether_testing::objects::object;
 use aether_webhook::server::{HEALTHZ_PATH, METRICS_PATH, READYZ_PATH, VALIDATE_PATH};
+use common::launch::Launch;
 use common::{Pki, review, spec};
 use serde_json::Value;
-
-/// Kills the child if the test fails before it exits.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[tokio::test]
 async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {
     let pki = Pki::new(7);
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("api.yaml"),
-        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api, namespace: team-a}\nspec:\n  hosts: [api.example.com]\n  routes: [{match: {prefix: /}, backend: {service: svc}}]\n",
-    )
-    .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let api = object("team-a", "api").hosts(["api.example.com"]).route("/", "svc");
+    std::fs::write(dir.path().join("api.yaml"), api.manifest()).unwrap();
     let logs = tempfile::tempdir().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_aether-webhook"))
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--poll-interval-ms", "50"])
-        .arg("--tls-cert")
-        .arg(&pki.cert)
-        .arg("--tls-key")
-        .arg(&pki.key)
-        .arg("--manifests")
-        .arg(dir.path())
-        .args(["--log-format", "json"])
-        .env("RUST_LOG", "info")
-        .stdout(std::fs::File::create(logs.path().join("stdout")).unwrap())
-        .stderr(std::fs::File::create(logs.path().join("stderr")).unwrap())
-        .spawn()
-        .unwrap();
-    let mut child = Guard(child);
-    let client = pki.client();
-    let url = |path: &str| format!("https://127.0.0.1:{port}{path}");
-    let mut ready = false;
-    for _ in 0..200 {
-        if let Ok(r) = client.get(url(READYZ_PATH)).send().await
-            && r.status() == 200
-        {
-            ready = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(ready, "the binary became ready within 10 s");
+    let mut webhook = Launch::new(env!("CARGO_BIN_EXE_aether-webhook"), &pki, dir.path())
+        .args(["--poll-interval-ms", "50", "--log-format", "json"])
+        .logs_to(logs.path())
+        .ready()
+        .await;
+    let port = webhook.addr.port();
+    let (client, url) = (&webhook.client, |path: &str| webhook.url(path));
 
     let out: Value = client
         .post(url(VALIDATE_PATH))
@@ -81,17 +41,7 @@ async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {
             .contains("team-a/api")
     );
 
-    let pid = child.0.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let mut status = None;
-    for _ in 0..200 {
-        if let Some(s) = child.0.try_wait().unwrap() {
-            status = Some(s);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let status = status.expect("exited within 10 s of SIGTERM");
+    let status = webhook.terminate().await;
     assert!(status.success(), "{status}");
 
     // `--log-format json`: every line of its output is a JSON object with
@@ -131,42 +81,17 @@ async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {
 async fn binary_metrics_hold_build_info_and_the_process_metrics() {
     let pki = Pki::new(8);
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(env!("CARGO_BIN_EXE_aether-webhook"))
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .arg("--tls-cert")
-        .arg(&pki.cert)
-        .arg("--tls-key")
-        .arg(&pki.key)
-        .arg("--manifests")
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _child = Guard(child);
-    let client = pki.client();
-    let url = format!("https://127.0.0.1:{port}{METRICS_PATH}");
-    let mut text = None;
-    for _ in 0..400 {
-        if let Ok(response) = client.get(&url).send().await
-            && response.status() == 200
-        {
-            let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
-            assert!(
-                content_type.starts_with("application/openmetrics-text"),
-                "{content_type}"
-            );
-            text = Some(response.text().await.unwrap());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let text = text.expect("/metrics answered within 20 s");
+    let webhook = Launch::new(env!("CARGO_BIN_EXE_aether-webhook"), &pki, dir.path())
+        .ready()
+        .await;
+    let response = webhook.client.get(webhook.url(METRICS_PATH)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(
+        content_type.starts_with("application/openmetrics-text"),
+        "{content_type}"
+    );
+    let text = response.text().await.unwrap();
     // Parsed: every line a comment or `name[{labels}] value`, `# EOF` last.
     assert_eq!(text.lines().last(), Some("# EOF"), "{text}");
     let samples: std::collections::BTreeMap<&str, f64> = text

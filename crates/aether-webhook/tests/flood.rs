@@ -4,65 +4,28 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aether_webhook::server::{READYZ_PATH, VALIDATE_PATH};
+use aether_testing::objects::object;
+use aether_webhook::server::VALIDATE_PATH;
+use common::launch::{Launch, Webhook};
 use common::{Pki, review, spec};
 use rustls::pki_types::ServerName;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
-/// Kills the child if the test fails before it exits.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The binary in local mode on a directory holding `api.example.com`,
 /// with `args` added.
-async fn start(pki: &Pki, manifests: &std::path::Path, args: &[&str]) -> (Guard, SocketAddr) {
-    std::fs::write(
-        manifests.join("api.yaml"),
-        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api, namespace: team-a}\nspec:\n  hosts: [api.example.com]\n  routes: [{match: {prefix: /}, backend: {service: svc}}]\n",
-    )
-    .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let child = Command::new(env!("CARGO_BIN_EXE_aether-webhook"))
-        .args(["--listen", &addr.to_string(), "--poll-interval-ms", "50"])
-        .arg("--tls-cert")
-        .arg(&pki.cert)
-        .arg("--tls-key")
-        .arg(&pki.key)
-        .arg("--manifests")
-        .arg(manifests)
+async fn start(pki: &Pki, manifests: &std::path::Path, args: &[&str]) -> Webhook {
+    let api = object("team-a", "api").hosts(["api.example.com"]).route("/", "svc");
+    std::fs::write(manifests.join("api.yaml"), api.manifest()).unwrap();
+    Launch::new(env!("CARGO_BIN_EXE_aether-webhook"), pki, manifests)
+        .args(["--poll-interval-ms", "50"])
         .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let guard = Guard(child);
-    let client = pki.client();
-    for _ in 0..200 {
-        if let Ok(response) = client.get(format!("https://{addr}{READYZ_PATH}")).send().await
-            && response.status() == 200
-        {
-            return (guard, addr);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the binary did not become ready within 10 s");
+        .ready()
+        .await
 }
 
 /// How many of the flood's connections are established: now, and the most
@@ -138,7 +101,8 @@ async fn reviews_during_a_flood(args: &[&str], held: usize, kept: Duration, new:
     let _one = ONE_FLOOD.lock().await;
     let pki = Pki::new(11);
     let manifests = tempfile::tempdir().unwrap();
-    let (_child, addr) = start(&pki, manifests.path(), args).await;
+    let webhook = start(&pki, manifests.path(), args).await;
+    let addr = webhook.addr;
     let keep_alive = client(&pki);
     timed_review(&keep_alive, addr, "before the flood").await;
 

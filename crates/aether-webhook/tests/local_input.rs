@@ -4,79 +4,43 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use aether_webhook::server::{METRICS_PATH, READYZ_PATH, VALIDATE_PATH};
+use aether_testing::objects::object;
+use aether_webhook::server::{METRICS_PATH, VALIDATE_PATH};
+use common::launch::{self, Launch};
 use common::{Pki, review, spec};
 use serde_json::Value;
 
-/// Kills the child if the test fails before it is done.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn manifest(namespace: &str, name: &str, host: &str) -> String {
-    format!(
-        "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: {namespace}}}\n\
-         spec:\n  hosts: [{host}]\n  routes: [{{match: {{prefix: /}}, backend: {{service: svc, port: 8443}}}}]\n"
-    )
+    let route = serde_json::json!({"match": {"prefix": "/"}, "backend": {"service": "svc", "port": 8443}});
+    object(namespace, name).hosts([host]).route_value(route).manifest()
 }
 
 /// The webhook binary in local mode on `dir`, polling every 20 ms, ready.
 struct Webhook {
-    _child: Guard,
-    client: reqwest::Client,
-    port: u16,
+    binary: launch::Webhook,
     _pki: Pki,
 }
 
 impl Webhook {
     async fn start(dir: &Path) -> Self {
         let pki = Pki::new(11);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_aether-webhook"))
-            .args(["--listen", &format!("127.0.0.1:{port}"), "--poll-interval-ms", "20"])
-            .arg("--tls-cert")
-            .arg(&pki.cert)
-            .arg("--tls-key")
-            .arg(&pki.key)
-            .arg("--manifests")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let webhook = Self {
-            _child: Guard(child),
-            client: pki.client(),
-            port,
-            _pki: pki,
-        };
-        webhook
-            .until("ready", |w| async move {
-                matches!(w.client.get(w.url(READYZ_PATH)).send().await, Ok(r) if r.status() == 200)
-            })
+        let binary = Launch::new(env!("CARGO_BIN_EXE_aether-webhook"), &pki, dir)
+            .args(["--poll-interval-ms", "20"])
+            .ready()
             .await;
-        webhook
+        Self { binary, _pki: pki }
     }
 
     fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.port)
+        self.binary.url(path)
     }
 
     /// Whether a CREATE of `other/copy` claiming `host` is admitted.
     async fn admits(&self, host: &str) -> bool {
         let out: Value = self
+            .binary
             .client
             .post(self.url(VALIDATE_PATH))
             .json(&review("CREATE", "u", "other", "copy", spec(&[host])))
@@ -90,7 +54,8 @@ impl Webhook {
     }
 
     async fn metrics(&self) -> String {
-        self.client
+        self.binary
+            .client
             .get(self.url(METRICS_PATH))
             .send()
             .await
@@ -165,6 +130,7 @@ async fn a_type_error_is_denied_as_a_violation_naming_its_path_and_range() {
     let mut bad = spec(&["new.example.com"]);
     bad["routes"][0]["backend"]["port"] = serde_json::json!(-1);
     let out: Value = webhook
+        .binary
         .client
         .post(webhook.url(VALIDATE_PATH))
         .json(&review("CREATE", "u", "other", "copy", bad))

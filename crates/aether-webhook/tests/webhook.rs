@@ -343,34 +343,30 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
     server.stop().await;
 }
 
-fn serial_of(der: &[u8]) -> Vec<u8> {
-    let (_, cert) = x509_parser::parse_x509_certificate(der).unwrap();
-    cert.raw_serial().to_vec()
-}
-
-async fn handshake_serial(server: &common::Running) -> Vec<u8> {
+/// The serial of the certificate the server presents, in hex.
+async fn handshake_serial(server: &common::Running) -> String {
     let connector = tokio_rustls::TlsConnector::from(Arc::new(server.pki.client_config()));
     let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let tls = connector
         .connect(rustls::pki_types::ServerName::try_from("localhost").unwrap(), tcp)
         .await
         .unwrap();
-    serial_of(tls.get_ref().1.peer_certificates().unwrap()[0].as_ref())
+    aether_testing::pki::serial_of(tls.get_ref().1.peer_certificates().unwrap()[0].as_ref())
 }
 
 #[tokio::test]
 async fn rotated_certificates_serve_on_the_next_handshake() {
     let server = start(index_with(&[]), test_limits()).await;
-    assert_eq!(handshake_serial(&server).await, [1]);
+    assert_eq!(handshake_serial(&server).await, "01");
     server.pki.rotate(0x2a);
-    assert_eq!(handshake_serial(&server).await, [0x2a]);
+    assert_eq!(handshake_serial(&server).await, "2a");
 
     // A key that does not match the certificate is not loaded: the last good pair serves on.
     let other = Pki::new(99);
     std::fs::copy(&other.key, &server.pki.key).unwrap();
-    assert_eq!(handshake_serial(&server).await, [0x2a]);
+    assert_eq!(handshake_serial(&server).await, "2a");
     server.pki.rotate(0x2b);
-    assert_eq!(handshake_serial(&server).await, [0x2b]);
+    assert_eq!(handshake_serial(&server).await, "2b");
     let metrics = server.metrics.encode();
     assert!(
         metrics.contains(r#"aether_webhook_tls_reloads_total{result="ok"} 2"#),
@@ -510,35 +506,7 @@ async fn two_replicas_racing_both_admit_then_catch_up() {
     let out = two.review(&c2, &update).await;
     assert!(message(response(&out)).contains("team-b/second"), "{out}");
 
-    // The projection's run-time dedup: the older object keeps the host, and
-    // exactly one owner remains in the Envoy output.
-    let object = |namespace: &str, name: &str, created: &str| aether_projection::VirtualHostObject {
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-        creation_timestamp: Some(created.parse().unwrap()),
-        spec: serde_json::from_value(spec(&["race.example.com"])).unwrap(),
-        ..Default::default()
-    };
-    let objects = vec![
-        object("team-b", "second", "2026-01-01T00:00:00.5Z"),
-        object("team-a", "first", "2026-01-01T00:00:01Z"),
-    ];
-    let projector =
-        aether_projection::Projector::from_objects(objects, aether_projection::ProjectionConfig::default()).unwrap();
-    let snapshot = projector.snapshot();
-    let conflicts = &snapshot.report.conflicts;
-    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
-    assert_eq!(conflicts[0].host, "race.example.com");
-    assert_eq!(conflicts[0].winner.to_string(), "team-b/second");
-    assert_eq!(conflicts[0].loser.to_string(), "team-a/first");
-    let routes = snapshot.route_configuration().unwrap();
-    let owners: Vec<&str> = routes
-        .virtual_hosts
-        .iter()
-        .filter(|vh| vh.domains.iter().any(|d| d == "race.example.com"))
-        .map(|vh| vh.name.as_str())
-        .collect();
-    assert_eq!(owners, ["team-b/second"]);
+    // The edge's dedup of the two: crates/aetherctl/tests/race.rs.
     one.stop().await;
     two.stop().await;
 }

@@ -1,4 +1,5 @@
-//! Shared test data: the proposal's manifest and proptest strategies.
+//! Shared test data: the proposal's manifest and proptest strategies; the
+//! judges are aether-judges'.
 #![allow(dead_code)] // each test binary uses a different part
 
 use aether_api::config::v1::{
@@ -154,32 +155,10 @@ pub fn status() -> impl Strategy<Value = VirtualHostStatus> {
     })
 }
 
-/// The workspace root: the nearest directory above the crate running the
-/// tests that holds `buf.gen.yaml` (these helpers are shared by crates at
-/// different depths).
-pub fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .find(|dir| dir.join("buf.gen.yaml").is_file())
-        .expect("the crate lies inside the workspace")
-        .to_path_buf()
-}
-
-/// The pinned Python (protobuf 7.x, protovalidate 2.x) that `cargo xtask ci`
-/// installs into target/pyenv; `AETHER_PYTHON` overrides it. Missing, the
-/// test fails: the reference runtimes are part of what these tests prove.
-pub fn reference_python() -> std::path::PathBuf {
-    if let Some(path) = std::env::var_os("AETHER_PYTHON") {
-        return path.into();
-    }
-    let path = workspace_root().join("target/pyenv/bin/python");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask pyenv` (or `cargo xtask ci`) to install the pinned \
-         reference runtimes, or point AETHER_PYTHON at a Python that has them",
-        path.display()
-    );
-    path
+/// The offline CRD judge of one top-level property (`spec`, `status`) of
+/// this API's checked-in CRD.
+pub fn crd_judge(property: &str) -> aether_judges::crd::CrdJudge {
+    aether_judges::crd::CrdJudge::from_crd(aether_api::CRD_YAML, property)
 }
 
 /// Draws `count` values from `strategy`, the same ones on every run.
@@ -193,5 +172,3 @@ pub fn sample<S: Strategy>(strategy: S, count: usize) -> Vec<S::Value> {
 
 pub mod actions;
 pub mod boundary;
-pub mod crd;
-pub mod protovalidate;

@@ -7,6 +7,7 @@ use aether_controller::TlsSettings;
 use aether_controller::local::Options;
 use aether_controller::outputs::{ROUTE_CONFIGURATION_TYPE, ROUTES_FILE};
 use aether_projection::{ProjectionConfig, VirtualHostObject, descriptors};
+use aether_testing::objects;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use prost::Message;
 use prost_reflect::DynamicMessage;
@@ -39,16 +40,24 @@ pub fn object(
     hosts: &[&str],
     services: &[&str],
 ) -> VirtualHostObject {
-    let routes: Vec<Value> = services
-        .iter()
-        .enumerate()
-        .map(|(i, service)| serde_json::json!({"match": {"prefix": format!("/p{i}")}, "backend": {"service": service}}))
-        .collect();
-    serde_json::from_value(serde_json::json!({
-        "namespace": namespace, "name": name, "creationTimestamp": created,
-        "spec": {"hosts": hosts, "routes": routes}
-    }))
-    .unwrap()
+    let object = objects::object(namespace, name).hosts(hosts);
+    let object = match created {
+        Some(created) => object.created(created),
+        None => object,
+    };
+    let routes = services.iter().enumerate();
+    routes
+        .fold(object, |object, (i, service)| object.route(&format!("/p{i}"), service))
+        .build()
+}
+
+/// Object `vh-NAME` of namespace `team` with `spec`, its hosts replaced by
+/// `hosts` (a small pool, so that objects take each other's), created on `day`.
+pub fn pooled(spec: &Value, name: usize, hosts: &[usize], day: u8) -> objects::ObjectBuilder {
+    objects::object("team", &format!("vh-{name}"))
+        .created(&format!("2026-01-{:02}T00:00:00Z", day % 28 + 1))
+        .spec(spec.clone())
+        .hosts(hosts.iter().map(|host| format!("h{host}.example.com")))
 }
 
 /// Runs the real binary once in local mode: its exit code and stderr.

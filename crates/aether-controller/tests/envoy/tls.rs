@@ -6,23 +6,24 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use aether_e2e::certs::{Issued, Leaf, TestCa, date_time_ymd};
 use aether_e2e::edge::PATIENCE;
 use aether_e2e::{Edge, Mode, wait_until};
+use aether_testing::pki::{Issued, Leaf, TestCa, date_time_ymd};
 
 use crate::controller;
+use aether_testing::objects::object;
 
+/// `namespace/name` claiming `hosts`: `/api` to `svc-NAME-api`, the rest to `svc-NAME`.
 pub(crate) fn manifest(namespace: &str, name: &str, hosts: &[&str], tls: Option<&str>) -> String {
-    let hosts: Vec<String> = hosts.iter().map(|host| format!("'{host}'")).collect();
-    let tls = tls.map_or(String::new(), |secret| {
-        format!("  tls: {{secretName: {secret}, provider: KUBERNETES}}\n")
-    });
-    format!(
-        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: '{name}', namespace: '{namespace}'}}\n\
-         spec:\n  hosts: [{}]\n  routes:\n  - match: {{prefix: /api}}\n    backend: {{service: svc-{name}-api}}\n\
-         \x20 - match: {{prefix: /}}\n    backend: {{service: svc-{name}}}\n{tls}",
-        hosts.join(", ")
-    )
+    let object = object(namespace, name)
+        .hosts(hosts)
+        .route("/api", &format!("svc-{name}-api"))
+        .route("/", &format!("svc-{name}"));
+    match tls {
+        Some(secret) => object.tls(secret),
+        None => object,
+    }
+    .manifest()
 }
 
 pub(crate) fn clusters(names: &[&str]) -> BTreeSet<String> {
@@ -68,8 +69,8 @@ fn fixture(mode: Mode) -> Fixture {
             "malformed",
         ]),
         |dir| {
-            aether_e2e::certs::write_secret(dir, "default", "api-tls", &api.chain_pem, &api.key_pem);
-            aether_e2e::certs::write_secret(dir, "platform", "wild-tls", &wild.chain_pem, &wild.key_pem);
+            aether_testing::pki::write_secret(dir, "default", "api-tls", &api.chain_pem, &api.key_pem);
+            aether_testing::pki::write_secret(dir, "platform", "wild-tls", &wild.chain_pem, &wild.key_pem);
         },
     );
     // The listener comes with the first pass; over gRPC it may follow the routes.
@@ -188,14 +189,14 @@ fn bad_secrets_leave_only_their_chain_out(mode: Mode) {
     let other = ca.issue(&Leaf::new(&["x.example.net"], 0x0c02));
     let mismatched = ca.issue(&Leaf::new(&["mismatched.example.net"], 0x0c03));
     edge.write_secret("default", "expired-tls", &expired);
-    aether_e2e::certs::write_secret(
+    aether_testing::pki::write_secret(
         edge.secrets_dir(),
         "default",
         "mismatched-tls",
         &mismatched.chain_pem,
         &other.key_pem,
     );
-    aether_e2e::certs::write_secret(
+    aether_testing::pki::write_secret(
         edge.secrets_dir(),
         "default",
         "malformed-tls",

@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use aether_e2e::certs::{Issued, Leaf, TestCa, date_time_ymd, write_secret};
 use aether_e2e::edge::{PATIENCE, projection};
 use aether_e2e::{Edge, Mode, wait_until};
 use aether_projection::covering_wildcards;
 use aether_projection::listener::sds_secret_name;
+use aether_testing::pki::{Issued, Leaf, TestCa, date_time_ymd, write_secret};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aether_controller::outputs::ROUTE_CONFIGURATION_TYPE;
+use aether_testing::objects::object;
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
@@ -20,16 +21,15 @@ use tonic::Streaming;
 /// A VirtualHost `default/NAME` serving `NAME.example.com` with `routes`
 /// routes (prefix `/rI`, each to its own service).
 pub fn manifest(name: &str, routes: usize) -> String {
-    let mut text = format!(
-        "---\napiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: {name}, namespace: default}}\n\
-         spec:\n  hosts: [\"{name}.example.com\"]\n  routes:\n"
-    );
-    for route in 0..routes {
-        text.push_str(&format!(
-            "  - match: {{prefix: /r{route}}}\n    backend: {{service: svc-{name}-{route}, port: 8080}}\n"
-        ));
-    }
-    text
+    let object = object("default", name).hosts([format!("{name}.example.com")]);
+    (0..routes)
+        .fold(object, |object, route| {
+            object.route_value(serde_json::json!({
+                "match": {"prefix": format!("/r{route}")},
+                "backend": {"service": format!("svc-{name}-{route}"), "port": 8080},
+            }))
+        })
+        .manifest()
 }
 
 /// The binary, killed when dropped.

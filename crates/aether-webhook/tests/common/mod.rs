@@ -1,4 +1,4 @@
-//! Test helpers: a throwaway CA (rcgen), the real server on 127.0.0.1, clients.
+//! Test helpers: the server's certificate files, the real server on 127.0.0.1, clients.
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 use std::net::SocketAddr;
@@ -7,37 +7,34 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use aether_testing::objects;
+use aether_testing::pki::{Leaf, TestCa};
 use aether_webhook::index::HostIndex;
 use aether_webhook::metrics::Metrics;
 use aether_webhook::server::{self, Admit, App, Limits, Reviewer};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SerialNumber};
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
+
+pub mod launch;
 
 /// A CA and the server's certificate and key files, in a temporary directory.
 pub struct Pki {
     pub dir: tempfile::TempDir,
     pub cert: PathBuf,
     pub key: PathBuf,
-    ca_der: CertificateDer<'static>,
-    issuer: Issuer<'static, KeyPair>,
+    ca: TestCa,
 }
 
 impl Pki {
     pub fn new(serial: u64) -> Self {
-        let ca_key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let ca = params.self_signed(&ca_key).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let pki = Self {
             cert: dir.path().join("tls.crt"),
             key: dir.path().join("tls.key"),
             dir,
-            ca_der: ca.der().clone(),
-            issuer: Issuer::new(params, ca_key),
+            ca: TestCa::new(),
         };
         pki.rotate(serial);
         pki
@@ -46,26 +43,14 @@ impl Pki {
     /// Issues a new server certificate with `serial` (and a new key) and
     /// replaces the files as a secret update does: written aside, renamed in.
     pub fn rotate(&self, serial: u64) {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
-        params.serial_number = Some(SerialNumber::from(serial));
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        let (cert_tmp, key_tmp) = (self.dir.path().join("tls.crt.new"), self.dir.path().join("tls.key.new"));
-        std::fs::write(&key_tmp, key.serialize_pem()).unwrap();
-        std::fs::write(&cert_tmp, cert.pem()).unwrap();
-        std::fs::rename(&key_tmp, &self.key).unwrap();
-        std::fs::rename(&cert_tmp, &self.cert).unwrap();
+        self.ca
+            .issue(&Leaf::new(&["localhost", "127.0.0.1"], serial))
+            .write(&self.cert, &self.key);
     }
 
     /// A client configuration trusting only this CA (ring provider).
     pub fn client_config(&self) -> rustls::ClientConfig {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(self.ca_der.clone()).unwrap();
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth()
+        self.ca.client_config()
     }
 
     /// reqwest over rustls, trusting this CA only.
@@ -190,12 +175,10 @@ pub fn spec(hosts: &[&str]) -> Value {
 
 /// An AdmissionReview for `operation` of VirtualHost `namespace/name` with `spec`.
 pub fn review(operation: &str, uid: &str, namespace: &str, name: &str, spec: Value) -> Value {
-    let object = json!({
-        "apiVersion": "config.aether.io/v1",
-        "kind": "VirtualHost",
-        "metadata": {"name": name, "namespace": namespace, "uid": format!("obj-{name}")},
-        "spec": spec,
-    });
+    let object = objects::object(namespace, name)
+        .metadata("uid", format!("obj-{name}").into())
+        .spec(spec)
+        .document();
     let (object, old) = match operation {
         "CREATE" => (object, Value::Null),
         "UPDATE" => (object.clone(), object),

@@ -181,7 +181,7 @@ fn what_the_kubernetes_form_cannot_write_is_judged_alike_in_binary() {
         .map(|(_, s, _)| (support::SPEC, s.encode_to_vec()))
         .collect();
     let reference =
-        support::common::protovalidate::judge_with(std::path::Path::new(aether_rule_kinds::DESCRIPTORS), &messages);
+        aether_judges::protovalidate::judge_with(std::path::Path::new(aether_rule_kinds::DESCRIPTORS), &messages);
     for ((name, spec, expected), reference) in cases.iter().zip(reference) {
         let mut rust: Vec<_> = spec
             .validate()
@@ -193,7 +193,7 @@ fn what_the_kubernetes_form_cannot_write_is_judged_alike_in_binary() {
         rust.sort();
         let mut reference: Vec<_> = reference
             .into_iter()
-            .map(|(p, r, m)| (support::common::protovalidate::kubernetes_path("spec", &p), r, m))
+            .map(|(p, r, m)| (aether_judges::protovalidate::kubernetes_path("spec", &p), r, m))
             .collect();
         reference.sort();
         let mut expected: Vec<_> = expected.iter().map(|(p, r)| (p.to_string(), r.to_string())).collect();

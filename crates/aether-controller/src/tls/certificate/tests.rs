@@ -1,6 +1,6 @@
 //! The checks, on certificates made by a throwaway CA.
 
-use aether_e2e::certs::{Leaf, TestCa, date_time_ymd};
+use aether_testing::pki::{Leaf, TestCa, date_time_ymd};
 use rcgen::{PKCS_ECDSA_P256_SHA256, PKCS_ECDSA_P384_SHA384, PKCS_ED25519};
 
 use super::*;

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aether_e2e::certs::{Leaf, TestCa};
 use aether_projection::TlsSecret;
+use aether_testing::pki::{Leaf, TestCa};
 use envoy_types::pb::envoy::config::listener::v3::Listener;
 use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::Secret;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};

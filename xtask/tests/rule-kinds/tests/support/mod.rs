@@ -2,21 +2,20 @@
 //!
 //! - (a) the Rust validator generated for it (this crate);
 //! - (b) its CRD, judged offline as the API server would: OpenAPI checks
-//!   with `jsonschema`, set uniqueness, CEL with `kube-cel` (the judge of
-//!   crates/aether-api/tests/common, shared);
+//!   with `jsonschema`, set uniqueness, CEL with `kube-cel` (aether-judges',
+//!   shared with crates/aether-api/tests);
 //! - (c) protovalidate 2.1.0 (Python) on its edition-2024 descriptors.
 //!
 //! The CRD judges each spec as written in the Kubernetes form, explicit
 //! zero values included; (a) and (c) judge what it decodes to.
 #![allow(dead_code)] // each test binary uses a different part
 
-#[path = "../../../../../crates/aether-api/tests/common/mod.rs"]
-pub mod common;
 pub mod generate;
 
 use aether_api::validate::Validate;
+use aether_judges::crd::CrdJudge;
+use aether_judges::protovalidate;
 use aether_rule_kinds::rulekinds::v1::RuleKindsSpec;
-use common::crd::CrdJudge;
 use prost::Message;
 use serde_json::Value;
 
@@ -133,7 +132,7 @@ pub fn judge(specs: &[Value]) -> Vec<Verdict> {
     let crd = CrdJudge::from_crd(aether_rule_kinds::CRD_YAML, "spec");
     let decoded: Vec<_> = specs.iter().map(decode).collect();
     let messages: Vec<_> = decoded.iter().map(|s| (SPEC, s.encode_to_vec())).collect();
-    let reference = common::protovalidate::judge_with(std::path::Path::new(aether_rule_kinds::DESCRIPTORS), &messages);
+    let reference = protovalidate::judge_with(std::path::Path::new(aether_rule_kinds::DESCRIPTORS), &messages);
     specs
         .iter()
         .zip(decoded)
@@ -149,7 +148,7 @@ pub fn judge(specs: &[Value]) -> Vec<Verdict> {
             rust.sort();
             let mut reference: Found = reference
                 .into_iter()
-                .map(|(path, rule, message)| (common::protovalidate::kubernetes_path("spec", &path), rule, message))
+                .map(|(path, rule, message)| (protovalidate::kubernetes_path("spec", &path), rule, message))
                 .collect();
             reference.sort();
             Verdict {

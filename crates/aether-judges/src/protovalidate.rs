@@ -1,5 +1,5 @@
 //! The reference validator: protovalidate 2.x (Python), on the edition-2024
-//! descriptors, through `tests/reference/protovalidate_judge.py`.
+//! descriptors, through `crates/aether-api/tests/reference/protovalidate_judge.py`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -13,7 +13,7 @@ pub type Reported = (String, String, String);
 /// each answer sorted. Paths are protovalidate's (`tls.secret_name`).
 pub fn judge(messages: &[(&str, Vec<u8>)]) -> Vec<Vec<Reported>> {
     judge_with(
-        &super::workspace_root().join("generated/descriptors/aether.binpb"),
+        &crate::workspace_root().join("generated/descriptors/aether.binpb"),
         messages,
     )
 }
@@ -21,9 +21,9 @@ pub fn judge(messages: &[(&str, Vec<u8>)]) -> Vec<Vec<Reported>> {
 /// [`judge`] with the rules of another descriptor set (edition 2024, with
 /// imports), such as an earlier commit's.
 pub fn judge_with(descriptors: &std::path::Path, messages: &[(&str, Vec<u8>)]) -> Vec<Vec<Reported>> {
-    let root = super::workspace_root();
+    let root = crate::workspace_root();
     let script = root.join("crates/aether-api/tests/reference/protovalidate_judge.py");
-    let mut child = Command::new(super::reference_python())
+    let mut child = Command::new(crate::reference_python())
         .arg(&script)
         .arg("--descriptors")
         .arg(descriptors)

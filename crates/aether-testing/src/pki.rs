@@ -1,9 +1,9 @@
-//! Test certificates (rcgen): a throwaway CA and the leaf certificates it
-//! issues, each with a serial of the test's choosing, written in the layout
-//! of a mounted `kubernetes.io/tls` Secret (`NAMESPACE/NAME/tls.crt`,
-//! `tls.key`).
+//! Test certificates (rcgen): a throwaway CA and the server and client
+//! leaves it issues, each with a serial of the test's choosing, written as
+//! files when a binary needs them (a `kubernetes.io/tls` Secret's layout).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair, PKCS_ECDSA_P256_SHA256,
@@ -29,6 +29,10 @@ pub struct Issued {
     pub key_pem: String,
     /// The leaf's serial number ([`serial_of`]).
     pub serial: String,
+    /// The leaf certificate, DER.
+    pub der: Vec<u8>,
+    /// The key, PKCS #8 DER.
+    pub key_der: Vec<u8>,
 }
 
 /// What to issue.
@@ -101,7 +105,31 @@ impl TestCa {
             chain_pem: format!("{}{}", certificate.pem(), self.pem),
             key_pem: key.serialize_pem(),
             serial: serial_of(certificate.der()),
+            der: certificate.der().to_vec(),
+            key_der: key.serialize_der(),
         }
+    }
+
+    /// A TLS client configuration (ring) trusting this CA only.
+    pub fn client_config(&self) -> rustls::ClientConfig {
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(self.der.clone().into())
+            .expect("the CA certificate is a trust anchor");
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("the default protocol versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth()
+    }
+}
+
+impl Issued {
+    /// Writes the chain to `cert` and the key to `key`, each moved into
+    /// place by a rename (key first), as a Secret update lands.
+    pub fn write(&self, cert: &Path, key: &Path) {
+        replace(key, &self.key_pem);
+        replace(cert, &self.chain_pem);
     }
 }
 
@@ -128,9 +156,15 @@ pub fn serial_of(der: &[u8]) -> String {
 pub fn write_secret(dir: &Path, namespace: &str, name: &str, chain_pem: &str, key_pem: &str) {
     let secret = dir.join(namespace).join(name);
     std::fs::create_dir_all(&secret).expect("creating a secret directory");
-    for (file, text) in [("tls.key", key_pem), ("tls.crt", chain_pem)] {
-        let staged = secret.join(format!(".{file}.new"));
-        std::fs::write(&staged, text).expect("writing a secret file");
-        std::fs::rename(&staged, secret.join(file)).expect("moving a secret file in");
-    }
+    replace(&secret.join("tls.key"), key_pem);
+    replace(&secret.join("tls.crt"), chain_pem);
+}
+
+/// Writes `text` to `path` by a rename from a hidden file beside it, so a
+/// reader never sees half a file (nor the staged one in a listing).
+pub fn replace(path: &Path, text: &str) {
+    let name = path.file_name().expect("a file path").to_string_lossy();
+    let staged = path.with_file_name(format!(".{name}.new"));
+    std::fs::write(&staged, text).expect("writing a certificate file");
+    std::fs::rename(&staged, path).expect("moving a certificate file in");
 }

@@ -5,7 +5,7 @@
 use aether_api::config::v1::{
     HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostTls, route_match::Path,
 };
-use aether_projection::VirtualHostObject;
+use aether_api::object::VirtualHostObject;
 use jiff::Timestamp;
 
 /// Routes per object.

@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+/// One CRD's schema for one property, compiled for both checks.
 pub struct CrdJudge {
     schema: Value,
     openapi: jsonschema::Validator,
@@ -15,17 +16,7 @@ pub struct CrdJudge {
 }
 
 impl CrdJudge {
-    /// The judge for `spec`, from the checked-in CRD.
-    pub fn for_spec() -> Self {
-        Self::for_property("spec")
-    }
-
-    /// The judge for one top-level property (`spec`, `status`) of the object.
-    pub fn for_property(property: &str) -> Self {
-        Self::from_crd(aether_api::CRD_YAML, property)
-    }
-
-    /// The judge for one top-level property of the objects of another CRD.
+    /// The judge for one top-level property (`spec`, `status`) of the objects of a CRD.
     pub fn from_crd(crd_yaml: &str, property: &str) -> Self {
         let crd: Value = serde_saphyr::from_str(crd_yaml).expect("the CRD is YAML");
         let schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][property].clone();

@@ -1,0 +1,5 @@
+//! Shared test support for the workspace's tests and benchmarks (dev-only).
+
+pub mod fleet;
+pub mod objects;
+pub mod pki;
