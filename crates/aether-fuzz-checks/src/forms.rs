@@ -5,7 +5,8 @@ use aether_api::config::v1::{RouteOrder, SecretProvider, VirtualHostSpec, Virtua
 use aether_api::reflect::{from_proto_json, to_proto_json};
 use prost::Message;
 
-use crate::{Outcome, validate_is_consistent};
+use crate::Outcome;
+use crate::consistency::validate_is_consistent;
 
 /// Binary protobuf: whatever decodes as a spec (or a status) re-encodes to
 /// what decodes to an equal value, in every form.

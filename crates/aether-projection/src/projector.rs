@@ -157,7 +157,7 @@ impl Projector {
             if projector.objects.contains_key(&key) {
                 return Err(ProjectError::DuplicateObject(key));
             }
-            let entry = projector.entry(&object);
+            let entry = Entry::of(&object, projector.retry.as_ref());
             match &entry {
                 Entry::Invalid(_) => {
                     projector.invalid.insert(key.clone());
@@ -206,7 +206,7 @@ impl Projector {
     /// Adds the object, or replaces the one with its namespace and name.
     pub fn upsert(&mut self, object: VirtualHostObject) {
         let key = object.key();
-        let entry = self.entry(&object);
+        let entry = Entry::of(&object, self.retry.as_ref());
         self.put(key, entry, 0);
     }
 
@@ -219,7 +219,7 @@ impl Projector {
     /// while the version is served in place of a newer one.
     pub fn upsert_keeping_valid(&mut self, object: VirtualHostObject, generation: i64) {
         let key = object.key();
-        let entry = self.entry(&object);
+        let entry = Entry::of(&object, self.retry.as_ref());
         if let Entry::Invalid(problems) = &entry
             && self.keep_valid(&key, problems)
         {

@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use aether_api::validate::Violation;
+use envoy_types::pb::envoy::config::route::v3 as route;
 use prost::bytes::Bytes;
 
-use super::Projector;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::tls::TlsSecret;
@@ -47,9 +47,10 @@ pub(super) struct Valid {
     pub(super) generation: i64,
 }
 
-impl Projector {
-    /// Validates the object and, if valid, builds its cached parts.
-    pub(super) fn entry(&self, object: &VirtualHostObject) -> Entry {
+impl Entry {
+    /// Validates the object and, if valid, builds its cached parts, each
+    /// route with `retry` unless it sets its own.
+    pub(super) fn of(object: &VirtualHostObject, retry: Option<&route::RetryPolicy>) -> Entry {
         let problems = validation::problems(object);
         if !problems.is_empty() {
             return Entry::Invalid(problems);
@@ -63,7 +64,7 @@ impl Projector {
             .map(|(service, port)| (service.to_owned(), port))
             .collect();
         let secret = TlsSecret::of(object);
-        let (routes, routes_left_out) = envoy::encoded_routes(&object.spec, self.retry.as_ref());
+        let (routes, routes_left_out) = envoy::encoded_routes(&object.spec, retry);
         let name = rank.key.to_string();
         let virtual_host = envoy::virtual_host_entry(&name, &[], &routes);
         Entry::Valid(Box::new(Valid {
