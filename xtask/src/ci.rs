@@ -66,6 +66,8 @@ pub fn run(root: &Path) -> Result<()> {
     exec(
         cargo(root)
             .args(["test", "--workspace", "--all-features"])
+            // A snapshot that differs fails the run; nothing is written beside it.
+            .env("INSTA_UPDATE", "no")
             .env("AETHER_PYTHON", bin.join("python"))
             .env("AETHER_ENVOY", bin.join("envoy")),
     )?;

@@ -44,6 +44,7 @@ fn the_binary_on_the_examples_writes_every_file_then_nothing_on_a_rerun() {
     let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
     assert_eq!(status["sandbox/broken"]["conditions"][0]["reason"], "Invalid");
     assert_eq!(status["default/api"]["routeCount"], 3);
+    insta::assert_json_snapshot!("examples_status", status, {".*.conditions[].lastTransitionTime" => "[now]"});
     let time = status["default/api"]["conditions"][0]["lastTransitionTime"].clone();
 
     let before = std::fs::metadata(out.path().join(ROUTES_FILE))

@@ -9,8 +9,8 @@
 //! Envoy compares request paths with, see [`edge_normal_form`]) →
 //! [`Snapshot`] and its renderings.
 //!
-//! [`project`] builds a snapshot in one go; [`Projector`] keeps one up to
-//! date as objects come and go, at a cost proportional to the change.
+//! [`Projector`] keeps a snapshot up to date as objects come and go, at a
+//! cost proportional to the change; [`project`] is its one-off use.
 //!
 //! ```
 //! use aether_projection::{Format, ProjectionConfig, VirtualHostObject, project};
@@ -37,7 +37,6 @@
 #![deny(missing_docs)]
 
 mod actions;
-mod batch;
 mod config;
 mod envoy;
 mod input;
@@ -57,7 +56,6 @@ pub use aether_edge_envoy::descriptors;
 pub use aether_edge_limits::{
     DurationError, RULE_ENVOY, RULE_RE2, edge_problems, parse_gateway_duration, re2, regex_problems,
 };
-pub use batch::project;
 pub use config::{ProjectionConfig, RetryConfig};
 pub use envoy::cluster_name;
 pub use input::VirtualHostObject;
@@ -72,3 +70,31 @@ pub use tls::{TlsChain, TlsSecret, covering_wildcards};
 pub use envoy_types::pb::envoy::config::core::v3 as envoy_core;
 /// Envoy's generated types, as returned by [`Snapshot::route_configuration`].
 pub use envoy_types::pb::envoy::config::route::v3 as envoy_route;
+
+/// Projects a set of VirtualHost objects in one go: a [`Projector`] built
+/// from the set, and its snapshot. Takes objects or references to them (a
+/// reference is cloned; the spec is shared, not copied).
+///
+/// ```
+/// use aether_projection::{ProjectionConfig, VirtualHostObject, project};
+///
+/// let object: VirtualHostObject = serde_json::from_value(serde_json::json!({
+///     "namespace": "default", "name": "api",
+///     "spec": {
+///         "hosts": ["api.example.com"],
+///         "routes": [{"match": {"prefix": "/users"}, "backend": {"service": "svc-users", "port": 8080}}]
+///     }
+/// })).unwrap();
+/// let snapshot = project(vec![object], &ProjectionConfig::default()).unwrap();
+/// let virtual_host = &snapshot.route_configuration().unwrap().virtual_hosts[0];
+/// assert_eq!(virtual_host.name, "default/api");
+/// assert_eq!(virtual_host.domains, ["api.example.com"]);
+/// assert_eq!(snapshot.dependencies[0].ports, [8080]);
+/// ```
+pub fn project<O: std::borrow::Borrow<VirtualHostObject>>(
+    objects: impl IntoIterator<Item = O>,
+    config: &ProjectionConfig,
+) -> Result<Snapshot, ProjectError> {
+    let objects = objects.into_iter().map(|object| object.borrow().clone());
+    Ok(Projector::from_objects(objects, config.clone())?.snapshot())
+}

@@ -19,20 +19,21 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use envoy_types::pb::envoy::config::route::v3 as route;
-use prost::bytes::Bytes;
 
 use crate::config::ProjectionConfig;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::route_table::RouteTable;
-use crate::snapshot::{
-    Dependency, HostConflict, Kept, Lazy, LeftOut, LeftOutReason, Report, ReportIndex, RoutesLeftOut, Snapshot,
-};
-use crate::tls::{self, TlsChain, TlsSecret};
+use crate::snapshot::{Dependency, Kept, Lazy, LeftOutReason, Report, ReportIndex};
+use crate::tls::{TlsChain, TlsSecret};
 use aether_api::validate::Violation;
 
-use crate::validation;
 use aether_api::ObjectKey;
+
+mod entry;
+mod report;
+
+use entry::{Entry, decrement, release};
 
 /// Bad input to a full build.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,40 +122,6 @@ struct Derived {
 /// index by object.
 type TlsParts = (Arc<[TlsChain]>, Arc<[String]>, Lazy<HashMap<ObjectKey, usize>>);
 
-#[derive(Debug, Clone)]
-enum Entry {
-    Invalid(Vec<Violation>),
-    /// Boxed: most objects are valid, and a valid one's parts are what
-    /// the map holds, so the invalid ones need not be as large.
-    Valid(Box<Valid>),
-}
-
-#[derive(Debug, Clone)]
-struct Valid {
-    rank: Arc<Rank>,
-    /// The Envoy virtual host's name, `namespace/name`.
-    name: String,
-    /// Lowercased, in spec order (which the domains keep).
-    hosts: Vec<String>,
-    /// The hosts currently won, in spec order.
-    domains: Vec<String>,
-    /// The Envoy virtual host (name, domains, then the routes, built and
-    /// encoded once) as a route configuration's entry
-    /// ([`envoy::virtual_host_entry`]), re-encoded only when its domains
-    /// change.
-    virtual_host: Bytes,
-    /// Where the encoded routes start in `virtual_host`.
-    routes_at: usize,
-    /// The problems of the routes left out of them.
-    routes_left_out: Vec<Violation>,
-    /// Distinct `(service, port)` pairs of the routes.
-    backends: Vec<(String, u32)>,
-    secret: Option<TlsSecret>,
-    included: bool,
-    /// The version's `metadata.generation` (0 where there is none).
-    generation: i64,
-}
-
 impl Projector {
     /// An empty projection.
     pub fn new(config: ProjectionConfig) -> Self {
@@ -178,7 +145,7 @@ impl Projector {
 
     /// The projection of a whole set, to be kept up to date from there:
     /// every object is indexed first and each object's domains derived once,
-    /// at the end. ([`project`](crate::project) is faster for a one-off.)
+    /// at the end.
     pub fn from_objects(
         objects: impl IntoIterator<Item = VirtualHostObject>,
         config: ProjectionConfig,
@@ -453,129 +420,6 @@ impl Projector {
         true
     }
 
-    /// The current output. The route table is shared whole (O(1)); the
-    /// other parts are the ones the last snapshot shared, unless a change
-    /// since can have altered them, in which case they are read again from
-    /// their sorted maps.
-    pub fn snapshot(&self) -> Snapshot {
-        let derived = &self.derived;
-        let (tls_chains, plain_hosts_under_tls_wildcards, chain_by_object) = derived
-            .tls
-            .get_or_init(|| {
-                let (chains, plain) = tls::chains(self.included.iter().filter_map(|key| match self.objects.get(key) {
-                    Some(Entry::Valid(valid)) => Some((key, valid.domains.as_slice(), valid.secret.as_ref())),
-                    _ => None,
-                }));
-                (chains.into(), plain.into(), Lazy::default())
-            })
-            .clone();
-        let (report, report_index) = derived
-            .report
-            .get_or_init(|| (Arc::new(self.report()), Lazy::default()))
-            .clone();
-        Snapshot {
-            routes: self.table.clone(),
-            route_configuration: Default::default(),
-            dependencies: derived
-                .dependencies
-                .get_or_init(|| Dependency::group(self.dependencies.keys()).into())
-                .clone(),
-            tls_secrets: derived
-                .tls_secrets
-                .get_or_init(|| self.secrets.keys().cloned().collect())
-                .clone(),
-            tls_chains,
-            plain_hosts_under_tls_wildcards,
-            report,
-            report_index,
-            chain_by_object,
-        }
-    }
-
-    /// What was not projected as written: conflicts, objects left out,
-    /// routes left out.
-    fn report(&self) -> Report {
-        let routes_left_out = self
-            .included
-            .iter()
-            .filter_map(|key| match self.objects.get(key) {
-                Some(Entry::Valid(valid)) if !valid.routes_left_out.is_empty() => Some(RoutesLeftOut {
-                    object: key.clone(),
-                    problems: valid.routes_left_out.clone(),
-                }),
-                _ => None,
-            })
-            .collect();
-        let mut conflicts = Vec::new();
-        for host in &self.contested {
-            let Some(claimants) = self.claims.get(host) else {
-                continue;
-            };
-            let mut ranked = claimants.iter();
-            let Some(winner) = ranked.next() else { continue };
-            conflicts.extend(ranked.map(|loser| HostConflict {
-                host: host.clone(),
-                winner: winner.key.clone(),
-                loser: loser.key.clone(),
-            }));
-        }
-        let mut left_out: Vec<LeftOut> = self
-            .invalid
-            .iter()
-            .filter_map(|key| match self.objects.get(key) {
-                Some(Entry::Invalid(problems)) => Some(LeftOut {
-                    object: key.clone(),
-                    reason: LeftOutReason::of_problems(problems.clone()),
-                }),
-                _ => None,
-            })
-            .chain(self.hostless.iter().map(|key| LeftOut {
-                object: key.clone(),
-                reason: LeftOutReason::NoHostsLeft,
-            }))
-            .collect();
-        left_out.sort_by(|a, b| a.object.cmp(&b.object));
-        Report {
-            conflicts,
-            left_out,
-            routes_left_out,
-            kept: self.kept.values().cloned().collect(),
-        }
-    }
-
-    /// Validates the object and, if valid, builds its cached parts.
-    fn entry(&self, object: &VirtualHostObject) -> Entry {
-        let problems = validation::problems(object);
-        if !problems.is_empty() {
-            return Entry::Invalid(problems);
-        }
-        let rank = Arc::new(Rank::of(object));
-        let backends: BTreeSet<(String, u32)> = object
-            .spec
-            .routes
-            .iter()
-            .flat_map(envoy::route_backends)
-            .map(|(service, port)| (service.to_owned(), port))
-            .collect();
-        let secret = TlsSecret::of(object);
-        let (routes, routes_left_out) = envoy::encoded_routes(&object.spec, self.retry.as_ref());
-        let name = rank.key.to_string();
-        let virtual_host = envoy::virtual_host_entry(&name, &[], &routes);
-        Entry::Valid(Box::new(Valid {
-            routes_at: virtual_host.len() - routes.len(),
-            virtual_host,
-            routes_left_out,
-            domains: Vec::new(),
-            name,
-            hosts: object.spec.hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
-            rank,
-            backends: backends.into_iter().collect(),
-            secret,
-            included: false,
-            generation: 0,
-        }))
-    }
-
     /// Re-derives the object's domains from the host index, and moves it in
     /// or out of the output. O(its hosts).
     fn refresh(&mut self, key: &ObjectKey) {
@@ -623,25 +467,6 @@ impl Projector {
         } else {
             self.included.remove(key);
             self.hostless.insert(key.clone());
-        }
-    }
-}
-
-/// Drops an object's share of the dependency and secret sets.
-fn release(dependencies: &mut BTreeMap<(String, u32), usize>, secrets: &mut BTreeMap<TlsSecret, usize>, valid: &Valid) {
-    for backend in &valid.backends {
-        decrement(dependencies, backend);
-    }
-    if let Some(secret) = &valid.secret {
-        decrement(secrets, secret);
-    }
-}
-
-fn decrement<K: Ord>(counts: &mut BTreeMap<K, usize>, key: &K) {
-    if let Some(count) = counts.get_mut(key) {
-        *count -= 1;
-        if *count == 0 {
-            counts.remove(key);
         }
     }
 }
