@@ -30,7 +30,10 @@ const PER_FILE: usize = 100;
 const EDITS: u32 = 5;
 
 fn manifest(objects: impl IntoIterator<Item = VirtualHostObject>) -> String {
-    objects.into_iter().map(|object| ObjectBuilder::from(&object).manifest()).collect()
+    objects
+        .into_iter()
+        .map(|object| ObjectBuilder::from(&object).manifest())
+        .collect()
 }
 
 /// One edit's timeline, in ms from the edit.

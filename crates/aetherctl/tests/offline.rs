@@ -290,7 +290,9 @@ fn status_on_the_examples_says_what_the_controller_would_write() {
     let run = aetherctl(&["status".into(), examples.clone().into_os_string()]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.stderr, "");
-    paths::shown_as(&[(&examples, "[examples]")], || insta::assert_snapshot!("status_examples", run.stdout));
+    paths::shown_as(&[(&examples, "[examples]")], || {
+        insta::assert_snapshot!("status_examples", run.stdout)
+    });
 }
 
 #[test]
@@ -329,7 +331,9 @@ fn status_compares_with_the_stored_status_and_keeps_its_transition_time() {
     assert_eq!(report["objects"][0]["wouldPatch"], false, "{report}");
     assert_eq!(report["objects"][0]["status"], stored);
     let text = aetherctl(&["status".into(), file.clone().into_os_string()]);
-    paths::shown_as(&[(dir.path(), "[dir]")], || insta::assert_snapshot!("status_stored_text", text.stdout));
+    paths::shown_as(&[(dir.path(), "[dir]")], || {
+        insta::assert_snapshot!("status_stored_text", text.stdout)
+    });
 
     // A stale stored status (an older generation) is patched.
     let file = write(

@@ -72,11 +72,15 @@ fn a_valid_manifest_exits_0_in_text_and_json() {
     let run = validate(&[&file]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stderr, "");
-    paths::shown_as(&[(dir.path(), "[dir]")], || insta::assert_snapshot!("valid_text", run.stdout));
+    paths::shown_as(&[(dir.path(), "[dir]")], || {
+        insta::assert_snapshot!("valid_text", run.stdout)
+    });
 
     let (run, report) = validate_json(&[&file]);
     assert_eq!(run.code, 0);
-    paths::shown_as(&[(dir.path(), "[dir]")], || insta::assert_json_snapshot!("valid_json", report));
+    paths::shown_as(&[(dir.path(), "[dir]")], || {
+        insta::assert_json_snapshot!("valid_json", report)
+    });
 }
 
 #[test]
@@ -88,11 +92,15 @@ fn violations_exit_1_with_file_document_object_path_rule_and_message() {
     let run = validate(&[&file]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.stderr, "");
-    paths::shown_as(&[(dir.path(), "[dir]")], || insta::assert_snapshot!("violations_text", run.stdout));
+    paths::shown_as(&[(dir.path(), "[dir]")], || {
+        insta::assert_snapshot!("violations_text", run.stdout)
+    });
 
     let (run, report) = validate_json(&[&file]);
     assert_eq!(run.code, 1);
-    paths::shown_as(&[(dir.path(), "[dir]")], || insta::assert_json_snapshot!("violations_json", report));
+    paths::shown_as(&[(dir.path(), "[dir]")], || {
+        insta::assert_json_snapshot!("violations_json", report)
+    });
 }
 
 #[test]
@@ -376,7 +384,9 @@ fn directories_are_searched_for_manifests() {
     write(dir.path(), "README.md", "not a manifest");
     let run = validate(&[dir.path()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    paths::shown_as(&[(dir.path(), "[dir]")], || insta::assert_snapshot!("directories_text", run.stdout));
+    paths::shown_as(&[(dir.path(), "[dir]")], || {
+        insta::assert_snapshot!("directories_text", run.stdout)
+    });
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     assert_error(&empty, "directory holds no .yaml, .yml or .json file");
