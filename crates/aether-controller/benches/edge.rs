@@ -22,6 +22,7 @@ use aether_e2e::edge::{PATIENCE, clusters};
 use aether_e2e::{Controller, Edge, Mode, wait_until};
 use aether_projection::VirtualHostObject;
 use aether_testing::fleet;
+use aether_testing::objects::ObjectBuilder;
 
 /// Objects per manifest file.
 const PER_FILE: usize = 100;
@@ -31,19 +32,7 @@ const EDITS: u32 = 5;
 fn manifest(objects: impl IntoIterator<Item = VirtualHostObject>) -> String {
     objects
         .into_iter()
-        .map(|object| {
-            let mut metadata = serde_json::json!({"name": object.name, "namespace": object.namespace});
-            if let Some(created) = object.creation_timestamp {
-                metadata["creationTimestamp"] = serde_json::json!(created.to_string());
-            }
-            let document = serde_json::json!({
-                "apiVersion": "config.aether.io/v1",
-                "kind": "VirtualHost",
-                "metadata": metadata,
-                "spec": object.spec,
-            });
-            format!("---\n{document}\n")
-        })
+        .map(|object| ObjectBuilder::from(&object).manifest())
         .collect()
 }
 

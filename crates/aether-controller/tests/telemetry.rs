@@ -4,20 +4,10 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-/// Kills the child if the test fails before it exits.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Every line of `output` (standard error or output) parses as a JSON
 /// object with a level and a message; returns them.
@@ -127,21 +117,16 @@ fn cluster_mode_serves_build_info_and_process_metrics_while_the_api_server_is_aw
     .unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let stderr = std::fs::File::create(dir.path().join("stderr")).unwrap();
-    let mut child = Running(
-        Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-            .arg("--out")
-            .arg(&out)
-            .arg(format!("--metrics-addr={metrics_addr}"))
-            .args(["--no-leader-election", "--log-format", "json"])
-            .env("KUBECONFIG", &kubeconfig)
-            .env_remove("KUBERNETES_SERVICE_HOST")
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .unwrap(),
-    );
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aether-controller"));
+    command
+        .arg("--out")
+        .arg(&out)
+        .arg(format!("--metrics-addr={metrics_addr}"))
+        .args(["--no-leader-election", "--log-format", "json"])
+        .env("KUBECONFIG", &kubeconfig)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("RUST_LOG", "info");
+    let mut child = aether_e2e::Process::spawn("aether-controller", command, &dir.path().join("log"));
     let started = Instant::now();
     let text = loop {
         match get(metrics_addr, "/metrics") {
@@ -187,17 +172,17 @@ fn cluster_mode_serves_build_info_and_process_metrics_while_the_api_server_is_aw
         assert!(samples.contains_key(name), "{name} in {text}");
     }
 
-    let pid = child.0.id().to_string();
+    let pid = child.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     let started = Instant::now();
-    while child.0.try_wait().unwrap().is_none() {
+    while child.is_running() {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "still running 20 s after SIGTERM"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let logs = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    let logs = child.log();
     let lines = json_lines(&logs);
     assert!(
         lines

@@ -103,6 +103,17 @@ impl ObjectBuilder {
     }
 }
 
+impl From<&VirtualHostObject> for ObjectBuilder {
+    /// The builder of an object already held (its identity, creation time and spec).
+    fn from(held: &VirtualHostObject) -> Self {
+        let builder = object(&held.namespace, &held.name).spec(serde_json::to_value(&held.spec).expect("a spec"));
+        match held.creation_timestamp {
+            Some(created) => builder.created(&created.to_string()),
+            None => builder,
+        }
+    }
+}
+
 /// The manifest text of `objects`, one document each.
 pub fn manifests<'a>(objects: impl IntoIterator<Item = &'a ObjectBuilder>) -> String {
     objects.into_iter().map(ObjectBuilder::manifest).collect()
