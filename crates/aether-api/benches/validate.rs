@@ -2,7 +2,7 @@
 //! rules allow (16 hosts, 128 routes), and a spec with every phase 2 field. Throughput is in elements, one element
 //! being one `validate()` call, so criterion prints validations per second.
 
-mod specs;
+use aether_testing::specs;
 
 use aether_api::validate::Validate;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

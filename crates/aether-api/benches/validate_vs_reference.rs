@@ -6,7 +6,7 @@
 //! `cargo bench -p aether-api --features validate --bench validate_vs_reference`
 //! (needs `cargo xtask pyenv`; `AETHER_PYTHON` overrides the interpreter)
 
-mod specs;
+use aether_testing::specs;
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};

@@ -3,3 +3,4 @@
 pub mod fleet;
 pub mod objects;
 pub mod pki;
+pub mod specs;

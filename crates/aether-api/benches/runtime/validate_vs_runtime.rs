@@ -9,8 +9,7 @@
 //! `PROTOC=… cargo bench --manifest-path crates/aether-api/benches/runtime/Cargo.toml`
 //! (a workspace of its own: see its Cargo.toml)
 
-#[path = "../specs/mod.rs"]
-mod specs;
+use aether_testing::specs;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

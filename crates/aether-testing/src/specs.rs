@@ -1,7 +1,5 @@
-//! The specs the validation benches measure. Self-contained (the tests'
-//! shared data needs the judges' crates), so that the comparison with the
-//! runtime validator (`runtime/`, a workspace of its own) can include it.
-#![allow(dead_code)] // each bench uses what it needs
+//! The specs the validation benches measure, aether-api's and the
+//! comparison with the runtime validator's (`crates/aether-api/benches/runtime`).
 
 use aether_api::config::v1::{
     HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostTls, route_match::Path,
@@ -9,7 +7,7 @@ use aether_api::config::v1::{
 
 /// The spec of `examples/proposal.yaml`, the design proposal's manifest.
 pub fn proposal() -> VirtualHostSpec {
-    let manifest: serde_json::Value = serde_saphyr::from_str(include_str!("../../../../examples/proposal.yaml"))
+    let manifest: serde_json::Value = serde_saphyr::from_str(include_str!("../../../examples/proposal.yaml"))
         .expect("examples/proposal.yaml is YAML");
     serde_json::from_value(manifest["spec"].clone()).expect("examples/proposal.yaml is a VirtualHost")
 }
