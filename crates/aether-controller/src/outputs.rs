@@ -34,7 +34,8 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use aether_projection::{Dependency, RenderError, RouteTable, Snapshot, TlsSecret, descriptors};
+use aether_edge_envoy::descriptors;
+use aether_projection::{Dependency, RenderError, RouteTable, Snapshot, TlsSecret};
 use prost::bytes::Bytes;
 use prost::{Message, Name};
 use prost_reflect::{DynamicMessage, Value as ReflectValue};

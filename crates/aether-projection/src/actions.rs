@@ -3,7 +3,7 @@
 //! it changes on either side, its timeout and its retry policy.
 //!
 //! Built only for a route Envoy would take: what it refuses
-//! (`aether_edge_limits::route_problems`, rule [`RULE_ENVOY`](crate::RULE_ENVOY))
+//! (`aether_edge_limits::route_problems`, rule [`RULE_ENVOY`](aether_edge_limits::RULE_ENVOY))
 //! is left out before (see [`crate::envoy`]), so nothing here fails.
 
 use std::collections::BTreeMap;
@@ -301,7 +301,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let problems: Vec<(String, &str)> = crate::edge_problems(&spec)
+        let problems: Vec<(String, &str)> = aether_edge_limits::edge_problems(&spec)
             .into_iter()
             .map(|p| (p.field_path, p.rule_id))
             .collect();
@@ -310,9 +310,9 @@ mod tests {
             [
                 (
                     "spec.routes[1].requestHeaders.set[0].name".to_owned(),
-                    crate::RULE_ENVOY
+                    aether_edge_limits::RULE_ENVOY
                 ),
-                ("spec.routes[2].match.regex".to_owned(), crate::RULE_RE2),
+                ("spec.routes[2].match.regex".to_owned(), aether_edge_limits::RULE_RE2),
             ]
         );
         let (_, left_out) = crate::envoy::encoded_routes(&spec, None);

@@ -52,10 +52,6 @@ mod validation;
 
 pub use actions::{NO_WEIGHT_STATUS, WHOLE_PATH};
 pub use aether_api::ObjectKey;
-pub use aether_edge_envoy::descriptors;
-pub use aether_edge_limits::{
-    DurationError, RULE_ENVOY, RULE_RE2, edge_problems, parse_gateway_duration, re2, regex_problems,
-};
 pub use config::{ProjectionConfig, RetryConfig};
 pub use envoy::cluster_name;
 pub use input::VirtualHostObject;

@@ -12,7 +12,7 @@ use envoy_types::pb::envoy::r#type::matcher::v3::{RegexMatcher, StringMatcher, s
 use crate::path::{MatchKind, edge_normal_form};
 
 /// Envoy's match for a (valid) route match whose regular expressions all
-/// pass [`re2::check`](crate::re2::check): the path in the form Envoy compares (see
+/// pass [`re2::check`](aether_edge_limits::re2::check): the path in the form Envoy compares (see
 /// [`edge_normal_form`]), the methods as a `:method` header match, then
 /// the headers and the query parameters.
 pub(crate) fn envoy_match(route_match: &RouteMatch) -> Option<route::RouteMatch> {

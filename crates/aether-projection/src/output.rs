@@ -8,8 +8,8 @@ use prost_reflect::DynamicMessage;
 use serde::ser::{Error as _, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use crate::descriptors;
 use crate::snapshot::Snapshot;
+use aether_edge_envoy::descriptors;
 
 /// A snapshot could not be rendered.
 #[derive(Debug)]

@@ -264,7 +264,7 @@ pub struct Report {
     pub left_out: Vec<LeftOut>,
     /// Served objects some of whose routes are not in the output, sorted by
     /// `namespace/name`: routes with a regular expression (see
-    /// [`re2`](crate::re2)) or an action Envoy would refuse (it refuses a
+    /// [`re2`](aether_edge_limits::re2)) or an action Envoy would refuse (it refuses a
     /// whole route configuration for one). The rest of the object is served.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub routes_left_out: Vec<RoutesLeftOut>,

@@ -19,13 +19,15 @@ fn one_object() -> Vec<VirtualHostObject> {
     vec![object.build()]
 }
 
-/// Both builders, which assemble the encoding each in its own way.
+/// The projection built at once and built one upsert at a time, which
+/// assemble the encoding from different cached parts.
 fn both_builders(objects: Vec<VirtualHostObject>) -> [Snapshot; 2] {
     let config = ProjectionConfig::default();
-    [
-        project(objects.clone(), &config).unwrap(),
-        Projector::from_objects(objects, config).unwrap().snapshot(),
-    ]
+    let mut incremental = Projector::new(config.clone());
+    for object in objects.clone() {
+        incremental.upsert(object);
+    }
+    [project(objects, &config).unwrap(), incremental.snapshot()]
 }
 
 /// Clients put the port in the Host header (`Host: api.example.com:443`, as

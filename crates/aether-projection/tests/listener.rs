@@ -1,11 +1,12 @@
 //! The HTTPS listener of a snapshot: its chains, what it refuses, and its
 //! JSON through Envoy's own descriptors.
 
+use aether_edge_envoy::descriptors;
 use aether_projection::listener::{
     EdgeSource, ListenerConfig, REFUSED_CHAIN, config_source, http_connection_manager, https_listener, sds_secret,
     sds_secret_name, secret_file,
 };
-use aether_projection::{ProjectionConfig, Snapshot, TlsSecret, VirtualHostObject, descriptors, project};
+use aether_projection::{ProjectionConfig, Snapshot, TlsSecret, VirtualHostObject, project};
 use aether_testing::objects;
 use envoy_types::pb::envoy::config::listener::v3::FilterChain;
 use envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3::HttpConnectionManager;

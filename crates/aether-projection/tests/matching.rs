@@ -2,9 +2,8 @@
 //! query parameters as Envoy's matchers; `routeOrder: SPECIFICITY`; routes
 //! with a regex Envoy would refuse left out and reported.
 
-use aether_projection::{
-    Format, ProjectionConfig, Projector, RULE_RE2, Snapshot, VirtualHostObject, project, re2, regex_problems,
-};
+use aether_edge_limits::{RULE_RE2, re2, regex_problems};
+use aether_projection::{Format, ProjectionConfig, Projector, Snapshot, VirtualHostObject, project};
 use aether_testing::objects;
 use serde_json::{Value, json};
 

@@ -353,7 +353,7 @@ fn json_is_envoys_canonical_form_and_decodes_strictly() {
     // Strict: unknown fields are errors, so every name must be Envoy's.
     let strict = DeserializeOptions::new().deny_unknown_fields(true);
     let decoded = DynamicMessage::deserialize_with_options(
-        aether_projection::descriptors::route_configuration(),
+        aether_edge_envoy::descriptors::route_configuration(),
         json["routeConfiguration"].clone(),
         &strict,
     )
@@ -365,7 +365,7 @@ fn json_is_envoys_canonical_form_and_decodes_strictly() {
     misspelt["virtualHosts"][0]["domain"] = json!(["x"]);
     assert!(
         DynamicMessage::deserialize_with_options(
-            aether_projection::descriptors::route_configuration(),
+            aether_edge_envoy::descriptors::route_configuration(),
             misspelt,
             &strict
         )

@@ -14,7 +14,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use aether_projection::{RenderError, RouteTable, Snapshot, descriptors};
+use aether_edge_envoy::descriptors;
+use aether_projection::{RenderError, RouteTable, Snapshot};
 use envoy_types::pb::envoy::config::route::v3::VirtualHost;
 use prost::Message as _;
 use prost::bytes::Bytes;

@@ -6,8 +6,9 @@
 //! backend, weighted splits (weight 0 and all 0 among them), redirects,
 //! rewrites, header changes on both sides, timeouts and retries.
 
+use aether_edge_envoy::descriptors;
+use aether_projection::LeftOutReason;
 use aether_projection::envoy_route::RouteConfiguration;
-use aether_projection::{LeftOutReason, descriptors};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
@@ -91,16 +92,16 @@ fn regexes() -> Vec<String> {
 }
 
 fn draw_regexes() -> Vec<String> {
-    let mut expressions = aether_projection::re2::testing::Expressions::new(0x9E2E);
+    let mut expressions = aether_edge_limits::re2::testing::Expressions::new(0x9E2E);
     let (mut near, mut refused) = (Vec::new(), Vec::new());
     while near.len() < 200 || refused.len() < 20 {
         let regex = expressions.next_expression();
         if regex.len() > 1024 || !regex.bytes().all(|b| (b' '..=b'~').contains(&b)) {
             continue;
         }
-        match aether_projection::re2::check(&regex) {
+        match aether_edge_limits::re2::check(&regex) {
             Ok(bound) if bound >= 60 && near.len() < 200 => near.push(regex),
-            Err(aether_projection::re2::Re2Refusal::TooLarge { .. }) if refused.len() < 20 => refused.push(regex),
+            Err(aether_edge_limits::re2::Re2Refusal::TooLarge { .. }) if refused.len() < 20 => refused.push(regex),
             _ => {}
         }
     }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use aether_e2e::edge::{PATIENCE, UPDATE_REJECTED, UPDATE_SUCCESS, clusters};
 use aether_e2e::{Envoy, Mode, RouteSource};
-use aether_projection::re2::testing::Expressions;
-use aether_projection::re2::{ENVOY_MAX_PROGRAM_SIZE, check};
+use aether_edge_limits::re2::testing::Expressions;
+use aether_edge_limits::re2::{ENVOY_MAX_PROGRAM_SIZE, check};
 use serde_json::{Value, json};
 
 /// Route configurations pushed, each of [`ROUTES`] routes.

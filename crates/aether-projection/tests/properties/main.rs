@@ -41,7 +41,7 @@ fn servable(m: &RouteMatch) -> bool {
     path.into_iter()
         .chain(headers)
         .chain(params)
-        .all(|regex| aether_projection::re2::check(regex).is_ok())
+        .all(|regex| aether_edge_limits::re2::check(regex).is_ok())
 }
 
 /// `(match, cluster)` of spec routes, as the projection should write them:
