@@ -18,7 +18,7 @@ pub mod process;
 pub mod proto_deps;
 pub mod pyenv;
 pub mod rule_kinds;
-pub mod rules;
+pub use aether_rules as rules;
 
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@ use anyhow::{Context, Result, anyhow, bail, ensure};
 use cel::common::ast::{CallExpr, ComprehensionExpr, Expr as Ast, IdedExpr, LiteralValue, operators};
 
 use super::{Cmp, Expr, ExprKind, Literal, Macro, TextFn, Type};
-use crate::rules::pattern::Pattern;
+use crate::pattern::Pattern;
 
 /// Turns the `cel` crate's tree into ours, checking types on the way.
 pub(super) struct Typer {
@@ -318,7 +318,7 @@ fn recognize_macro(c: &ComprehensionExpr) -> Option<(Macro, &IdedExpr)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::cel::parse;
+    use crate::cel::parse;
 
     fn kinds(expression: &str, this: Type) -> Result<Expr> {
         parse(expression, this)

@@ -1,0 +1,143 @@
+//! What the generator reads from CEL rules: the literals they compare
+//! fields with (candidates for those fields), and, where `this` is one
+//! scalar, a verdict on a candidate.
+
+use std::collections::BTreeMap;
+
+use aether_rules::cel::{Cmp, Expr, ExprKind, Literal, TextFn};
+
+use crate::scalar::Val;
+
+/// The literals CEL rules compare each field with, by the field's full
+/// name: `this.backend.weight <= 500u` gives `weight` the candidate 500.
+pub type Literals = BTreeMap<String, Vec<Val>>;
+
+/// Adds the literals of `expr` to `out`; `this_field` is the field whose
+/// value `this` is (for a field's own rules), if any.
+pub fn collect(expr: &Expr, this_field: Option<&str>, out: &mut Literals) {
+    expr.walk(&mut |e| {
+        let (a, b) = match &e.kind {
+            ExprKind::Compare(_, a, b) | ExprKind::Text(_, a, b) | ExprKind::In(a, b) => (a, b),
+            _ => return,
+        };
+        for (subject, other) in [(a, b), (b, a)] {
+            let field = match &subject.kind {
+                ExprKind::Field(_, field) => Some(field.full_name().to_owned()),
+                ExprKind::This => this_field.map(str::to_owned),
+                _ => None,
+            };
+            let Some(field) = field else { continue };
+            let values: Vec<Val> = match &other.kind {
+                ExprKind::Literal(l) => vec![literal(l)],
+                ExprKind::List(items) => items
+                    .iter()
+                    .filter_map(|i| match &i.kind {
+                        ExprKind::Literal(l) => Some(literal(l)),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => continue,
+            };
+            let list = out.entry(field).or_default();
+            for value in values {
+                if !list.contains(&value) {
+                    list.push(value);
+                }
+            }
+        }
+    });
+}
+
+fn literal(l: &Literal) -> Val {
+    match l {
+        Literal::Bool(b) => Val::Bool(*b),
+        Literal::Int(i) => Val::Int((*i).into()),
+        Literal::UInt(u) => Val::Int((*u).into()),
+        Literal::Double(d) => Val::Double(*d),
+        Literal::String(s) => Val::Str(s.clone()),
+    }
+}
+
+/// The rule's verdict when `this` is `value`, or `None` where it needs
+/// more than one scalar (fields, macros) or a construct not read here.
+pub fn eval_on(expr: &Expr, value: &Val) -> Option<bool> {
+    match eval(expr, value)? {
+        Val::Bool(b) => Some(b),
+        _ => None,
+    }
+}
+
+fn eval(expr: &Expr, this: &Val) -> Option<Val> {
+    Some(match &expr.kind {
+        ExprKind::This => this.clone(),
+        ExprKind::Literal(l) => literal(l),
+        ExprKind::Not(a) => Val::Bool(!truth(a, this)?),
+        ExprKind::And(a, b) => Val::Bool(truth(a, this)? && truth(b, this)?),
+        ExprKind::Or(a, b) => Val::Bool(truth(a, this)? || truth(b, this)?),
+        ExprKind::Conditional(c, a, b) => {
+            if truth(c, this)? {
+                eval(a, this)?
+            } else {
+                eval(b, this)?
+            }
+        }
+        ExprKind::Size(a) => match eval(a, this)? {
+            Val::Str(s) => Val::Int(s.chars().count() as i128),
+            Val::Bytes(b) => Val::Int(b.len() as i128),
+            _ => return None,
+        },
+        ExprKind::Text(f, a, b) => match (eval(a, this)?, eval(b, this)?) {
+            (Val::Str(a), Val::Str(b)) => Val::Bool(match f {
+                TextFn::Contains => a.contains(&b),
+                TextFn::StartsWith => a.starts_with(&b),
+                TextFn::EndsWith => a.ends_with(&b),
+            }),
+            _ => return None,
+        },
+        ExprKind::Matches(a, pattern) => match eval(a, this)? {
+            Val::Str(s) => Val::Bool(regex::Regex::new(&pattern.source).ok()?.is_match(&s)),
+            _ => return None,
+        },
+        ExprKind::Compare(op, a, b) => {
+            let ordering = match (eval(a, this)?, eval(b, this)?) {
+                (Val::Int(a), Val::Int(b)) => a.partial_cmp(&b),
+                (Val::Double(a), Val::Double(b)) => a.partial_cmp(&b),
+                (Val::Str(a), Val::Str(b)) => a.partial_cmp(&b),
+                (Val::Bool(a), Val::Bool(b)) => a.partial_cmp(&b),
+                _ => return None,
+            };
+            use std::cmp::Ordering::*;
+            Val::Bool(match (op, ordering) {
+                (Cmp::Ne, None) => true,
+                (_, None) => false,
+                (Cmp::Eq, Some(o)) => o == Equal,
+                (Cmp::Ne, Some(o)) => o != Equal,
+                (Cmp::Lt, Some(o)) => o == Less,
+                (Cmp::Le, Some(o)) => o != Greater,
+                (Cmp::Gt, Some(o)) => o == Greater,
+                (Cmp::Ge, Some(o)) => o != Less,
+            })
+        }
+        ExprKind::In(a, b) => {
+            let needle = eval(a, this)?;
+            match &b.kind {
+                ExprKind::List(items) => {
+                    let mut found = false;
+                    for item in items {
+                        found |= eval(item, this)? == needle;
+                    }
+                    Val::Bool(found)
+                }
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+fn truth(expr: &Expr, this: &Val) -> Option<bool> {
+    match eval(expr, this)? {
+        Val::Bool(b) => Some(b),
+        _ => None,
+    }
+}
