@@ -124,6 +124,8 @@ pub mod object;
 mod object_key;
 pub use object_key::ObjectKey;
 
+pub mod precedence;
+
 /// The VirtualHost CustomResourceDefinition (YAML), generated from the proto:
 /// what `kubectl apply -f` installs. Needs no feature.
 pub const CRD_YAML: &str = include_str!("../generated/crds/virtualhosts.config.aether.io.yaml");

@@ -33,7 +33,14 @@ pub(crate) fn convert(matched: Option<&RouteMatch>, path: &str, notes: &mut Note
             Some(path_value(HttpRouteRulesMatchesPathType::PathPrefix, value))
         }
         Some(Path::Regex(value)) => {
-            notes.push(format!("{path}.regex"), NoteKind::Differs, REGEX_SUPPORT);
+            notes.push(
+                format!("{path}.regex"),
+                NoteKind::Differs,
+                format!(
+                    "{REGEX_SUPPORT}, and their rank among the other routes' paths (Envoy Gateway's, which this \
+                     converter assumes: after exact paths, before prefixes)"
+                ),
+            );
             Some(path_value(HttpRouteRulesMatchesPathType::RegularExpression, value))
         }
         None => None,

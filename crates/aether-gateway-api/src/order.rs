@@ -1,41 +1,20 @@
 //! Which route a request takes when several match.
 //!
-//! A VirtualHost with `routeOrder` absent or `LISTED` takes the first
-//! listed route that matches. Gateway API takes the match of highest
-//! precedence: an exact path, then the longest path prefix, then a method,
-//! then the most header matches, then the most query parameter matches;
-//! ties keep rule order. Where that precedence puts two routes one request
-//! can match in the other order, the request goes elsewhere after
-//! conversion. `SPECIFICITY` is that precedence already, but for regular
-//! expression paths, which Gateway API leaves to each implementation (this
-//! API ranks them after exact paths and before prefixes).
+//! A VirtualHost tries its routes as listed, or, with `routeOrder:
+//! SPECIFICITY`, by Gateway API's precedence; a Gateway always tries them
+//! by precedence. Both orders are [`aether_api::precedence`]'s. Where the
+//! listed order puts two routes one request can match in the other order,
+//! the request goes elsewhere after conversion. Gateway API leaves the
+//! rank of regular expression paths to each implementation (the order
+//! takes Envoy Gateway's), which is noted. A Gateway measures a prefix as
+//! the HTTPRoute holds it, as written; the edge in the form its Envoy
+//! compares: the same for most (a prefix without escapes such as `%7E`).
 
 use aether_api::config::v1::route_match::Path;
 use aether_api::config::v1::{HttpRoute, RouteOrder, VirtualHostSpec};
+use aether_api::precedence;
 
 use crate::{NoteKind, Notes};
-
-/// Gateway API's precedence of a route's match, greatest first when sorted
-/// in reverse: exact path, prefix length, a method, headers, query
-/// parameters. A regular expression path has no rank there: it is ranked
-/// as a prefix of its length, and any route with one may overlap.
-fn precedence(route: &HttpRoute) -> (bool, usize, bool, usize, usize) {
-    let Some(matched) = &route.r#match else {
-        return (false, 0, false, 0, 0);
-    };
-    let (exact, length) = match &matched.path {
-        Some(Path::Exact(_)) => (true, 0),
-        Some(Path::Prefix(value) | Path::Regex(value)) => (false, value.len()),
-        None => (false, 0),
-    };
-    (
-        exact,
-        length,
-        !matched.methods.is_empty(),
-        matched.headers.len(),
-        matched.query_params.len(),
-    )
-}
 
 /// Whether one request can match both paths (character-wise, as the
 /// VirtualHost compares; a regular expression, or no path, may match any).
@@ -51,7 +30,9 @@ fn may_overlap(a: &HttpRoute, b: &HttpRoute) -> bool {
 }
 
 /// A note for the first two routes a request can both match that Gateway
-/// API's precedence tries in the other order than the VirtualHost does.
+/// API's precedence tries in the other order than the VirtualHost does;
+/// with `SPECIFICITY`, one for the rank of regular expression paths (listed,
+/// each such path's own note says it).
 pub(crate) fn check(spec: &VirtualHostSpec, notes: &mut Notes) {
     let has_regex = |route: &HttpRoute| {
         matches!(
@@ -65,17 +46,17 @@ pub(crate) fn check(spec: &VirtualHostSpec, notes: &mut Notes) {
                 "spec.routeOrder",
                 NoteKind::Differs,
                 "Gateway API leaves the precedence of regular expression paths to each implementation; here they \
-                 come after exact paths and before prefixes",
+                 come after exact paths and before prefixes, as in Envoy Gateway",
             );
         }
+        // Otherwise the same order as a Gateway's: both `by_specificity`.
         return;
     }
-    let mut sorted: Vec<usize> = (0..spec.routes.len()).collect();
-    // Stable: ties keep list order, as Gateway API keeps rule order.
-    sorted.sort_by_key(|&index| std::cmp::Reverse(precedence(&spec.routes[index])));
-    for (position, &later) in sorted.iter().enumerate() {
+    // The HTTPRoute holds the paths as written: a Gateway measures them so.
+    let gateway = precedence::by_specificity(&spec.routes, str::len);
+    for (position, &later) in gateway.iter().enumerate() {
         // `earlier` is listed before `later` but tried after it.
-        let swapped = sorted[position + 1..]
+        let swapped = gateway[position + 1..]
             .iter()
             .find(|&&earlier| earlier < later && may_overlap(&spec.routes[earlier], &spec.routes[later]));
         if let Some(&earlier) = swapped {

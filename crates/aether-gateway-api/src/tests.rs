@@ -300,7 +300,7 @@ fn a_header_prefix_is_escaped_into_its_expression() {
 }
 
 /// With SPECIFICITY the precedence is Gateway API's: no reordering note,
-/// but one on the rank of regular expressions.
+/// but one on the rank of regular expressions, in either order.
 #[test]
 fn specificity_is_gateway_precedence_but_for_regular_expressions() {
     let mut with_order = spec(vec![
@@ -321,6 +321,16 @@ fn specificity_is_gateway_precedence_but_for_regular_expressions() {
     with_order.routes.push(route(Path::Regex("/x.*".into()), "x", 80));
     let conversion = convert("ns", "a", &with_order, Some(&gateway()), &mut Names::default());
     assert!(notes_of(&conversion).contains(&("spec.routeOrder", NoteKind::Differs)));
+    // Listed, the path's own note says its rank is a Gateway's choice.
+    with_order.route_order = RouteOrder::Listed as i32;
+    let conversion = convert("ns", "a", &with_order, Some(&gateway()), &mut Names::default());
+    let note = conversion
+        .notes
+        .iter()
+        .find(|note| note.path == "spec.routes[2].match.regex")
+        .unwrap();
+    assert!(note.message.contains("rank"), "{}", note.message);
+    assert!(!notes_of(&conversion).contains(&("spec.routeOrder", NoteKind::Differs)));
 }
 
 #[test]

@@ -1,11 +1,9 @@
 //! A route's match as Envoy's `RouteMatch`, and the routes' order.
 
-use std::cmp::Reverse;
-
 use aether_api::config::v1::{
-    HeaderMatch, QueryParamMatch, RouteMatch, RouteOrder, VirtualHostSpec, header_match, query_param_match,
-    route_match::Path,
+    HeaderMatch, QueryParamMatch, RouteMatch, VirtualHostSpec, header_match, query_param_match, route_match::Path,
 };
+use aether_api::precedence;
 use envoy_types::pb::envoy::config::route::v3 as route;
 use envoy_types::pb::envoy::r#type::matcher::v3::{RegexMatcher, StringMatcher, string_matcher::MatchPattern};
 
@@ -109,48 +107,9 @@ fn query_parameter_matcher(param: &QueryParamMatch) -> route::QueryParameterMatc
     }
 }
 
-/// The indices of `spec.routes` in the order the edge tries them: as
-/// listed, or, with `routeOrder: SPECIFICITY`, by Gateway API's HTTPRoute
-/// precedence ([`Specificity`]), ties in listed order (a stable sort).
+/// The indices of `spec.routes` in the order the edge tries them
+/// ([`precedence::route_order`]), a prefix as long as the form Envoy
+/// compares it in ([`edge_normal_form`]: `/%7Eu` counts as `/~u`).
 pub(crate) fn route_order(spec: &VirtualHostSpec) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..spec.routes.len()).collect();
-    if spec.route_order == RouteOrder::Specificity as i32 {
-        order.sort_by_cached_key(|&index| specificity(spec.routes[index].r#match.as_ref()));
-    }
-    order
-}
-
-/// A route's rank for `routeOrder: SPECIFICITY`, lower first (the field
-/// order is the precedence): Gateway API's HTTPRoute precedence, with
-/// `regex` where Envoy Gateway puts it.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Specificity {
-    /// An `exact` path (0), then a `regex` path (1), then a `prefix` (2).
-    path_kind: u8,
-    /// The longest prefix first, in the form Envoy compares
-    /// ([`edge_normal_form`]).
-    longer_prefix: Reverse<usize>,
-    /// Routes with `methods` before those without.
-    no_methods: bool,
-    /// More header matches first.
-    more_headers: Reverse<usize>,
-    /// More query parameter matches first.
-    more_query_params: Reverse<usize>,
-}
-
-fn specificity(route_match: Option<&RouteMatch>) -> Specificity {
-    let (path_kind, length) = match route_match.and_then(|m| m.path.as_ref()) {
-        Some(Path::Exact(_)) => (0, 0),
-        Some(Path::Regex(_)) => (1, 0),
-        Some(Path::Prefix(prefix)) => (2, edge_normal_form(prefix, MatchKind::Prefix).len()),
-        // Not in a valid object.
-        None => (u8::MAX, 0),
-    };
-    Specificity {
-        path_kind,
-        longer_prefix: Reverse(length),
-        no_methods: route_match.is_none_or(|m| m.methods.is_empty()),
-        more_headers: Reverse(route_match.map_or(0, |m| m.headers.len())),
-        more_query_params: Reverse(route_match.map_or(0, |m| m.query_params.len())),
-    }
+    precedence::route_order(spec, |prefix| edge_normal_form(prefix, MatchKind::Prefix).len())
 }

@@ -45,32 +45,12 @@ fn servable(m: &RouteMatch) -> bool {
 }
 
 /// `(match, cluster)` of spec routes, as the projection should write them:
-/// those the edge can serve, in listed order or, for `routeOrder:
-/// SPECIFICITY` (2), stably sorted by exact, regex, then prefix (longest
-/// first), methods, more headers, more query parameters.
+/// those the edge can serve, in the API's order (`aether_api::precedence`),
+/// prefixes measured in the form Envoy compares.
 fn expected_routes(spec: &VirtualHostSpec) -> Vec<RouteSummary> {
-    let mut routes: Vec<&HttpRoute> = spec
-        .routes
-        .iter()
-        .filter(|r| servable(r.r#match.as_ref().unwrap()))
-        .collect();
-    if spec.route_order == 2 {
-        routes.sort_by_key(|r| {
-            let m = r.r#match.as_ref().unwrap();
-            let (kind, length) = match m.path.as_ref().unwrap() {
-                Path::Exact(_) => (0, 0),
-                Path::Regex(_) => (1, 0),
-                Path::Prefix(p) => (2, edge_normal_form(p, MatchKind::Prefix).len()),
-            };
-            (
-                kind,
-                std::cmp::Reverse(length),
-                m.methods.is_empty(),
-                std::cmp::Reverse(m.headers.len()),
-                std::cmp::Reverse(m.query_params.len()),
-            )
-        });
-    }
+    let order = aether_api::precedence::route_order(spec, |p| edge_normal_form(p, MatchKind::Prefix).len());
+    let mut routes: Vec<&HttpRoute> = order.into_iter().map(|index| &spec.routes[index]).collect();
+    routes.retain(|r| servable(r.r#match.as_ref().unwrap()));
     routes
         .into_iter()
         .map(|r| {
