@@ -76,7 +76,7 @@ fn newer_text() -> String {
 
 /// A scratch workspace whose api/ holds `proto` in place of today's proto,
 /// with buf.yaml and buf.validate beside it, as in the repository.
-fn workspace(proto: &str) -> tempfile::TempDir {
+fn scratch_workspace(proto: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(workspace_root().join("buf.yaml"), dir.path().join("buf.yaml")).unwrap();
     let file = dir.path().join(PROTO);
@@ -93,7 +93,7 @@ fn today() -> &'static descriptors::Descriptors {
 
 fn newer() -> &'static descriptors::Descriptors {
     static NEWER: OnceLock<descriptors::Descriptors> = OnceLock::new();
-    NEWER.get_or_init(|| compile(workspace(&newer_text()).path()))
+    NEWER.get_or_init(|| compile(scratch_workspace(&newer_text()).path()))
 }
 
 /// A pinned tool of `cargo xtask pyenv`: beside `AETHER_PYTHON` when set.
@@ -113,7 +113,7 @@ fn pinned_tool(name: &str) -> PathBuf {
 /// What `buf breaking` reports of `newer` against `older` (each the text of
 /// the proto), by buf.yaml's rules: `(rule, message)` each.
 fn breaking(older: &str, newer: &str) -> Vec<(String, String)> {
-    let (old, new) = (workspace(older), workspace(newer));
+    let (old, new) = (scratch_workspace(older), scratch_workspace(newer));
     let output = Command::new(pinned_tool("buf"))
         .current_dir(new.path())
         .args(["breaking", "--error-format=json", "--against"])

@@ -56,8 +56,8 @@ fn dedented(text: &str) -> Vec<&str> {
 const KINDS: [&str; 3] = ["message", "enum", "oneof"];
 
 /// What matters of proto text for finding blocks: words (names, keywords,
-/// numbers) and braces with their offsets; comments and string literals
-/// (patterns and CEL hold braces) are skipped.
+/// numbers) and braces, a closing one with its offset; comments and string
+/// literals (patterns and CEL hold braces) are skipped.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Token<'a> {
     Word(&'a str),
@@ -190,8 +190,8 @@ pub fn apply(proto: &str, additions: &[Addition]) -> Result<String, String> {
                     _ => format!("in `{}`", addition.into[..level].join(" > ")),
                 };
                 format!(
-                    "no `{header} {{ … }}` {outer}: the addition `{}` has nowhere to go",
-                    addition.text.trim()
+                    "no `{header} {{ … }}` {outer}, for `into {}`",
+                    addition.into.join(" > ")
                 )
             })?;
             (from, to, close) = (open + 1, end, Some(tokens[end]));
