@@ -3,7 +3,9 @@
 //! the `aether-api` crate of the last main commit without them
 //! ([`BASELINE`]) is extracted from git, built (offline, with that commit's
 //! `Cargo.lock`) with a small reader program, and handed every example
-//! object in the Kubernetes form and in binary. What it must do is what
+//! object in the Kubernetes form and in binary. The new fields are those
+//! today's descriptors have and the baseline's lack (both compiled from
+//! their protos as codegen compiles `api/`). What it must do is what
 //! `docs/design.md` ("Evolving the API", "Reading a newer writer's
 //! objects") promises an older reader:
 //!
@@ -25,32 +27,25 @@
 //! field number reused with another wire type), show the reader reports
 //! what it cannot read, so a change that broke old readers fails here.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use aether_api::config::v1::VirtualHostSpec;
 use prost::Message;
+use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
 use serde_json::{Value, json};
-use xtask::workspace_root;
+use xtask::{descriptors, proto_deps, workspace_root};
 
 /// The last main commit whose proto has none of the phase 2 matching fields
 /// (the first parent of the merge that added them).
 const BASELINE: &str = "132734d93548a9cd4576ef0c1ae85430a8c7dc08";
 
-/// Phase 2's fields, in the Kubernetes form: the spec's, a route's (the
-/// actions) and a match's.
-const NEW_SPEC_FIELDS: &[&str] = &["routeOrder"];
-const NEW_ROUTE_FIELDS: &[&str] = &[
-    "backends",
-    "redirect",
-    "rewrite",
-    "requestHeaders",
-    "responseHeaders",
-    "timeout",
-    "retries",
-];
-const NEW_MATCH_FIELDS: &[&str] = &["regex", "methods", "headers", "queryParams"];
+const SPEC: &str = "aether.config.v1.VirtualHostSpec";
+
+/// The fields added since the baseline, in the Kubernetes form (JSON
+/// names), by message (full name).
+type NewFields = BTreeMap<String, BTreeSet<String>>;
 
 /// The reader built against the baseline's crate: one JSON array of cases
 /// on stdin, one JSON array of what each reading gave on stdout.
@@ -121,18 +116,9 @@ fn git(root: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// The baseline's tree in `dir` (its workspace, whose `crates/*` members
-/// take the reader in), with the reader added; builds it and returns the
-/// reader's path.
-fn build_reader(dir: &Path) -> PathBuf {
+/// take the reader in).
+fn extract_baseline(dir: &Path) {
     let root = workspace_root();
-    let proto = git(
-        &root,
-        &["show", &format!("{BASELINE}:api/aether/config/v1/virtual_host.proto")],
-    );
-    let proto = String::from_utf8(proto.stdout).unwrap();
-    for field in ["route_order", "regex", "methods", "HeaderMatch", "QueryParamMatch"] {
-        assert!(!proto.contains(field), "the baseline already has {field}");
-    }
     let archive = git(&root, &["archive", "--format=tar", BASELINE]);
     let mut tar = Command::new("tar")
         .args(["-x", "-C"])
@@ -142,7 +128,12 @@ fn build_reader(dir: &Path) -> PathBuf {
         .unwrap();
     std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &archive.stdout).unwrap();
     assert!(tar.wait().unwrap().success(), "tar -x of the baseline");
+}
 
+/// The reader added to the baseline's workspace in `dir`, built; returns
+/// its path.
+fn build_reader(dir: &Path) -> PathBuf {
+    let root = workspace_root();
     let reader = dir.join("crates/aether-previous-reader");
     std::fs::create_dir_all(reader.join("src")).unwrap();
     std::fs::write(reader.join("Cargo.toml"), READER_MANIFEST).unwrap();
@@ -185,31 +176,91 @@ fn examples() -> Vec<(String, Value)> {
     found
 }
 
-/// The paths of the phase 2 fields `spec` uses, and `spec` without them.
-fn new_fields(spec: &Value) -> (BTreeSet<String>, Value) {
-    let mut used = BTreeSet::new();
-    let mut known = spec.clone();
-    let fields = known.as_object_mut().unwrap();
-    for field in NEW_SPEC_FIELDS {
-        if fields.remove(*field).is_some() {
-            used.insert(format!("spec.{field}"));
-        }
-    }
-    for (i, route) in fields["routes"].as_array_mut().unwrap().iter_mut().enumerate() {
-        for field in NEW_ROUTE_FIELDS {
-            if route.as_object_mut().unwrap().remove(*field).is_some() {
-                used.insert(format!("spec.routes[{i}].{field}"));
-            }
-        }
-        let Some(route_match) = route.get_mut("match").and_then(Value::as_object_mut) else {
+/// The spec's descriptor in the lowered descriptors of the protos under
+/// `root/api`, compiled as codegen compiles `api/` (with today's
+/// buf.validate).
+fn spec_message(root: &Path) -> MessageDescriptor {
+    let workspace = workspace_root();
+    let deps = proto_deps::materialize(&workspace, &proto_deps::PinnedCrates::load(&workspace).unwrap()).unwrap();
+    let compiled = descriptors::compile(root, &[PathBuf::from("api")], &[deps]).unwrap();
+    DescriptorPool::decode(compiled.proto3.as_slice())
+        .unwrap()
+        .get_message_by_name(SPEC)
+        .unwrap()
+}
+
+/// The fields of today's messages that the baseline's message of the same
+/// name lacks. A message the baseline lacks is left out: an old field
+/// cannot have changed to its type, so only new fields reach it.
+fn new_fields_since(then: &MessageDescriptor, now: &MessageDescriptor) -> NewFields {
+    let then = then.parent_pool();
+    let mut found = NewFields::new();
+    for message in now.parent_pool().all_messages() {
+        let Some(old) = then.get_message_by_name(message.full_name()) else {
             continue;
         };
-        for field in NEW_MATCH_FIELDS {
-            if route_match.remove(*field).is_some() {
-                used.insert(format!("spec.routes[{i}].match.{field}"));
-            }
+        let added: BTreeSet<String> = message
+            .fields()
+            .filter(|field| old.get_field_by_name(field.name()).is_none())
+            .map(|field| field.json_name().to_owned())
+            .collect();
+        if !added.is_empty() {
+            found.insert(message.full_name().to_owned(), added);
         }
     }
+    found
+}
+
+/// Takes the new fields out of `value` (a `message` at `path`), recording
+/// each one's path in `used` and its message and name in `kinds`.
+fn take_new(
+    value: &mut Value,
+    message: &MessageDescriptor,
+    path: &str,
+    new: &NewFields,
+    used: &mut BTreeSet<String>,
+    kinds: &mut BTreeSet<(String, String)>,
+) {
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    for name in new.get(message.full_name()).into_iter().flatten() {
+        if object.remove(name).is_some() {
+            used.insert(format!("{path}.{name}"));
+            kinds.insert((message.full_name().to_owned(), name.clone()));
+        }
+    }
+    for (key, item) in object.iter_mut() {
+        let Some(field) = message.get_field_by_json_name(key) else {
+            continue;
+        };
+        // A map's entries are not walked: a new field inside one would go
+        // unfound, and the check that every new field is used would fail.
+        let Kind::Message(inner) = field.kind() else {
+            continue;
+        };
+        match item {
+            Value::Array(items) if field.is_list() => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    take_new(item, &inner, &format!("{path}.{key}[{i}]"), new, used, kinds);
+                }
+            }
+            _ if !field.is_map() => take_new(item, &inner, &format!("{path}.{key}"), new, used, kinds),
+            _ => {}
+        }
+    }
+}
+
+/// The paths of the phase 2 fields `spec` uses, and `spec` without them.
+fn new_fields(
+    spec: &Value,
+    message: &MessageDescriptor,
+    new: &NewFields,
+    kinds: &mut BTreeSet<(String, String)>,
+) -> (BTreeSet<String>, Value) {
+    let mut used = BTreeSet::new();
+    let mut known = spec.clone();
+    take_new(&mut known, message, "spec", new, &mut used, kinds);
     (used, known)
 }
 
@@ -236,13 +287,18 @@ fn binary(spec: &Value) -> Value {
 #[test]
 fn the_previous_crate_reads_phase_2_objects_as_the_skew_rules_promise() {
     let dir = tempfile::tempdir().unwrap();
+    extract_baseline(dir.path());
+    let today = spec_message(&workspace_root());
+    let new = new_fields_since(&spec_message(dir.path()), &today);
+    assert!(!new.is_empty(), "nothing added since {BASELINE}");
     let reader = build_reader(dir.path());
 
     let examples = examples();
     let mut cases = Vec::new();
     let mut expected = Vec::new();
+    let mut all_used = BTreeSet::new();
     for (name, spec) in &examples {
-        let (used, known) = new_fields(spec);
+        let (used, known) = new_fields(spec, &today, &new, &mut all_used);
         // Read twice: as written, and without its new fields (what the old
         // reader must make of it).
         cases.push(json!({"spec": spec, "binary": binary(spec)}));
@@ -250,12 +306,13 @@ fn the_previous_crate_reads_phase_2_objects_as_the_skew_rules_promise() {
         expected.push((name, used));
     }
     // Every new field is in some example, so each is read here.
-    let all_used: BTreeSet<&str> = expected
-        .iter()
-        .flat_map(|(_, used)| used.iter().map(|path| path.rsplit('.').next().unwrap()))
-        .collect();
-    for field in NEW_SPEC_FIELDS.iter().chain(NEW_ROUTE_FIELDS).chain(NEW_MATCH_FIELDS) {
-        assert!(all_used.contains(field), "no example uses {field}");
+    for (message, names) in &new {
+        for field in names {
+            assert!(
+                all_used.contains(&(message.clone(), field.clone())),
+                "no example uses {message}.{field}"
+            );
+        }
     }
 
     let results = read(&reader, &cases);

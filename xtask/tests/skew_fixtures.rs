@@ -1,15 +1,22 @@
 //! The version-skew fixtures (`crates/aether-api/tests/skew/`) are what
-//! they claim: each manifest is a valid object of the newer proto beside
-//! them (`newer.proto`, compiled as codegen compiles `api/`), decoded
-//! strictly (no unknown field, every enum value defined) and judged valid
-//! by protovalidate on that proto's rules; and each one said to use the
-//! newer proto's additions is not an object of today's proto, so the skew
-//! tests that read them test skew.
+//! they claim: the newer proto they are written against is today's proto
+//! with the additions of `additions.txt` inserted (built here, into a
+//! scratch directory), and `buf breaking` (buf.yaml's rules: wire and JSON)
+//! finds that it only adds; each manifest is a valid object of that proto
+//! (compiled as codegen compiles `api/`), decoded strictly (no unknown
+//! field, every enum value defined) and judged valid by protovalidate on
+//! its rules; and each one said to use the newer proto's additions is not
+//! an object of today's proto, so the skew tests that read them test skew.
+
+#[path = "skew_fixtures/additions.rs"]
+mod additions;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
+use additions::Addition;
 use heck::ToShoutySnakeCase;
 use prost::Message;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, Kind, MessageDescriptor};
@@ -17,6 +24,8 @@ use serde_json::Value;
 use xtask::{descriptors, proto_deps, workspace_root};
 
 const SKEW: &str = "crates/aether-api/tests/skew";
+const ADDITIONS: &str = "crates/aether-api/tests/skew/additions.txt";
+const PROTO: &str = "api/aether/config/v1/virtual_host.proto";
 const SPEC: &str = "aether.config.v1.VirtualHostSpec";
 
 /// The skew manifests, by file name, with their specs.
@@ -39,12 +48,96 @@ fn manifests() -> Vec<(String, Value)> {
     found
 }
 
+fn pinned() -> &'static proto_deps::PinnedCrates {
+    static PINNED: OnceLock<proto_deps::PinnedCrates> = OnceLock::new();
+    PINNED.get_or_init(|| proto_deps::PinnedCrates::load(&workspace_root()).unwrap())
+}
+
 /// The descriptors (edition 2024 as written, and lowered) of the protos
-/// under `dir` (relative to the workspace root).
-fn compile(dir: &str) -> descriptors::Descriptors {
-    let root = workspace_root();
-    let deps = proto_deps::materialize(&root, &proto_deps::PinnedCrates::load(&root).unwrap()).unwrap();
-    descriptors::compile(&root, &[PathBuf::from(dir)], &[deps]).unwrap()
+/// under `root/api`, with buf.validate materialized under `root`.
+fn compile(root: &Path) -> descriptors::Descriptors {
+    let deps = proto_deps::materialize(root, pinned()).unwrap();
+    descriptors::compile(root, &[PathBuf::from("api")], &[deps]).unwrap()
+}
+
+fn todays_text() -> String {
+    std::fs::read_to_string(workspace_root().join(PROTO)).unwrap()
+}
+
+fn additions() -> Vec<Addition> {
+    let text = std::fs::read_to_string(workspace_root().join(ADDITIONS)).unwrap();
+    additions::parse(&text).unwrap_or_else(|err| panic!("{ADDITIONS}: {err}"))
+}
+
+/// The newer proto's text: today's with the additions.
+fn newer_text() -> String {
+    additions::apply(&todays_text(), &additions()).unwrap_or_else(|err| panic!("{ADDITIONS}: {err}"))
+}
+
+/// A scratch workspace whose api/ holds `proto` in place of today's proto,
+/// with buf.yaml and buf.validate beside it, as in the repository.
+fn scratch_workspace(proto: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(workspace_root().join("buf.yaml"), dir.path().join("buf.yaml")).unwrap();
+    let file = dir.path().join(PROTO);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, proto).unwrap();
+    proto_deps::materialize(dir.path(), pinned()).unwrap();
+    dir
+}
+
+fn today() -> &'static descriptors::Descriptors {
+    static TODAY: OnceLock<descriptors::Descriptors> = OnceLock::new();
+    TODAY.get_or_init(|| compile(&workspace_root()))
+}
+
+fn newer() -> &'static descriptors::Descriptors {
+    static NEWER: OnceLock<descriptors::Descriptors> = OnceLock::new();
+    NEWER.get_or_init(|| compile(scratch_workspace(&newer_text()).path()))
+}
+
+/// A pinned tool of `cargo xtask pyenv`: beside `AETHER_PYTHON` when set.
+fn pinned_tool(name: &str) -> PathBuf {
+    let python = std::env::var_os("AETHER_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/pyenv/bin/python"));
+    let tool = python.with_file_name(name);
+    assert!(
+        tool.exists(),
+        "{} is missing: run `cargo xtask pyenv`, or point AETHER_PYTHON at its venv's python",
+        tool.display()
+    );
+    tool
+}
+
+/// What `buf breaking` reports of `newer` against `older` (each the text of
+/// the proto), by buf.yaml's rules: `(rule, message)` each.
+fn breaking(older: &str, newer: &str) -> Vec<(String, String)> {
+    let (old, new) = (scratch_workspace(older), scratch_workspace(newer));
+    let output = Command::new(pinned_tool("buf"))
+        .current_dir(new.path())
+        .args(["breaking", "--error-format=json", "--against"])
+        .arg(old.path())
+        .output()
+        .unwrap();
+    let reported: Vec<(String, String)> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            (
+                entry["type"].as_str().unwrap().to_owned(),
+                entry["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // A proto that does not compile is this test's mistake, not a break.
+    assert!(
+        output.status.success() == reported.is_empty() && reported.iter().all(|(rule, _)| rule != "COMPILE"),
+        "buf breaking: {reported:?} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    reported
 }
 
 fn spec_descriptor(proto3: &[u8]) -> MessageDescriptor {
@@ -96,19 +189,10 @@ fn decode_strictly(spec: &Value, message: &MessageDescriptor) -> Result<DynamicM
 /// tests use.
 fn protovalidate(descriptors: &[u8], messages: &[Vec<u8>]) -> Vec<Value> {
     use base64::Engine as _;
-    let root = workspace_root();
     let set = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(set.path(), descriptors).unwrap();
-    let python = std::env::var_os("AETHER_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/pyenv/bin/python"));
-    assert!(
-        python.exists(),
-        "{} is missing: run `cargo xtask pyenv`, or point AETHER_PYTHON at a Python with protovalidate",
-        python.display()
-    );
-    let mut child = Command::new(&python)
-        .arg(root.join("crates/aether-api/tests/reference/protovalidate_judge.py"))
+    let mut child = Command::new(pinned_tool("python"))
+        .arg(workspace_root().join("crates/aether-api/tests/reference/protovalidate_judge.py"))
         .arg("--descriptors")
         .arg(set.path())
         .stdin(Stdio::piped())
@@ -133,12 +217,12 @@ fn protovalidate(descriptors: &[u8], messages: &[Vec<u8>]) -> Vec<Value> {
 
 #[test]
 fn every_skew_manifest_is_a_valid_object_of_the_newer_proto() {
-    let newer = compile(SKEW);
+    let newer = newer();
     let message = spec_descriptor(&newer.proto3);
     let mut binaries = Vec::new();
     for (file, spec) in manifests() {
         let decoded = decode_strictly(&spec, &message)
-            .unwrap_or_else(|err| panic!("{SKEW}/{file} is not an object of newer.proto: {err}"));
+            .unwrap_or_else(|err| panic!("{SKEW}/{file} is not an object of the newer proto: {err}"));
         binaries.push((file, decoded.encode_to_vec()));
     }
     let answers = protovalidate(
@@ -149,15 +233,15 @@ fn every_skew_manifest_is_a_valid_object_of_the_newer_proto() {
         assert_eq!(
             answer["violations"],
             serde_json::json!([]),
-            "{SKEW}/{file} breaks newer.proto's rules: {answer}"
+            "{SKEW}/{file} breaks the newer proto's rules: {answer}"
         );
     }
 }
 
 #[test]
 fn the_manifests_using_newer_additions_are_not_objects_of_todays_proto() {
-    let today = spec_descriptor(&compile("api").proto3);
-    let newer = spec_descriptor(&compile(SKEW).proto3);
+    let today = spec_descriptor(&today().proto3);
+    let newer = spec_descriptor(&newer().proto3);
     for (file, spec) in manifests() {
         let plain = file.ends_with("-plain.yaml");
         let read_today = decode_strictly(&spec, &today);
@@ -168,7 +252,7 @@ fn the_manifests_using_newer_additions_are_not_objects_of_todays_proto() {
 
 #[test]
 fn a_manifest_drifting_from_the_newer_proto_is_caught() {
-    let newer = spec_descriptor(&compile(SKEW).proto3);
+    let newer = spec_descriptor(&newer().proto3);
     let (_, spec) = manifests()
         .into_iter()
         .find(|(file, _)| file.ends_with("-new-enum-value.yaml"))
@@ -181,4 +265,56 @@ fn a_manifest_drifting_from_the_newer_proto_is_caught() {
     drifted["routes"][0]["retryBudget"] = 3.into();
     let err = decode_strictly(&drifted, &newer).unwrap_err();
     assert!(err.contains("retryBudget"), "{err}");
+}
+
+#[test]
+fn the_newer_proto_only_adds_on_the_wire_and_in_json() {
+    let reported = breaking(&todays_text(), &newer_text());
+    assert_eq!(reported, [], "{ADDITIONS} changes what today's proto has");
+}
+
+#[test]
+fn a_change_to_what_exists_is_reported_by_the_only_adds_check() {
+    let today_text = todays_text();
+    // Inserted only, yet it changes how the existing values read in JSON.
+    let mut loosening = additions();
+    let enum_block = loosening
+        .iter()
+        .find(|a| a.into[0].starts_with("enum "))
+        .unwrap()
+        .into
+        .clone();
+    let enum_name = enum_block[0].trim_start_matches("enum ").to_owned();
+    loosening.push(Addition {
+        into: enum_block,
+        text: "option features.json_format = LEGACY_BEST_EFFORT;\n".into(),
+    });
+    let reported = breaking(&today_text, &additions::apply(&today_text, &loosening).unwrap());
+    assert!(
+        reported
+            .iter()
+            .any(|(_, message)| message.contains(&format!("\"{enum_name}\""))),
+        "{enum_name}'s JSON format: {reported:?}"
+    );
+
+    // An existing field renumbered (wire) or renamed (JSON only).
+    let newer_text = newer_text();
+    let spec = spec_descriptor(&newer().proto3);
+    let field = spec_descriptor(&today().proto3).fields().next().unwrap();
+    let (name, number) = (field.name(), field.number());
+    let written = format!(" {name} = {number}");
+    assert_eq!(newer_text.matches(&written).count(), 1, "{written} in the newer proto");
+    let unused = spec.fields().map(|f| f.number()).max().unwrap() + 1;
+    for (change, changed) in [
+        ("renumbered", format!(" {name} = {unused}")),
+        ("renamed", format!(" {name}_renamed = {number}")),
+    ] {
+        let reported = breaking(&today_text, &newer_text.replacen(&written, &changed, 1));
+        assert!(
+            reported
+                .iter()
+                .any(|(_, message)| message.contains(&format!("\"{name}\""))),
+            "{name} {change}: {reported:?}"
+        );
+    }
 }

@@ -1,8 +1,9 @@
 //! Version skew through the real binary: manifests written against a newer
-//! proto (`crates/aether-api/tests/skew/newer.proto`) reconciled once by this
-//! build, in local mode. An object asking for what it cannot do (a new enum
-//! value, a new oneof member, a new spec field) is left out with status
-//! `Unsupported`; the rest of the list is served all the same.
+//! proto (today's plus `crates/aether-api/tests/skew/additions.txt`)
+//! reconciled once by this build, in local mode. An object asking for what
+//! it cannot do (a new enum value, a new oneof member, a new spec field) is
+//! left out with status `Unsupported`; the rest of the list is served all
+//! the same.
 
 mod common;
 

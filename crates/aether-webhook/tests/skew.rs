@@ -1,5 +1,5 @@
-//! Version skew: objects written against a newer proto
-//! (`crates/aether-api/tests/skew/newer.proto`), reviewed by this build's
+//! Version skew: objects written against a newer proto (today's plus
+//! `crates/aether-api/tests/skew/additions.txt`), reviewed by this build's
 //! admission handler, as the API server would send them once the newer CRD
 //! is applied and before the webhook is upgraded.
 

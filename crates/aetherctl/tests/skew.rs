@@ -1,5 +1,5 @@
-//! Version skew: manifests written against a newer proto
-//! (`crates/aether-api/tests/skew/newer.proto`) read by this build's
+//! Version skew: manifests written against a newer proto (today's plus
+//! `crates/aether-api/tests/skew/additions.txt`) read by this build's
 //! `aetherctl`. `validate` lints strictly unless `--tolerant`; `project` and
 //! `status` read as the controller does, `admit` as the webhook does.
 
