@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use aether_rules::cel::{Cmp, Expr, ExprKind, Literal, TextFn};
+use prost_reflect::{FieldDescriptor, Kind};
+use serde_json::{Map, Value};
 
 use crate::scalar::Val;
 
@@ -131,7 +133,64 @@ fn eval(expr: &Expr, this: &Val) -> Option<Val> {
                 _ => return None,
             }
         }
+        ExprKind::Field(a, field) => match eval(a, this)? {
+            Val::Msg(object) => read_field(&object, field),
+            _ => return None,
+        },
+        ExprKind::Has(a, field) => match eval(a, this)? {
+            Val::Msg(object) => Val::Bool(match object.get(field.json_name()) {
+                None | Some(Value::Null) => false,
+                Some(Value::Array(a)) => !a.is_empty(),
+                Some(Value::Object(o)) if field.is_map() => !o.is_empty(),
+                Some(Value::Object(_)) => true,
+                Some(_) if field.supports_presence() => true,
+                Some(v) => {
+                    read_field(&object, field) != default_of(&field.kind()).unwrap_or(Val::Bool(false)) || v.is_null()
+                }
+            }),
+            _ => return None,
+        },
         _ => return None,
+    })
+}
+
+/// A field of a drawn message as CEL reads it: its default when unset.
+fn read_field(object: &Map<String, Value>, field: &FieldDescriptor) -> Val {
+    let missing = || default_of(&field.kind()).unwrap_or(Val::Bool(false));
+    if field.is_list() || field.is_map() {
+        // Lists and maps are read only by macros and size(), not here.
+        return Val::Bool(false);
+    }
+    let Some(value) = object.get(field.json_name()) else {
+        return missing();
+    };
+    match (field.kind(), value) {
+        (Kind::Message(_), Value::Object(o)) => Val::Msg(o.clone()),
+        (Kind::String, Value::String(s)) => Val::Str(s.clone()),
+        (Kind::Bool, Value::Bool(b)) => Val::Bool(*b),
+        (Kind::Enum(e), Value::String(name)) => e
+            .get_value_by_name(name)
+            .map(|v| Val::Int(v.number().into()))
+            .unwrap_or_else(missing),
+        (Kind::Float | Kind::Double, Value::Number(n)) => n.as_f64().map(Val::Double).unwrap_or_else(missing),
+        (_, Value::Number(n)) => n
+            .as_i64()
+            .map(|i| Val::Int(i.into()))
+            .or_else(|| n.as_u64().map(|u| Val::Int(u.into())))
+            .unwrap_or_else(missing),
+        (_, Value::String(s)) => s.parse::<i128>().map(Val::Int).unwrap_or_else(|_| missing()),
+        _ => missing(),
+    }
+}
+
+fn default_of(kind: &Kind) -> Option<Val> {
+    Some(match kind {
+        Kind::String => Val::Str(String::new()),
+        Kind::Bytes => Val::Bytes(Vec::new()),
+        Kind::Bool => Val::Bool(false),
+        Kind::Float | Kind::Double => Val::Double(0.0),
+        Kind::Message(_) => Val::Msg(Map::new()),
+        _ => Val::Int(0),
     })
 }
 

@@ -109,7 +109,14 @@ fn walk_pools(
             let (rules, cel) = field
                 .map(|f| (f.rules.as_slice(), f.cel.as_slice()))
                 .unwrap_or((&[], &[]));
-            add(place, descriptor.kind(), rules, cel, pools);
+            add(place.clone(), descriptor.kind(), rules, cel, pools);
+            // `required` on a field without presence refuses its zero value.
+            if field.is_some_and(|f| f.required)
+                && !descriptor.supports_presence()
+                && let Some(pool) = pools.get_mut(&place)
+            {
+                pool.refuse_zero();
+            }
         }
     }
 }
@@ -131,8 +138,38 @@ fn model_field<'a>(
         .and_then(|m| m.fields.iter().find(|f| f.descriptor.number() == field.number()))
 }
 
-/// One message at `path`.
+/// How many times a message is drawn again when a CEL rule on it (one
+/// this crate evaluates) is broken and no bad value was asked for.
+const REDRAWS: usize = 6;
+
+/// One message at `path`: drawn again while its own CEL rules refuse it,
+/// unless a bad value is wanted (with probability `badness`).
 pub fn message(
+    generator: &Generator,
+    descriptor: &MessageDescriptor,
+    path: &str,
+    choices: &mut dyn Choices,
+    badness: f64,
+    depth: usize,
+) -> Map<String, Value> {
+    let rules: &[aether_rules::CelRule] = generator
+        .api
+        .message(descriptor.full_name())
+        .map(|m| m.cel.as_slice())
+        .unwrap_or_default();
+    let keep_broken = rules.is_empty() || choices.chance(badness);
+    let mut drawn = draw_once(generator, descriptor, path, choices, badness, depth);
+    for _ in 0..REDRAWS {
+        let this = Val::Msg(drawn.clone());
+        if keep_broken || rules.iter().all(|r| cel::eval_on(&r.expr, &this) != Some(false)) {
+            break;
+        }
+        drawn = draw_once(generator, descriptor, path, choices, badness, depth);
+    }
+    drawn
+}
+
+fn draw_once(
     generator: &Generator,
     message: &MessageDescriptor,
     path: &str,
@@ -193,6 +230,7 @@ pub fn message(
             continue;
         }
         let place = join(path, descriptor.json_name());
+        let required = required || chosen.contains(&descriptor.number());
         if let Some(value) = field_value(generator, &descriptor, field, &place, choices, badness, depth, required) {
             out.insert(descriptor.json_name().to_owned(), value);
         }
@@ -263,17 +301,20 @@ fn field_value(
             RuleKind::MaxItems,
         );
         let mut items = Vec::with_capacity(count + 1);
-        for _ in 0..count {
-            items.push(one(
-                generator,
-                &descriptor.kind(),
-                &item(place),
-                choices,
-                badness,
-                depth,
-            )?);
-        }
         let unique = rules.iter().any(|r| r.kind == RuleKind::Unique);
+        let kind = descriptor.kind();
+        for _ in 0..count {
+            // A unique list draws again on a repeat (a few times: the pool
+            // may hold fewer values than the count asks for).
+            let mut drawn = one(generator, &kind, &item(place), choices, badness, depth)?;
+            for _ in 0..4 {
+                if !unique || !items.contains(&drawn) {
+                    break;
+                }
+                drawn = one(generator, &kind, &item(place), choices, badness, depth)?;
+            }
+            items.push(drawn);
+        }
         if unique && !items.is_empty() && choices.chance(badness) {
             let again = items[choices.below(items.len())].clone();
             items.push(again);
@@ -360,5 +401,6 @@ pub fn json(kind: &Kind, value: &Val) -> Option<Value> {
         (_, Val::Double(d)) => Value::from(*d),
         (_, Val::Str(s)) => Value::String(s.clone()),
         (_, Val::Bytes(b)) => Value::String(base64::engine::general_purpose::STANDARD.encode(b)),
+        (_, Val::Msg(m)) => Value::Object(m.clone()),
     })
 }

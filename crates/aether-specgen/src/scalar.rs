@@ -19,6 +19,8 @@ pub enum Val {
     Double(f64),
     Str(String),
     Bytes(Vec<u8>),
+    /// A message as drawn (for CEL rules on a whole message).
+    Msg(serde_json::Map<String, serde_json::Value>),
 }
 
 /// What the rules say of a value: valid, invalid, or not known here (a
@@ -43,10 +45,33 @@ pub struct Pool {
     pub valid: Vec<Val>,
     pub invalid: Vec<Val>,
     pub unknown: Vec<Val>,
+    /// The invalid candidates breaking each rule (indexes into `invalid`):
+    /// a doubtful draw picks a rule first, so a rule few candidates break
+    /// (`min_len` 1: only `""`) is drawn as often as one many break.
+    by_rule: Vec<Vec<usize>>,
+    /// The zero value is refused (`required` without presence).
+    zero_refused: bool,
 }
 
 impl Pool {
     pub fn add(&mut self, value: Val, label: Label) {
+        self.add_breaking(value, label, &[]);
+    }
+
+    fn add_breaking(&mut self, value: Val, label: Label, broken: &[usize]) {
+        let label = if self.zero_refused && is_zero(&value) {
+            Label::Invalid
+        } else {
+            label
+        };
+        if label == Label::Invalid && !self.invalid.contains(&value) {
+            for &rule in broken {
+                if self.by_rule.len() <= rule {
+                    self.by_rule.resize(rule + 1, Vec::new());
+                }
+                self.by_rule[rule].push(self.invalid.len());
+            }
+        }
         let list = match label {
             Label::Valid => &mut self.valid,
             Label::Invalid => &mut self.invalid,
@@ -74,16 +99,39 @@ impl Pool {
             kind => integers(rules, literals, kind, &mut candidates),
         }
         for value in candidates {
-            let label = label(rules, &value);
-            pool.add(value, label);
+            let (label, broken) = judge(rules, &value);
+            pool.add_breaking(value, label, &broken);
         }
+        pool.by_rule.retain(|indexes| !indexes.is_empty());
         pool
+    }
+
+    /// Labels the zero value invalid (for a `required` field without presence).
+    pub fn refuse_zero(&mut self) {
+        self.zero_refused = true;
+        let zero = is_zero;
+        let moved: Vec<Val> = self
+            .valid
+            .iter()
+            .chain(&self.unknown)
+            .filter(|v| zero(v))
+            .cloned()
+            .collect();
+        self.valid.retain(|v| !zero(v));
+        self.unknown.retain(|v| !zero(v));
+        for value in moved {
+            self.add(value, Label::Invalid);
+        }
     }
 
     /// A value: invalid or unknown with probability `badness`, otherwise
     /// valid (unknown now and then, and when nothing valid is known).
     pub fn pick(&self, choices: &mut dyn Choices, badness: f64) -> Option<&Val> {
         let doubtful = |choices: &mut dyn Choices| {
+            if !self.by_rule.is_empty() && choices.chance(0.5) {
+                let rule = &self.by_rule[choices.below(self.by_rule.len())];
+                return Some(&self.invalid[rule[choices.below(rule.len())]]);
+            }
             let total = self.invalid.len() + self.unknown.len();
             (total > 0).then(|| {
                 let i = choices.below(total);
@@ -99,6 +147,17 @@ impl Pool {
             return Some(&self.unknown[choices.below(self.unknown.len())]);
         }
         Some(&self.valid[choices.below(self.valid.len())])
+    }
+}
+
+fn is_zero(value: &Val) -> bool {
+    match value {
+        Val::Bool(b) => !b,
+        Val::Int(i) => *i == 0,
+        Val::Double(d) => *d == 0.0,
+        Val::Str(s) => s.is_empty(),
+        Val::Bytes(b) => b.is_empty(),
+        Val::Msg(_) => false,
     }
 }
 
@@ -338,22 +397,30 @@ fn as_int(scalar: &Scalar) -> Option<i128> {
 /// What the standard rules (and the CEL rules this crate evaluates) say
 /// of `value`.
 pub fn label(rules: &Rules, value: &Val) -> Label {
+    judge(rules, value).0
+}
+
+/// The label, and the indexes of the rules broken (standard rules, then CEL).
+fn judge(rules: &Rules, value: &Val) -> (Label, Vec<usize>) {
+    let verdicts = rules
+        .rules
+        .iter()
+        .map(|rule| holds(&rule.kind, value))
+        .chain(rules.cel.iter().map(|rule| cel::eval_on(&rule.expr, value)));
     let mut label = Label::Valid;
-    for rule in rules.rules {
-        match holds(&rule.kind, value) {
+    let mut broken = Vec::new();
+    for (i, verdict) in verdicts.enumerate() {
+        match verdict {
             Some(true) => {}
-            Some(false) => return Label::Invalid,
-            None => label = Label::Unknown,
+            Some(false) => broken.push(i),
+            None if label == Label::Valid => label = Label::Unknown,
+            None => {}
         }
     }
-    for rule in rules.cel {
-        match cel::eval_on(&rule.expr, value) {
-            Some(true) => {}
-            Some(false) => return Label::Invalid,
-            None => label = Label::Unknown,
-        }
+    if !broken.is_empty() {
+        label = Label::Invalid;
     }
-    label
+    (label, broken)
 }
 
 fn holds(kind: &RuleKind, value: &Val) -> Option<bool> {

@@ -3,8 +3,9 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use aether_api::config::v1::{
-    Condition, HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec,
-    VirtualHostStatus, VirtualHostTls, header_match, query_param_match, route_match::Path,
+    Condition, HeaderMatch, HeaderModifier, HeaderValue, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch,
+    RouteRedirect, RouteRetry, RouteRewrite, SecretProvider, VirtualHostSpec, VirtualHostStatus, VirtualHostTls,
+    WeightedBackend, header_match, query_param_match, route_match::Path, route_redirect, route_rewrite,
 };
 use proptest::prelude::*;
 
@@ -100,16 +101,95 @@ fn route() -> impl Strategy<Value = HttpRoute> {
             query_params,
         });
     let backend = (text(), any::<u32>()).prop_map(|(service, port)| RouteBackend { service, port });
-    // The actions as the parity sample draws them (every field, set and
-    // not), with a backend of any text.
     (
-        actions::route(proptest::option::of(route_match)),
+        proptest::option::of(route_match),
         proptest::option::of(backend),
+        actions(),
     )
-        .prop_map(|(route, backend)| HttpRoute {
-            backend: backend.filter(|_| route.backend.is_some()),
-            ..route
+        .prop_map(|(r#match, backend, actions)| HttpRoute {
+            r#match,
+            backend,
+            ..actions
         })
+}
+
+/// A route's actions, every field set or not, of any text.
+fn actions() -> impl Strategy<Value = HttpRoute> {
+    let weighted = (text(), any::<u32>(), any::<u32>()).prop_map(|(service, port, weight)| WeightedBackend {
+        service,
+        port,
+        weight,
+    });
+    let redirect = (
+        text(),
+        text(),
+        any::<u32>(),
+        any::<u32>(),
+        proptest::option::of(text()),
+        any::<bool>(),
+    )
+        .prop_map(|(scheme, host, port, status_code, replace, whole)| RouteRedirect {
+            scheme,
+            host,
+            port,
+            status_code,
+            replace: replace.map(|r| {
+                if whole {
+                    route_redirect::Replace::Path(r)
+                } else {
+                    route_redirect::Replace::Prefix(r)
+                }
+            }),
+        });
+    let rewrite =
+        (text(), proptest::option::of(text()), any::<bool>()).prop_map(|(host, replace, whole)| RouteRewrite {
+            host,
+            replace: replace.map(|r| {
+                if whole {
+                    route_rewrite::Replace::Path(r)
+                } else {
+                    route_rewrite::Replace::Prefix(r)
+                }
+            }),
+        });
+    let value = (text(), text())
+        .prop_map(|(name, value)| HeaderValue { name, value })
+        .boxed();
+    let modifier = (
+        proptest::collection::vec(value.clone(), 0..3),
+        proptest::collection::vec(value, 0..3),
+        proptest::collection::vec(text(), 0..3),
+    )
+        .prop_map(|(set, add, remove)| HeaderModifier { set, add, remove })
+        .boxed();
+    let retries = (any::<u32>(), text(), proptest::collection::vec(text(), 0..3)).prop_map(
+        |(attempts, per_try_timeout, retry_on)| RouteRetry {
+            attempts,
+            per_try_timeout,
+            retry_on,
+        },
+    );
+    (
+        proptest::collection::vec(weighted, 0..3),
+        proptest::option::of(redirect),
+        proptest::option::of(rewrite),
+        proptest::option::of(modifier.clone()),
+        proptest::option::of(modifier),
+        text(),
+        proptest::option::of(retries),
+    )
+        .prop_map(
+            |(backends, redirect, rewrite, request_headers, response_headers, timeout, retries)| HttpRoute {
+                backends,
+                redirect,
+                rewrite,
+                request_headers,
+                response_headers,
+                timeout,
+                retries,
+                ..Default::default()
+            },
+        )
 }
 
 /// Any spec whose enum values are named (what both JSON forms can carry).
@@ -170,5 +250,31 @@ pub fn sample<S: Strategy>(strategy: S, count: usize) -> Vec<S::Value> {
         .collect()
 }
 
-pub mod actions;
-pub mod boundary;
+/// The specs written by hand: every fixture's and every example manifest's
+/// (the seeds of the parity sample's generator).
+pub fn written_specs() -> Vec<serde_json::Value> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs = [
+        root.join("tests/fixtures/valid"),
+        root.join("tests/fixtures/invalid"),
+        root.join("../../examples"),
+    ];
+    let mut specs = Vec::new();
+    for dir in dirs {
+        let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        paths.sort();
+        for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "yaml")) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            // A file may hold several documents; each VirtualHost's spec counts.
+            for document in text.split("\n---") {
+                let Ok(object) = serde_saphyr::from_str::<serde_json::Value>(document) else {
+                    continue;
+                };
+                if object["kind"] == "VirtualHost" {
+                    specs.push(object["spec"].clone());
+                }
+            }
+        }
+    }
+    specs
+}
