@@ -91,7 +91,7 @@ pub struct ArbitraryRedirect {
     pub host: Text,
     pub port: u32,
     pub replace: Option<Replace>,
-    /// Mostly one of 0, 301, 302, 303, 307, 308; sometimes any.
+    /// Mostly unset or one of the listed codes; sometimes any.
     pub status_code: u16,
 }
 
