@@ -1,7 +1,16 @@
 //! The rules of an accepted route's actions, counted by hand: what the
 //! validator accepted must hold them.
 
-use aether_api::config::v1::{HeaderModifier, HttpRoute, VirtualHostSpec, route_match, route_redirect, route_rewrite};
+use aether_api::config::v1::{
+    HeaderModifier, HeaderValue, HttpRoute, RouteBackend, RouteRedirect, RouteRetry, RouteRewrite, VirtualHostSpec,
+    WeightedBackend, route_match, route_redirect, route_rewrite,
+};
+use std::ops::RangeInclusive;
+
+use aether_rules::Scalar;
+use prost_reflect::ReflectMessage;
+
+use crate::bounds;
 
 /// Whether `route` has only v1's actions: a `backend`, nothing else.
 pub(crate) fn backend_only(route: &HttpRoute) -> bool {
@@ -23,14 +32,17 @@ pub(crate) fn are_consistent(route: &HttpRoute, spec: &VirtualHostSpec) {
     assert_eq!(destinations, 1, "exactly one destination, {spec:?}");
     if let Some(backend) = &route.backend {
         assert!(
-            !backend.service.is_empty() && backend.port <= 65535,
+            !backend.service.is_empty() && u64::from(backend.port) <= bounds::lte::<RouteBackend>("port"),
             "backend, {spec:?}"
         );
     }
-    assert!(route.backends.len() <= 16, "backends: at most 16, {spec:?}");
+    let most = bounds::max_items::<HttpRoute>("backends");
+    assert!(route.backends.len() <= most, "backends: at most {most}, {spec:?}");
     for (i, backend) in route.backends.iter().enumerate() {
         assert!(
-            !backend.service.is_empty() && backend.port <= 65535 && backend.weight <= 1_000_000,
+            !backend.service.is_empty()
+                && u64::from(backend.port) <= bounds::lte::<WeightedBackend>("port")
+                && u64::from(backend.weight) <= bounds::lte::<WeightedBackend>("weight"),
             "weighted backend, {spec:?}"
         );
         assert!(
@@ -52,31 +64,50 @@ pub(crate) fn are_consistent(route: &HttpRoute, spec: &VirtualHostSpec) {
                 && route.retries.is_none(),
             "a redirect route sends nothing on, {spec:?}"
         );
+        // Empty is allowed: the scheme and status ignore their zero value.
         assert!(
-            ["", "http", "https"].contains(&redirect.scheme.as_str()),
+            redirect.scheme.is_empty()
+                || bounds::holds_text(bounds::one_of::<RouteRedirect>("scheme"), &redirect.scheme),
             "scheme, {spec:?}"
         );
-        assert!(is_host(&redirect.host), "redirect host, {spec:?}");
-        assert!(redirect.port <= 65535, "redirect port, {spec:?}");
+        assert!(is_host::<RouteRedirect>(&redirect.host), "redirect host, {spec:?}");
         assert!(
-            [0, 301, 302, 303, 307, 308].contains(&redirect.status_code),
+            u64::from(redirect.port) <= bounds::lte::<RouteRedirect>("port"),
+            "redirect port, {spec:?}"
+        );
+        assert!(
+            redirect.status_code == 0
+                || bounds::holds_uint(
+                    bounds::one_of::<RouteRedirect>("status_code"),
+                    redirect.status_code.into()
+                ),
             "status, {spec:?}"
         );
         match &redirect.replace {
             Some(route_redirect::Replace::Prefix(path)) => {
-                assert!(prefix_match && is_path(path), "redirect prefix, {spec:?}")
+                assert!(
+                    prefix_match && is_path::<RouteRedirect>(path, "prefix"),
+                    "redirect prefix, {spec:?}"
+                )
             }
-            Some(route_redirect::Replace::Path(path)) => assert!(is_path(path), "redirect path, {spec:?}"),
+            Some(route_redirect::Replace::Path(path)) => {
+                assert!(is_path::<RouteRedirect>(path, "path"), "redirect path, {spec:?}")
+            }
             None => {}
         }
     }
     if let Some(rewrite) = &route.rewrite {
-        assert!(is_host(&rewrite.host), "rewrite host, {spec:?}");
+        assert!(is_host::<RouteRewrite>(&rewrite.host), "rewrite host, {spec:?}");
         match &rewrite.replace {
             Some(route_rewrite::Replace::Prefix(path)) => {
-                assert!(prefix_match && is_path(path), "rewrite prefix, {spec:?}")
+                assert!(
+                    prefix_match && is_path::<RouteRewrite>(path, "prefix"),
+                    "rewrite prefix, {spec:?}"
+                )
             }
-            Some(route_rewrite::Replace::Path(path)) => assert!(is_path(path), "rewrite path, {spec:?}"),
+            Some(route_rewrite::Replace::Path(path)) => {
+                assert!(is_path::<RouteRewrite>(path, "path"), "rewrite path, {spec:?}")
+            }
             None => {}
         }
     }
@@ -85,60 +116,48 @@ pub(crate) fn are_consistent(route: &HttpRoute, spec: &VirtualHostSpec) {
     }
     assert!(is_duration(&route.timeout), "timeout, {spec:?}");
     if let Some(retries) = &route.retries {
-        assert!(retries.attempts <= 10, "attempts, {spec:?}");
+        assert!(
+            u64::from(retries.attempts) <= bounds::lte::<RouteRetry>("attempts"),
+            "attempts, {spec:?}"
+        );
         assert!(is_duration(&retries.per_try_timeout), "per-try timeout, {spec:?}");
-        assert!(retries.retry_on.len() <= 7, "conditions: at most 7, {spec:?}");
+        let most = bounds::max_items::<RouteRetry>("retry_on");
+        assert!(retries.retry_on.len() <= most, "conditions: at most {most}, {spec:?}");
+        let listed = bounds::item_one_of::<RouteRetry>("retry_on");
         for (i, on) in retries.retry_on.iter().enumerate() {
-            assert!(
-                [
-                    "5xx",
-                    "gateway-error",
-                    "reset",
-                    "reset-before-request",
-                    "connect-failure",
-                    "refused-stream",
-                    "retriable-4xx"
-                ]
-                .contains(&on.as_str()),
-                "a listed condition, {spec:?}"
-            );
+            assert!(bounds::holds_text(listed, on), "a listed condition, {spec:?}");
             assert!(!retries.retry_on[i + 1..].contains(on), "unique conditions, {spec:?}");
         }
     }
 }
 
-/// Header changes: at most 16 of each, unique names, names lower-case
-/// tokens the proxy does not own, values visible ASCII without line breaks.
+/// Header changes: within the counts, unique names, names lower-case tokens
+/// the proxy does not own, values visible ASCII without line breaks.
 fn headers_are_consistent(changes: &HeaderModifier, spec: &VirtualHostSpec) {
-    const OWNED: [&str; 9] = [
-        "host",
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "transfer-encoding",
-        "upgrade",
-        "te",
-        "trailer",
-        "content-length",
-    ];
-    let name_ok = |name: &str| {
-        (1..=256).contains(&name.len())
+    // A set or added name and a removed one follow the same rules, each
+    // read where the proto writes it.
+    let name_ok = |name: &str, len: &RangeInclusive<usize>, owned: &[Scalar]| {
+        len.contains(&name.len())
             && !name
                 .bytes()
                 .any(|b| b.is_ascii_uppercase() || b == b':' || !b.is_ascii_graphic())
-            && !OWNED.contains(&name)
+            && !bounds::holds_text(owned, name)
     };
-    for list in [&changes.set, &changes.add] {
-        assert!(list.len() <= 16, "at most 16 headers, {spec:?}");
+    let name_len = bounds::min_len::<HeaderValue>("name")..=bounds::max_len::<HeaderValue>("name");
+    let owned = bounds::not_in::<HeaderValue>("name");
+    let value_len = bounds::min_len::<HeaderValue>("value")..=bounds::max_len::<HeaderValue>("value");
+    for (list, field) in [(&changes.set, "set"), (&changes.add, "add")] {
+        let most = bounds::max_items::<HeaderModifier>(field);
+        assert!(list.len() <= most, "{field}: at most {most} headers, {spec:?}");
         for (i, header) in list.iter().enumerate() {
-            assert!(name_ok(&header.name), "header name, {spec:?}");
+            assert!(name_ok(&header.name, &name_len, owned), "header name, {spec:?}");
             assert!(
                 !list[i + 1..].iter().any(|h| h.name == header.name),
                 "unique names, {spec:?}"
             );
             let value = &header.value;
             assert!(
-                (1..=4096).contains(&value.len())
+                value_len.contains(&value.len())
                     && value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
                     && !value.starts_with([' ', '\t'])
                     && !value.ends_with([' ', '\t']),
@@ -146,9 +165,14 @@ fn headers_are_consistent(changes: &HeaderModifier, spec: &VirtualHostSpec) {
             );
         }
     }
-    assert!(changes.remove.len() <= 16, "at most 16 removed, {spec:?}");
+    let most = bounds::max_items::<HeaderModifier>("remove");
+    assert!(changes.remove.len() <= most, "at most {most} removed, {spec:?}");
+    // Non-empty: a removed name has no length floor, but its pattern asks
+    // for a character.
+    let name_len = 1..=bounds::item_max_len::<HeaderModifier>("remove");
+    let owned = bounds::item_not_in::<HeaderModifier>("remove");
     for (i, name) in changes.remove.iter().enumerate() {
-        assert!(name_ok(name), "removed name, {spec:?}");
+        assert!(name_ok(name, &name_len, owned), "removed name, {spec:?}");
         assert!(
             !changes.remove[i + 1..].contains(name),
             "unique removed names, {spec:?}"
@@ -156,16 +180,19 @@ fn headers_are_consistent(changes: &HeaderModifier, spec: &VirtualHostSpec) {
     }
 }
 
-/// Empty, or a DNS name of at most 253 characters without wildcard or port.
-fn is_host(host: &str) -> bool {
-    host.len() <= 253 && !host.contains(['*', ':', '/']) && host.bytes().all(|b| !b.is_ascii_uppercase())
+/// Empty, or a DNS name within the length of `M.host`, without wildcard or
+/// port.
+fn is_host<M: ReflectMessage + Default>(host: &str) -> bool {
+    host.len() <= bounds::max_len::<M>("host")
+        && !host.contains(['*', ':', '/'])
+        && host.bytes().all(|b| !b.is_ascii_uppercase())
 }
 
-/// An absolute path of at most 1024 characters without empty or dot
+/// An absolute path within the lengths of `M.field`, without empty or dot
 /// segments and encoded slashes.
-fn is_path(path: &str) -> bool {
+pub(crate) fn is_path<M: ReflectMessage + Default>(path: &str, field: &str) -> bool {
     path.starts_with('/')
-        && path.len() <= 1024
+        && (bounds::min_len::<M>(field)..=bounds::max_len::<M>(field)).contains(&path.len())
         && !path.contains("//")
         && !path.contains("/../")
         && !path.contains("/./")

@@ -1,10 +1,14 @@
 //! `validate()` against an independent reading of the rules that need no
 //! pattern, on decoded specs and on structured ones.
 
-use aether_api::config::v1::{SecretProvider, VirtualHostSpec};
+use aether_api::config::v1::{
+    HeaderMatch, QueryParamMatch, RouteMatch, RouteOrder, SecretProvider, VirtualHostSpec, header_match,
+    query_param_match, route_match::Path,
+};
 use aether_api::validate::Validate;
+use prost_reflect::ReflectMessage;
 
-use crate::{Outcome, actions, structured};
+use crate::{Outcome, actions, bounds, structured};
 
 /// `validate()` on specs built by [`structured::ArbitrarySpec`] from the
 /// input, so that nearly every input becomes a spec (and many a valid one).
@@ -38,32 +42,30 @@ pub fn validate_is_consistent(spec: &VirtualHostSpec) {
     if result.is_err() {
         return;
     }
-    // Accepted: check the rules a reader of the proto can count by hand.
-    assert!((1..=16).contains(&spec.hosts.len()), "hosts: 1 to 16, {spec:?}");
+    // Accepted: check the rules a reader of the proto can count by hand (the
+    // numbers are the proto's, read from the rules model).
+    let hosts = bounds::min_items::<VirtualHostSpec>("hosts")..=bounds::max_items::<VirtualHostSpec>("hosts");
+    assert!(hosts.contains(&spec.hosts.len()), "hosts: {hosts:?}, {spec:?}");
+    let host_len = bounds::item_max_len::<VirtualHostSpec>("hosts");
     for (i, host) in spec.hosts.iter().enumerate() {
-        assert!(!host.is_empty() && host.len() <= 253, "host length, {spec:?}");
+        assert!(!host.is_empty() && host.len() <= host_len, "host length, {spec:?}");
         assert!(!spec.hosts[i + 1..].contains(host), "unique hosts, {spec:?}");
         assert!(host.is_ascii() && !host.ends_with('.'), "host form, {spec:?}");
     }
-    assert!((1..=128).contains(&spec.routes.len()), "routes: 1 to 128, {spec:?}");
+    let routes = bounds::min_items::<VirtualHostSpec>("routes")..=bounds::max_items::<VirtualHostSpec>("routes");
+    assert!(routes.contains(&spec.routes.len()), "routes: {routes:?}, {spec:?}");
     for route in &spec.routes {
-        use aether_api::config::v1::route_match::Path;
         let route_match = route.r#match.as_ref().expect("an accepted route has a match");
         match route_match.path.as_ref() {
-            Some(Path::Prefix(path) | Path::Exact(path)) => {
-                assert!(path.starts_with('/') && path.len() <= 1024, "path form, {spec:?}");
-                assert!(
-                    !path.contains("//") && !path.contains("/../") && !path.to_ascii_lowercase().contains("%2f"),
-                    "path segments, {spec:?}"
-                );
-            }
-            Some(Path::Regex(regex)) => assert!(is_regex_text(regex), "regex form, {spec:?}"),
+            Some(Path::Prefix(path)) => assert!(actions::is_path::<RouteMatch>(path, "prefix"), "prefix, {spec:?}"),
+            Some(Path::Exact(path)) => assert!(actions::is_path::<RouteMatch>(path, "exact"), "exact, {spec:?}"),
+            Some(Path::Regex(regex)) => assert!(is_regex_text::<RouteMatch>(regex, "regex"), "regex, {spec:?}"),
             None => panic!("an accepted match has a path, {spec:?}"),
         }
         match_fields_are_consistent(route_match, spec);
         actions::are_consistent(route, spec);
     }
-    assert!((0..=2).contains(&spec.route_order), "route order, {spec:?}");
+    assert!(RouteOrder::try_from(spec.route_order).is_ok(), "route order, {spec:?}");
     if let Some(tls) = &spec.tls {
         assert!(!tls.secret_name.is_empty(), "secret name, {spec:?}");
         assert!(
@@ -76,59 +78,74 @@ pub fn validate_is_consistent(spec: &VirtualHostSpec) {
     }
 }
 
-/// The rules of a `regex` member: 1 to 1024 printable ASCII characters.
-fn is_regex_text(regex: &str) -> bool {
-    (1..=1024).contains(&regex.len()) && regex.bytes().all(|b| (b' '..=b'~').contains(&b))
+/// The rules of a `regex` member `M.field`: printable ASCII characters, as
+/// many as its length rules allow.
+fn is_regex_text<M: ReflectMessage + Default>(regex: &str, field: &str) -> bool {
+    (bounds::min_len::<M>(field)..=bounds::max_len::<M>(field)).contains(&regex.len())
+        && regex.bytes().all(|b| (b' '..=b'~').contains(&b))
 }
 
 /// The counts and required parts of an accepted match's methods, headers and
 /// query parameters.
-fn match_fields_are_consistent(route_match: &aether_api::config::v1::RouteMatch, spec: &VirtualHostSpec) {
-    use aether_api::config::v1::{header_match, query_param_match};
-    const METHODS: [&str; 9] = [
-        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
-    ];
+fn match_fields_are_consistent(route_match: &RouteMatch, spec: &VirtualHostSpec) {
     let methods = &route_match.methods;
-    assert!(methods.len() <= 9, "methods: at most 9, {spec:?}");
+    let listed = bounds::item_one_of::<RouteMatch>("methods");
+    let most = bounds::max_items::<RouteMatch>("methods");
+    assert!(methods.len() <= most, "methods: at most {most}, {spec:?}");
     for (i, method) in methods.iter().enumerate() {
-        assert!(METHODS.contains(&method.as_str()), "a listed method, {spec:?}");
+        assert!(bounds::holds_text(listed, method), "a listed method, {spec:?}");
         assert!(!methods[i + 1..].contains(method), "unique methods, {spec:?}");
     }
-    assert!(route_match.headers.len() <= 16, "headers: at most 16, {spec:?}");
+    let most = bounds::max_items::<RouteMatch>("headers");
+    assert!(route_match.headers.len() <= most, "headers: at most {most}, {spec:?}");
+    let name_len = bounds::min_len::<HeaderMatch>("name")..=bounds::max_len::<HeaderMatch>("name");
     for header in &route_match.headers {
         let name = &header.name;
         assert!(
-            (1..=256).contains(&name.len()) && !name.bytes().any(|b| b.is_ascii_uppercase() || b == b':'),
+            name_len.contains(&name.len()) && !name.bytes().any(|b| b.is_ascii_uppercase() || b == b':'),
             "header name, {spec:?}"
         );
+        let text = |v: &str, member: &str| {
+            let len = bounds::min_len::<HeaderMatch>(member)..=bounds::max_len::<HeaderMatch>(member);
+            assert!(len.contains(&v.len()) && v.is_ascii(), "header value, {spec:?}");
+            assert!(!v.starts_with([' ', '\t']), "header value start, {spec:?}");
+        };
         match header.value.as_ref() {
-            Some(header_match::Value::Exact(v) | header_match::Value::Prefix(v)) => {
-                assert!((1..=4096).contains(&v.len()) && v.is_ascii(), "header value, {spec:?}");
-                assert!(!v.starts_with([' ', '\t']), "header value start, {spec:?}");
+            Some(header_match::Value::Exact(v)) => text(v, "exact"),
+            Some(header_match::Value::Prefix(v)) => text(v, "prefix"),
+            Some(header_match::Value::Regex(regex)) => {
+                assert!(is_regex_text::<HeaderMatch>(regex, "regex"), "header regex, {spec:?}")
             }
-            Some(header_match::Value::Regex(regex)) => assert!(is_regex_text(regex), "header regex, {spec:?}"),
             Some(header_match::Value::Present(present)) => assert!(present, "present is true, {spec:?}"),
             None => panic!("an accepted header match has a value, {spec:?}"),
         }
     }
+    let most = bounds::max_items::<RouteMatch>("query_params");
     assert!(
-        route_match.query_params.len() <= 16,
-        "query parameters: at most 16, {spec:?}"
+        route_match.query_params.len() <= most,
+        "query parameters: at most {most}, {spec:?}"
     );
+    let name_len = bounds::min_len::<QueryParamMatch>("name")..=bounds::max_len::<QueryParamMatch>("name");
     for param in &route_match.query_params {
         let name = &param.name;
         assert!(
-            (1..=256).contains(&name.len()) && !name.contains(['&', '=', '#', ' ']),
+            name_len.contains(&name.len()) && !name.contains(['&', '=', '#', ' ']),
             "query parameter name, {spec:?}"
         );
         match param.value.as_ref() {
             Some(query_param_match::Value::Exact(v)) => {
+                let len = bounds::min_len::<QueryParamMatch>("exact")..=bounds::max_len::<QueryParamMatch>("exact");
                 assert!(
-                    (1..=1024).contains(&v.len()) && !v.contains(['&', '#', ' ']),
+                    len.contains(&v.len()) && !v.contains(['&', '#', ' ']),
                     "query value, {spec:?}"
                 );
             }
-            Some(query_param_match::Value::Regex(regex)) => assert!(is_regex_text(regex), "query regex, {spec:?}"),
+            Some(query_param_match::Value::Regex(regex)) => {
+                assert!(
+                    is_regex_text::<QueryParamMatch>(regex, "regex"),
+                    "query regex, {spec:?}"
+                )
+            }
             Some(query_param_match::Value::Present(present)) => assert!(present, "present is true, {spec:?}"),
             None => panic!("an accepted query parameter match has a value, {spec:?}"),
         }

@@ -15,6 +15,8 @@ use aether_api::config::v1::{
 use arbitrary::Arbitrary;
 use prost::Message;
 
+use crate::bounds;
+
 mod text;
 
 use text::Budget;
@@ -89,7 +91,7 @@ pub struct ArbitraryRedirect {
     pub host: Text,
     pub port: u32,
     pub replace: Option<Replace>,
-    /// Mostly one of 0, 301, 302, 303, 307, 308; sometimes any.
+    /// Mostly unset or one of the listed codes; sometimes any.
     pub status_code: u16,
 }
 
@@ -117,8 +119,8 @@ pub struct ArbitraryActions {
 pub struct ArbitrarySpec {
     pub hosts: Vec<Text>,
     pub routes: Vec<ArbitraryRoute>,
-    /// Appended to `routes` this many times (at most 130), to reach the
-    /// 128-route limit without 128 routes' worth of input.
+    /// Appended to `routes` this many times (at most two past the route
+    /// limit), to reach that limit without its worth of input.
     pub repeat_last_route: u8,
     pub tls: Option<(Text, Provider)>,
     /// The route order: a named one (0 to 2) or any number.
@@ -134,7 +136,8 @@ impl ArbitrarySpec {
     fn build_within(&self, b: &mut Budget) -> VirtualHostSpec {
         let mut routes: Vec<HttpRoute> = self.routes.iter().map(|route| build_route(route, b)).collect();
         if let Some(last) = routes.last().cloned() {
-            let copies = b.copies(usize::from(self.repeat_last_route.min(130)), last.encoded_len());
+            let most = bounds::max_items::<VirtualHostSpec>("routes") + 2;
+            let copies = b.copies(usize::from(self.repeat_last_route).min(most), last.encoded_len());
             routes.extend(std::iter::repeat_n(last, copies));
         }
         VirtualHostSpec {
@@ -143,12 +146,12 @@ impl ArbitrarySpec {
             tls: self.tls.as_ref().map(|(secret_name, provider)| VirtualHostTls {
                 secret_name: b.text(secret_name),
                 provider: match provider {
-                    Provider::Named(n) => i32::from(n % 3),
+                    Provider::Named(n) => bounds::declared::<VirtualHostTls>("provider", *n),
                     Provider::Number(n) => *n,
                 },
             }),
             route_order: match self.route_order {
-                Provider::Named(n) => i32::from(n % 3),
+                Provider::Named(n) => bounds::declared::<VirtualHostSpec>("route_order", n),
                 Provider::Number(n) => n,
             },
         }
@@ -173,17 +176,17 @@ fn build_route(route: &ArbitraryRoute, b: &mut Budget) -> HttpRoute {
         }),
         backend: route.backend.as_ref().map(|(service, port)| RouteBackend {
             service: b.text(service),
-            // Mostly in range, where the rule's edges are.
-            port: if port & 0x8000_0000 == 0 { port % 65_540 } else { *port },
+            port: near(*port, bounds::lte::<RouteBackend>("port")),
         }),
         ..build_actions(&route.actions, b)
     }
 }
 
-/// Mostly in range, where the rule's edges are.
-fn near(value: u32, bound: u32) -> u32 {
+/// Mostly in range, where the rule's edges are (`bound` is an `lte`).
+fn near(value: u32, bound: u64) -> u32 {
     if value & 0x8000_0000 == 0 {
-        value % (bound + 5)
+        let past = u32::try_from(bound + 5).expect("a uint32 bound, with room above it");
+        value % past
     } else {
         value
     }
@@ -206,27 +209,31 @@ fn build_header_changes(changes: &ArbitraryHeaderChanges, b: &mut Budget) -> Hea
 }
 
 fn build_actions(actions: &ArbitraryActions, b: &mut Budget) -> HttpRoute {
-    const CODES: [u32; 6] = [0, 301, 302, 303, 307, 308];
+    // The unset code, then the listed ones.
+    let codes = bounds::one_of::<RouteRedirect>("status_code");
     HttpRoute {
         backends: actions
             .backends
             .iter()
             .map(|(service, port, weight)| WeightedBackend {
                 service: b.text(service),
-                port: near(*port, 65_535),
-                weight: near(*weight, 1_000_000),
+                port: near(*port, bounds::lte::<WeightedBackend>("port")),
+                weight: near(*weight, bounds::lte::<WeightedBackend>("weight")),
             })
             .collect(),
         redirect: actions.redirect.as_ref().map(|r| RouteRedirect {
             scheme: b.text(&r.scheme),
             host: b.text(&r.host),
-            port: near(r.port, 65_535),
+            port: near(r.port, bounds::lte::<RouteRedirect>("port")),
             replace: r.replace.as_ref().map(|replace| match replace {
                 Replace::Prefix(text) => route_redirect::Replace::Prefix(b.text(text)),
                 Replace::Path(text) => route_redirect::Replace::Path(b.text(text)),
             }),
             status_code: if r.status_code & 0x8000 == 0 {
-                CODES[usize::from(r.status_code) % CODES.len()]
+                match usize::from(r.status_code) % (codes.len() + 1) {
+                    0 => 0,
+                    i => u32::try_from(bounds::uint(&codes[i - 1])).expect("a uint32 status code"),
+                }
             } else {
                 u32::from(r.status_code & 0x7fff)
             },

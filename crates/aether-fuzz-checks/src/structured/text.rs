@@ -95,13 +95,14 @@ pub const PIECES: &[&str] = &[
 pub enum Text {
     Piece(u8),
     Join(Box<Text>, Box<Text>),
-    /// Up to 4200 copies: past the 4096-character header value limit.
+    /// Up to [`MAX_TEXT`] characters of copies: past every length limit.
     Repeat(u8, u16),
     Raw(String),
 }
 
-/// Past every length limit of a spec (4096 for a header value), so a string
-/// this long is as good as a longer one: building stops here.
+/// Past every length limit of a spec (the tests compare it with the rules
+/// model's longest), so a string this long is as good as a longer one:
+/// building stops here.
 pub(super) const MAX_TEXT: usize = 4200;
 
 /// What repetition may add to one input (a spec, or a set of objects): the characters `Repeat` pushes,
