@@ -90,7 +90,7 @@ impl Typer {
         let outside = || {
             anyhow!(
                 "`{name}` on {:?} with arguments {types:?} is outside the CEL that protovalidate and the \
-                 Kubernetes API server evaluate alike (see xtask/src/rules/cel.rs)",
+                 Kubernetes API server evaluate alike (see aether-rules/src/cel/mod.rs)",
                 target.as_ref().map(|t| &t.ty)
             )
         };

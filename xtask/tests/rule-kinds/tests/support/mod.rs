@@ -160,30 +160,4 @@ pub fn judge(specs: &[Value]) -> Vec<Verdict> {
         .collect()
 }
 
-/// A path with its list indexes and map keys replaced by `[*]`.
-pub fn pattern_of(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut rest = path;
-    while let Some(open) = rest.find('[') {
-        out.push_str(&rest[..open]);
-        out.push_str("[*]");
-        let mut in_string = false;
-        let mut escaped = false;
-        let mut close = rest.len() - 1;
-        for (i, c) in rest[open + 1..].char_indices() {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' if in_string => escaped = true,
-                '"' => in_string = !in_string,
-                ']' if !in_string => {
-                    close = open + 1 + i;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        rest = &rest[close + 1..];
-    }
-    out.push_str(rest);
-    out
-}
+pub use aether_specgen::coverage::pattern_of;
