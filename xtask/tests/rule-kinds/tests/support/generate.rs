@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 
 use super::{Case, SPEC, pattern_of};
 
-pub use aether_specgen::Rng;
 use aether_specgen::Choices as _;
+pub use aether_specgen::Rng;
 
 /// What the cases wrote at one place: `None` for absent.
 #[derive(Default)]
