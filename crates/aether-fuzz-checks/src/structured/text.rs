@@ -95,7 +95,7 @@ pub const PIECES: &[&str] = &[
 pub enum Text {
     Piece(u8),
     Join(Box<Text>, Box<Text>),
-    /// Up to [`MAX_TEXT`] characters of copies: past every length limit.
+    /// Up to `MAX_TEXT` characters of copies: past every length limit.
     Repeat(u8, u16),
     Raw(String),
 }
