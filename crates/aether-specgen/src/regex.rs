@@ -5,9 +5,32 @@
 //! (`^...$`), and rand_regex needs a `rand` generator where ours draw from a
 //! [`Choices`] (a fuzzer's bytes or a seeded generator alike).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::Choices;
+
+thread_local! {
+    /// Each pattern compiled once per thread: labelling the candidates and
+    /// seeds of a format place matches thousands of values against the same
+    /// few patterns, and compiling a URI's takes milliseconds.
+    static COMPILED: RefCell<HashMap<String, Option<regex::Regex>>> = RefCell::new(HashMap::new());
+}
+
+/// Whether `value` matches `source` (read by the `regex` crate); false if
+/// it does not compile.
+pub fn is_match(source: &str, value: &str) -> bool {
+    COMPILED.with(|compiled| {
+        compiled
+            .borrow_mut()
+            .entry(source.to_owned())
+            .or_insert_with(|| regex::Regex::new(source).ok())
+            .as_ref()
+            .is_some_and(|r| r.is_match(value))
+    })
+}
 
 /// How many times an unbounded repetition (`*`, `+`, `{n,}`) repeats at most
 /// beyond its minimum: long enough to vary, short enough to stay cheap.
