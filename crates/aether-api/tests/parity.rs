@@ -25,19 +25,6 @@ const SAMPLES: usize = 12_000;
 /// The rates of doubtful values per place: specs with none, one and several.
 const BADNESS: [f64; 4] = [0.0, 0.005, 0.02, 0.06];
 
-/// The generator of specs, seeded with the fixtures' and examples' values.
-fn generator() -> Generator {
-    let mut generator = Generator::new(
-        aether_api::reflect::FILE_DESCRIPTOR_SET,
-        "aether.config.v1.VirtualHostSpec",
-    )
-    .expect("the rules model reads");
-    for spec in common::written_specs() {
-        generator.seed(&spec);
-    }
-    generator
-}
-
 /// `count` specs from the generator, the same on every run, each as drawn
 /// (JSON) and decoded.
 fn sample(generator: &Generator, count: usize) -> Vec<(serde_json::Value, VirtualHostSpec)> {
@@ -45,7 +32,7 @@ fn sample(generator: &Generator, count: usize) -> Vec<(serde_json::Value, Virtua
     (0..count)
         .map(|i| {
             let json = generator.spec(&mut rng, BADNESS[i % BADNESS.len()]);
-            let spec = serde_json::from_value(json.clone()).unwrap_or_else(|e| panic!("{json} does not decode: {e}"));
+            let spec = aether_testing::drawn::decode(&json);
             (json, spec)
         })
         .collect()
@@ -137,7 +124,8 @@ fn disagreements(specs: &[VirtualHostSpec], verdicts: &[Verdicts]) -> Vec<String
 
 #[test]
 fn the_three_judges_agree_on_12000_generated_specs_and_break_every_rule() {
-    let generator = generator();
+    // Seeded with the fixtures' and examples' values.
+    let generator = aether_testing::drawn::generator();
     let drawn = sample(&generator, SAMPLES);
     let specs: Vec<VirtualHostSpec> = drawn.iter().map(|(_, s)| s.clone()).collect();
     let verdicts = judge_all(&specs);

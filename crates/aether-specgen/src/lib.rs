@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod any;
 mod cel;
 pub mod coverage;
 mod draw;
@@ -145,6 +146,21 @@ impl Generator {
     pub fn seed(&mut self, spec: &serde_json::Value) {
         let root = self.root.clone();
         seed::message(self, &root, spec, "");
+    }
+
+    /// Makes `values` the only ones a valid draw takes at the scalar place
+    /// `place` (`hosts[]`, `routes[].match.prefix`), labelled by its rules;
+    /// the rules' invalid candidates stay. A test narrows a place to make
+    /// draws collide (a few hosts, so objects contest them) or to aim at a
+    /// judge's limits (expressions near a regex engine's). Errors when
+    /// `place` is not a scalar place under the root.
+    pub fn narrow(&mut self, place: &str, values: &[serde_json::Value]) -> Result<()> {
+        anyhow::ensure!(
+            seed::narrow(self, place, values),
+            "{place} is not a scalar place of {}",
+            self.root.full_name()
+        );
+        Ok(())
     }
 }
 
