@@ -73,16 +73,23 @@ impl Choices for Rng {
     }
 }
 
+/// A fuzzer's bytes. Once they run out every answer is the smallest (no
+/// optional field, no doubtful value, the fewest items): `Unstructured`
+/// itself answers zeros then, which would read as "yes" to every chance and
+/// draw the largest spec for the shortest input.
 #[cfg(feature = "arbitrary")]
 impl Choices for arbitrary::Unstructured<'_> {
     fn below(&mut self, n: usize) -> usize {
-        if n <= 1 {
+        if n <= 1 || self.is_empty() {
             return 0;
         }
         self.choose_index(n).unwrap_or(0)
     }
 
     fn chance(&mut self, p: f64) -> bool {
+        if self.is_empty() {
+            return false;
+        }
         let byte: u8 = self.arbitrary().unwrap_or(u8::MAX);
         f64::from(byte) < p * 256.0
     }

@@ -5,9 +5,28 @@
 //! (`^...$`), and rand_regex needs a `rand` generator where ours draw from a
 //! [`Choices`] (a fuzzer's bytes or a seeded generator alike).
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::Choices;
+
+/// Whether `value` matches the pattern `source` (`None` when it does not
+/// compile). Each pattern is compiled once: labelling a generator's
+/// candidates and evaluating CEL `matches()` ask the same few patterns
+/// thousands of times.
+pub fn is_match(source: &str, value: &str) -> Option<bool> {
+    static COMPILED: LazyLock<Mutex<HashMap<String, Option<regex::Regex>>>> = LazyLock::new(Default::default);
+    let regex = {
+        let mut compiled = COMPILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        compiled
+            .entry(source.to_owned())
+            .or_insert_with(|| regex::Regex::new(source).ok())
+            .clone()
+    };
+    regex.map(|r| r.is_match(value))
+}
 
 /// How many times an unbounded repetition (`*`, `+`, `{n,}`) repeats at most
 /// beyond its minimum: long enough to vary, short enough to stay cheap.

@@ -289,7 +289,7 @@ fn passes(check: &Check, value: &str) -> bool {
 }
 
 fn regex_match(source: &str, value: &str) -> bool {
-    regex::Regex::new(source).is_ok_and(|r| r.is_match(value))
+    crate::regex::is_match(source, value).unwrap_or(false)
 }
 
 fn bytes(rules: &Rules, out: &mut Vec<Val>) {
