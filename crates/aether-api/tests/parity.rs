@@ -25,19 +25,6 @@ const SAMPLES: usize = 12_000;
 /// The rates of doubtful values per place: specs with none, one and several.
 const BADNESS: [f64; 4] = [0.0, 0.005, 0.02, 0.06];
 
-/// The generator of specs, seeded with the fixtures' and examples' values.
-fn generator() -> Generator {
-    let mut generator = Generator::new(
-        aether_api::reflect::FILE_DESCRIPTOR_SET,
-        "aether.config.v1.VirtualHostSpec",
-    )
-    .expect("the rules model reads");
-    for spec in common::written_specs() {
-        generator.seed(&spec);
-    }
-    generator
-}
-
 /// `count` specs from the generator, the same on every run, each as drawn
 /// (JSON) and decoded.
 fn sample(generator: &Generator, count: usize) -> Vec<(serde_json::Value, VirtualHostSpec)> {
@@ -45,10 +32,63 @@ fn sample(generator: &Generator, count: usize) -> Vec<(serde_json::Value, Virtua
     (0..count)
         .map(|i| {
             let json = generator.spec(&mut rng, BADNESS[i % BADNESS.len()]);
-            let spec = serde_json::from_value(json.clone()).unwrap_or_else(|e| panic!("{json} does not decode: {e}"));
+            let spec = aether_testing::drawn::decode(&json);
             (json, spec)
         })
         .collect()
+}
+
+/// Draws past the sample, at most, to break a rule the sample left unbroken.
+const TOP_UP: usize = 20_000;
+
+/// The rate of doubtful values of those draws.
+const TOP_UP_BADNESS: f64 = 0.1;
+
+/// What the Rust validator says is wrong with a spec: (path, rule id), sorted.
+fn rust_violations(spec: &VirtualHostSpec) -> Vec<(String, String)> {
+    let mut found: Vec<_> = match spec.validate() {
+        Ok(()) => Vec::new(),
+        Err(violations) => violations
+            .into_iter()
+            .map(|v| (v.field_path, v.rule_id.to_owned()))
+            .collect(),
+    };
+    found.sort();
+    found
+}
+
+/// Specs drawn past the sample, until each rule the sample leaves unbroken
+/// (as the Rust validator reads it) is broken once: a rule with few chances
+/// in a sample (a redirect's prefix past its length) is judged every run,
+/// whatever the fields around it, without a sample large enough for luck.
+fn top_up(
+    generator: &Generator,
+    drawn: &[(serde_json::Value, VirtualHostSpec)],
+) -> Vec<(serde_json::Value, VirtualHostSpec)> {
+    let mut coverage = Coverage::new(generator, "spec");
+    for (json, spec) in drawn {
+        coverage.record(json, &rust_violations(spec));
+    }
+    let mut missing = coverage.never_broken();
+    let mut rng = Rng::new(0x70_9e_0f);
+    let mut extra = Vec::new();
+    for _ in 0..TOP_UP {
+        if missing.is_empty() {
+            break;
+        }
+        let json = generator.spec(&mut rng, TOP_UP_BADNESS);
+        let spec = aether_testing::drawn::decode(&json);
+        let violations = rust_violations(&spec);
+        if violations
+            .iter()
+            .any(|(path, rule)| missing.contains(&(aether_specgen::coverage::pattern_of(path), rule.clone())))
+        {
+            coverage.record(&json, &violations);
+            missing = coverage.never_broken();
+            extra.push((json, spec));
+        }
+    }
+    extra
 }
 
 /// Whether a spec uses a field beyond v1's: the route order, a regex path,
@@ -94,14 +134,7 @@ fn judge_all(specs: &[VirtualHostSpec]) -> Vec<Verdicts> {
         .iter()
         .zip(reference)
         .map(|(spec, reference)| {
-            let mut rust: Vec<_> = match spec.validate() {
-                Ok(()) => Vec::new(),
-                Err(violations) => violations
-                    .into_iter()
-                    .map(|v| (v.field_path, v.rule_id.to_owned()))
-                    .collect(),
-            };
-            rust.sort();
+            let rust = rust_violations(spec);
             let mut reference: Vec<_> = reference
                 .into_iter()
                 .map(|(path, rule, _)| (aether_judges::protovalidate::kubernetes_path("spec", &path), rule))
@@ -137,8 +170,13 @@ fn disagreements(specs: &[VirtualHostSpec], verdicts: &[Verdicts]) -> Vec<String
 
 #[test]
 fn the_three_judges_agree_on_12000_generated_specs_and_break_every_rule() {
-    let generator = generator();
-    let drawn = sample(&generator, SAMPLES);
+    // Seeded with the fixtures' and examples' values.
+    let generator = aether_testing::drawn::generator();
+    let mut drawn = sample(&generator, SAMPLES);
+    let extra = top_up(&generator, &drawn);
+    let topped_up = extra.len();
+    drawn.extend(extra);
+    let total = drawn.len();
     let specs: Vec<VirtualHostSpec> = drawn.iter().map(|(_, s)| s.clone()).collect();
     let verdicts = judge_all(&specs);
     let failures = disagreements(&specs, &verdicts);
@@ -155,23 +193,24 @@ fn the_three_judges_agree_on_12000_generated_specs_and_break_every_rule() {
     let (with_match_fields, valid_with_match_fields) = count(uses_match_fields);
     let (with_actions, valid_with_actions) = count(uses_actions);
     println!(
-        "{SAMPLES} specs: {valid} valid, {} invalid, {} disagreements; {with_match_fields} use the match fields or \
-         route order ({valid_with_match_fields} of them valid); {with_actions} use the route actions \
-         ({valid_with_actions} of them valid); {} distinct rule ids broken",
-        SAMPLES - valid,
+        "{total} specs ({SAMPLES} drawn, {topped_up} more to break what those left unbroken): {valid} valid, {} \
+         invalid, {} disagreements; {with_match_fields} use the match fields or route order ({valid_with_match_fields} \
+         of them valid); {with_actions} use the route actions ({valid_with_actions} of them valid); {} distinct rule \
+         ids broken",
+        total - valid,
         failures.len(),
         coverage.rule_ids_broken(),
     );
     assert!(
         failures.is_empty(),
-        "{} of {SAMPLES} specs judged differently; the first ones:\n{}",
+        "{} of {total} specs judged differently; the first ones:\n{}",
         failures.len(),
         failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n")
     );
     // A sample that is nearly all valid or all invalid would prove little.
     assert!(
-        valid >= SAMPLES / 5 && SAMPLES - valid >= SAMPLES / 5,
-        "{valid} valid of {SAMPLES}"
+        valid >= total / 5 && total - valid >= total / 5,
+        "{valid} valid of {total}"
     );
     assert!(
         valid_with_match_fields >= 1_000 && valid_with_actions >= 1_000,

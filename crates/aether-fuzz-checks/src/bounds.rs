@@ -151,58 +151,6 @@ fn listed(found: &'static Field, items: bool, rule: &str) -> &'static [Scalar] {
         .unwrap_or_else(|| panic!("{} has no {place}{rule}", found.descriptor.full_name()))
 }
 
-/// A listed number, as the rules model reads a `uint32` rule's values.
-pub(crate) fn uint(value: &Scalar) -> u64 {
-    match value {
-        Scalar::UInt(n) => *n,
-        other => panic!("expected an unsigned number, found {other:?}"),
-    }
-}
-
-/// The `n`th (modulo their count) number the enum of `M.field` declares.
-pub(crate) fn declared<M: ReflectMessage + Default>(field: &str, n: u8) -> i32 {
-    let found = lookup::<M>(field);
-    let enumeration = found
-        .descriptor
-        .kind()
-        .as_enum()
-        .cloned()
-        .unwrap_or_else(|| panic!("{} is not an enum", found.descriptor.full_name()));
-    let count = enumeration.values().len();
-    let value = enumeration
-        .values()
-        .nth(usize::from(n) % count)
-        .expect("within the count");
-    value.number()
-}
-
-/// The longest `string.max_len` of `M` and of every message under it.
-#[cfg(test)]
-pub(crate) fn longest_len<M: ReflectMessage + Default>() -> usize {
-    fn walk(name: &str, seen: &mut Vec<String>) -> u64 {
-        if seen.iter().any(|s| s == name) {
-            return 0;
-        }
-        seen.push(name.to_owned());
-        let message = API
-            .message(name)
-            .unwrap_or_else(|| panic!("{name} is not in the rules model"));
-        let mut longest = 0;
-        for field in &message.fields {
-            let items = field.items.iter().flat_map(|items| &items.rules);
-            for rule in field.rules.iter().chain(items) {
-                longest = longest.max(max_len_of(&rule.kind).unwrap_or(0));
-            }
-            if let Some(inner) = field.descriptor.kind().as_message() {
-                longest = longest.max(walk(inner.full_name(), seen));
-            }
-        }
-        longest
-    }
-    let root = M::default().descriptor();
-    usize::try_from(walk(root.full_name(), &mut Vec::new())).expect("a length fits in usize")
-}
-
 fn max_len_of(kind: &RuleKind) -> Option<u64> {
     match kind {
         RuleKind::MaxLen(n) => Some(*n),

@@ -4,18 +4,14 @@ use aether_api::validate::Validate;
 
 use crate::{Outcome, actions, structured};
 
-/// The Envoy projection of a set of objects built by
-/// [`structured::ArbitraryObjects`]: few namespaces, names and hosts, so that
-/// keys and hosts collide often.
+/// The Envoy projection of a set of objects drawn with the input's bytes
+/// ([`structured::objects`]): few namespaces, names and hosts, so that keys
+/// and hosts collide often.
 pub fn projection(data: &[u8]) -> Outcome {
     use aether_projection::{ProjectError, ProjectionConfig, Projector, project};
     use std::collections::{BTreeMap, BTreeSet};
 
-    let mut input = arbitrary::Unstructured::new(data);
-    let Ok(objects) = input.arbitrary::<structured::ArbitraryObjects>() else {
-        return Outcome::Rejected;
-    };
-    let objects = objects.build();
+    let objects = structured::objects(&mut arbitrary::Unstructured::new(data));
     let config = ProjectionConfig::default();
     let mut by_key = BTreeMap::new();
     for object in &objects {

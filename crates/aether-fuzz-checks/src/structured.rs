@@ -1,289 +1,48 @@
-//! An `Arbitrary` mirror of `VirtualHostSpec`, for the validate target.
+//! The structured targets' inputs: specs drawn from the rules model
+//! (`aether_specgen`, seeded with the repository's manifests), the fuzzer's
+//! bytes making every choice.
 //!
 //! Random bytes rarely decode into a spec, and a spec of random strings is
 //! rarely valid, so the fuzzer would mostly see the first violation. Here
-//! every input builds a spec, and its strings are drawn from [`PIECES`] (the
-//! values at the edges of each rule, as the fixtures hold them), joined,
-//! repeated to the length limits, or arbitrary; so valid specs, and specs one
-//! rule away from valid, are common.
+//! every input draws a spec whose values sit at the edges of the proto's
+//! rules, valid or one step past them; so valid specs, and specs one rule
+//! away from valid, are common, and a rule added to the proto is drawn
+//! without a line of this module changing.
 
-use aether_api::config::v1::{
-    HeaderMatch, HeaderModifier, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, RouteRedirect, RouteRetry,
-    RouteRewrite, VirtualHostSpec, VirtualHostTls, WeightedBackend, header_match, query_param_match, route_match::Path,
-    route_redirect, route_rewrite,
-};
-use arbitrary::Arbitrary;
-use prost::Message;
+use std::sync::LazyLock;
 
-use crate::bounds;
+use aether_api::config::v1::VirtualHostSpec;
+use aether_projection::VirtualHostObject;
+use aether_specgen::{Choices as _, Generator};
+use arbitrary::Unstructured;
+use serde_json::json;
 
-mod text;
+/// The chance of a doubtful value at each place, the input choosing one:
+/// specs with none, one and several.
+const BADNESS: [f64; 4] = [0.0, 0.005, 0.02, 0.06];
 
-use text::Budget;
-pub use text::{PIECES, Text};
+/// The generator of the validate target's specs.
+static SPECS: LazyLock<Generator> = LazyLock::new(aether_testing::drawn::generator);
 
-/// The provider number: mostly a named one, sometimes any.
-#[derive(Debug, Arbitrary)]
-pub enum Provider {
-    Named(u8),
-    Number(i32),
+/// Few hosts, so that the projection target's objects contest them.
+const HOSTS: &[&str] = &["api.example.com", "*.example.com", "web.example.com", "a.b.example.com"];
+
+/// The generator of the projection target's specs: its hosts narrowed.
+static OBJECT_SPECS: LazyLock<Generator> = LazyLock::new(|| {
+    let mut generator = aether_testing::drawn::generator();
+    let hosts: Vec<_> = HOSTS.iter().map(|h| json!(h)).collect();
+    generator.narrow("hosts[]", &hosts).expect("hosts is a list of strings");
+    generator
+});
+
+fn draw(generator: &Generator, input: &mut Unstructured) -> VirtualHostSpec {
+    let badness = BADNESS[input.below(BADNESS.len())];
+    aether_testing::drawn::decode(&generator.spec(input, badness))
 }
 
-#[derive(Debug, Arbitrary)]
-pub enum ArbitraryPath {
-    Prefix(Text),
-    Exact(Text),
-    Regex(Text),
-}
-
-#[derive(Debug, Arbitrary)]
-pub enum HeaderValue {
-    Exact(Text),
-    Prefix(Text),
-    Regex(Text),
-    Present(bool),
-}
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryHeader {
-    pub name: Text,
-    /// `None`: the required value missing.
-    pub value: Option<HeaderValue>,
-    pub invert: bool,
-}
-
-#[derive(Debug, Arbitrary)]
-pub enum QueryValue {
-    Exact(Text),
-    Regex(Text),
-    Present(bool),
-}
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryQueryParam {
-    pub name: Text,
-    pub value: Option<QueryValue>,
-}
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryRoute {
-    /// `None` and `Some(None)`: a missing match, and a match without a path.
-    pub path: Option<Option<ArbitraryPath>>,
-    pub backend: Option<(Text, u32)>,
-    /// The rest of the match (dropped with a missing match).
-    pub methods: Vec<Text>,
-    pub headers: Vec<ArbitraryHeader>,
-    pub query_params: Vec<ArbitraryQueryParam>,
-    /// The actions beyond `backend`.
-    pub actions: ArbitraryActions,
-}
-
-/// A path replacement of a rewrite or a redirect.
-#[derive(Debug, Arbitrary)]
-pub enum Replace {
-    Prefix(Text),
-    Path(Text),
-}
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryRedirect {
-    pub scheme: Text,
-    pub host: Text,
-    pub port: u32,
-    pub replace: Option<Replace>,
-    /// Mostly unset or one of the listed codes; sometimes any.
-    pub status_code: u16,
-}
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryHeaderChanges {
-    pub set: Vec<(Text, Text)>,
-    pub add: Vec<(Text, Text)>,
-    pub remove: Vec<Text>,
-}
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryActions {
-    /// Weighted backends: service, port, weight.
-    pub backends: Vec<(Text, u32, u32)>,
-    pub redirect: Option<ArbitraryRedirect>,
-    pub rewrite: Option<(Option<Replace>, Text)>,
-    pub request_headers: Option<ArbitraryHeaderChanges>,
-    pub response_headers: Option<ArbitraryHeaderChanges>,
-    pub timeout: Text,
-    /// Attempts, per-try timeout, conditions.
-    pub retries: Option<(u8, Text, Vec<Text>)>,
-}
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitrarySpec {
-    pub hosts: Vec<Text>,
-    pub routes: Vec<ArbitraryRoute>,
-    /// Appended to `routes` this many times (at most two past the route
-    /// limit), to reach that limit without its worth of input.
-    pub repeat_last_route: u8,
-    pub tls: Option<(Text, Provider)>,
-    /// The route order: a named one (0 to 2) or any number.
-    pub route_order: Provider,
-}
-
-impl ArbitrarySpec {
-    /// The spec this describes.
-    pub fn build(&self) -> VirtualHostSpec {
-        self.build_within(&mut Budget::new())
-    }
-
-    fn build_within(&self, b: &mut Budget) -> VirtualHostSpec {
-        let mut routes: Vec<HttpRoute> = self.routes.iter().map(|route| build_route(route, b)).collect();
-        if let Some(last) = routes.last().cloned() {
-            let most = bounds::max_items::<VirtualHostSpec>("routes") + 2;
-            let copies = b.copies(usize::from(self.repeat_last_route).min(most), last.encoded_len());
-            routes.extend(std::iter::repeat_n(last, copies));
-        }
-        VirtualHostSpec {
-            hosts: b.texts(&self.hosts),
-            routes,
-            tls: self.tls.as_ref().map(|(secret_name, provider)| VirtualHostTls {
-                secret_name: b.text(secret_name),
-                provider: match provider {
-                    Provider::Named(n) => bounds::declared::<VirtualHostTls>("provider", *n),
-                    Provider::Number(n) => *n,
-                },
-            }),
-            route_order: match self.route_order {
-                Provider::Named(n) => bounds::declared::<VirtualHostSpec>("route_order", n),
-                Provider::Number(n) => n,
-            },
-        }
-    }
-}
-
-fn build_route(route: &ArbitraryRoute, b: &mut Budget) -> HttpRoute {
-    HttpRoute {
-        r#match: route.path.as_ref().map(|path| RouteMatch {
-            path: path.as_ref().map(|path| match path {
-                ArbitraryPath::Prefix(text) => Path::Prefix(b.text(text)),
-                ArbitraryPath::Exact(text) => Path::Exact(b.text(text)),
-                ArbitraryPath::Regex(text) => Path::Regex(b.text(text)),
-            }),
-            methods: b.texts(&route.methods),
-            headers: route.headers.iter().map(|header| build_header(header, b)).collect(),
-            query_params: route
-                .query_params
-                .iter()
-                .map(|param| build_query_param(param, b))
-                .collect(),
-        }),
-        backend: route.backend.as_ref().map(|(service, port)| RouteBackend {
-            service: b.text(service),
-            port: near(*port, bounds::lte::<RouteBackend>("port")),
-        }),
-        ..build_actions(&route.actions, b)
-    }
-}
-
-/// Mostly in range, where the rule's edges are (`bound` is an `lte`).
-fn near(value: u32, bound: u64) -> u32 {
-    if value & 0x8000_0000 == 0 {
-        let past = u32::try_from(bound + 5).expect("a uint32 bound, with room above it");
-        value % past
-    } else {
-        value
-    }
-}
-
-fn build_header_changes(changes: &ArbitraryHeaderChanges, b: &mut Budget) -> HeaderModifier {
-    let mut pairs = |list: &[(Text, Text)]| {
-        list.iter()
-            .map(|(name, value)| aether_api::config::v1::HeaderValue {
-                name: b.text(name),
-                value: b.text(value),
-            })
-            .collect()
-    };
-    HeaderModifier {
-        set: pairs(&changes.set),
-        add: pairs(&changes.add),
-        remove: b.texts(&changes.remove),
-    }
-}
-
-fn build_actions(actions: &ArbitraryActions, b: &mut Budget) -> HttpRoute {
-    // The unset code, then the listed ones.
-    let codes = bounds::one_of::<RouteRedirect>("status_code");
-    HttpRoute {
-        backends: actions
-            .backends
-            .iter()
-            .map(|(service, port, weight)| WeightedBackend {
-                service: b.text(service),
-                port: near(*port, bounds::lte::<WeightedBackend>("port")),
-                weight: near(*weight, bounds::lte::<WeightedBackend>("weight")),
-            })
-            .collect(),
-        redirect: actions.redirect.as_ref().map(|r| RouteRedirect {
-            scheme: b.text(&r.scheme),
-            host: b.text(&r.host),
-            port: near(r.port, bounds::lte::<RouteRedirect>("port")),
-            replace: r.replace.as_ref().map(|replace| match replace {
-                Replace::Prefix(text) => route_redirect::Replace::Prefix(b.text(text)),
-                Replace::Path(text) => route_redirect::Replace::Path(b.text(text)),
-            }),
-            status_code: if r.status_code & 0x8000 == 0 {
-                match usize::from(r.status_code) % (codes.len() + 1) {
-                    0 => 0,
-                    i => u32::try_from(bounds::uint(&codes[i - 1])).expect("a uint32 status code"),
-                }
-            } else {
-                u32::from(r.status_code & 0x7fff)
-            },
-        }),
-        rewrite: actions.rewrite.as_ref().map(|(replace, host)| RouteRewrite {
-            replace: replace.as_ref().map(|replace| match replace {
-                Replace::Prefix(text) => route_rewrite::Replace::Prefix(b.text(text)),
-                Replace::Path(text) => route_rewrite::Replace::Path(b.text(text)),
-            }),
-            host: b.text(host),
-        }),
-        request_headers: actions.request_headers.as_ref().map(|c| build_header_changes(c, b)),
-        response_headers: actions.response_headers.as_ref().map(|c| build_header_changes(c, b)),
-        timeout: b.text(&actions.timeout),
-        retries: actions
-            .retries
-            .as_ref()
-            .map(|(attempts, per_try_timeout, retry_on)| RouteRetry {
-                attempts: u32::from(attempts % 12),
-                per_try_timeout: b.text(per_try_timeout),
-                retry_on: b.texts(retry_on),
-            }),
-        ..HttpRoute::default()
-    }
-}
-
-fn build_header(header: &ArbitraryHeader, b: &mut Budget) -> HeaderMatch {
-    use header_match::Value;
-    HeaderMatch {
-        name: b.text(&header.name),
-        value: header.value.as_ref().map(|value| match value {
-            HeaderValue::Exact(text) => Value::Exact(b.text(text)),
-            HeaderValue::Prefix(text) => Value::Prefix(b.text(text)),
-            HeaderValue::Regex(text) => Value::Regex(b.text(text)),
-            HeaderValue::Present(present) => Value::Present(*present),
-        }),
-        invert: header.invert,
-    }
-}
-
-fn build_query_param(param: &ArbitraryQueryParam, b: &mut Budget) -> QueryParamMatch {
-    use query_param_match::Value;
-    QueryParamMatch {
-        name: b.text(&param.name),
-        value: param.value.as_ref().map(|value| match value {
-            QueryValue::Exact(text) => Value::Exact(b.text(text)),
-            QueryValue::Regex(text) => Value::Regex(b.text(text)),
-            QueryValue::Present(present) => Value::Present(*present),
-        }),
-    }
+/// The validate target's spec: every input makes one.
+pub fn spec(input: &mut Unstructured) -> VirtualHostSpec {
+    draw(&SPECS, input)
 }
 
 /// Namespaces and names: valid ones, and one invalid of each, which the
@@ -291,45 +50,84 @@ fn build_query_param(param: &ArbitraryQueryParam, b: &mut Budget) -> QueryParamM
 const NAMESPACES: &[&str] = &["default", "team-a", "Team_B"];
 const NAMES: &[&str] = &["api", "web", "a.b", "-bad"];
 
+/// The most objects of one input.
+const MAX_OBJECTS: usize = 6;
+
 /// Whether an object built here has metadata the projection accepts.
-pub fn valid_metadata(object: &aether_projection::VirtualHostObject) -> bool {
+pub fn valid_metadata(object: &VirtualHostObject) -> bool {
     object.namespace != "Team_B" && object.name != "-bad"
 }
 
-/// A set of VirtualHost objects for the projection target.
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryObjects(pub Vec<ArbitraryObject>);
-
-#[derive(Debug, Arbitrary)]
-pub struct ArbitraryObject {
-    pub namespace: u8,
-    pub name: u8,
-    /// Days after 2026-01-01, or no creation time: equal days tie, as
-    /// objects created in the same second do.
-    pub created_day: Option<u8>,
-    pub spec: ArbitrarySpec,
-}
-
-impl ArbitraryObjects {
-    /// The objects this describes, their repetition within one budget.
-    pub fn build(&self) -> Vec<aether_projection::VirtualHostObject> {
-        const JAN_1_2026: i64 = 1_767_225_600;
-        let b = &mut Budget::new();
-        self.0
-            .iter()
-            .map(|object| aether_projection::VirtualHostObject {
-                namespace: NAMESPACES[usize::from(object.namespace) % NAMESPACES.len()].to_owned(),
-                name: NAMES[usize::from(object.name) % NAMES.len()].to_owned(),
-                creation_timestamp: object.created_day.map(|day| {
-                    jiff::Timestamp::from_second(JAN_1_2026 + i64::from(day) * 86_400)
+/// The projection target's objects: few namespaces, names and hosts, so
+/// that keys and hosts collide; creation days that tie, or none.
+pub fn objects(input: &mut Unstructured) -> Vec<VirtualHostObject> {
+    const JAN_1_2026: i64 = 1_767_225_600;
+    let count = input.below(MAX_OBJECTS + 1);
+    (0..count)
+        .map(|_| {
+            let namespace = NAMESPACES[input.below(NAMESPACES.len())].to_owned();
+            let name = NAMES[input.below(NAMES.len())].to_owned();
+            let created_day = input.chance(0.8).then(|| input.below(8));
+            VirtualHostObject {
+                namespace,
+                name,
+                creation_timestamp: created_day.map(|day| {
+                    jiff::Timestamp::from_second(JAN_1_2026 + day as i64 * 86_400)
                         .expect("a day of 2026 is a valid timestamp")
                 }),
-                spec: std::sync::Arc::new(object.spec.build_within(b)),
+                spec: std::sync::Arc::new(draw(&OBJECT_SPECS, input)),
                 ..Default::default()
-            })
-            .collect()
-    }
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use aether_api::validate::Validate as _;
+    use aether_specgen::{Choices as _, Rng};
+
+    /// Random inputs of random lengths.
+    fn inputs(count: usize) -> Vec<Vec<u8>> {
+        let mut rng = Rng::new(0xf0_22ed);
+        (0..count)
+            .map(|_| (0..rng.below(4096)).map(|_| rng.below(256) as u8).collect())
+            .collect()
+    }
+
+    #[test]
+    fn random_inputs_make_valid_specs_and_specs_a_rule_away() {
+        let mut valid = 0;
+        let all = inputs(400);
+        for data in &all {
+            let spec = super::spec(&mut arbitrary::Unstructured::new(data));
+            valid += usize::from(spec.validate().is_ok());
+        }
+        assert!(
+            valid >= all.len() / 10 && all.len() - valid >= all.len() / 10,
+            "{valid} valid of {}",
+            all.len()
+        );
+    }
+
+    #[test]
+    fn random_inputs_make_objects_that_contest_hosts() {
+        let mut contested = 0;
+        for data in inputs(200) {
+            let objects = super::objects(&mut arbitrary::Unstructured::new(&data));
+            let hosts: Vec<&String> = objects.iter().flat_map(|o| &o.spec.hosts).collect();
+            let distinct: std::collections::BTreeSet<_> = hosts.iter().collect();
+            contested += usize::from(distinct.len() < hosts.len());
+        }
+        assert!(contested >= 20, "{contested} of 200 inputs with a host claimed twice");
+    }
+
+    #[test]
+    fn an_empty_input_still_makes_a_spec() {
+        let spec = super::spec(&mut arbitrary::Unstructured::new(&[]));
+        assert!(
+            !spec.hosts.is_empty(),
+            "required fields are drawn when no bad value is asked for"
+        );
+    }
+}

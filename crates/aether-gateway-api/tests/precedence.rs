@@ -3,15 +3,16 @@
 //! specificity converts without a reordering note, and a reordering noted
 //! names two routes that order puts the other way round.
 
-use aether_api::config::v1::{
-    HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, RouteOrder, VirtualHostSpec, header_match,
-    query_param_match, route_match::Path,
-};
+use std::sync::LazyLock;
+
+use aether_api::config::v1::{HttpRoute, RouteBackend, RouteMatch, RouteOrder, VirtualHostSpec};
 use aether_gateway_api::{Names, convert};
 use aether_projection::envoy_route::{route, route_action};
 use aether_projection::{ProjectionConfig, project};
+use aether_specgen::{Generator, Rng};
 use aether_testing::objects;
 use proptest::prelude::*;
+use serde_json::json;
 
 /// Paths in the edge's normal form, where the edge and a Gateway measure a
 /// prefix alike; some begin others, so that routes overlap.
@@ -19,38 +20,32 @@ const PATHS: &[&str] = &["/", "/a", "/a/b", "/ab", "/b"];
 /// Regular expressions the RE2 guard lets through: every route is served.
 const REGEXES: &[&str] = &["/a.*", "/[ab]+"];
 
-fn match_strategy() -> impl Strategy<Value = RouteMatch> {
-    (
-        0..3u8,
-        prop::sample::select(PATHS),
-        prop::sample::select(REGEXES),
-        prop::sample::subsequence(&["GET", "POST"][..], 0..=2),
-        prop::sample::subsequence(&["x-a", "x-b"][..], 0..=2),
-        prop::sample::subsequence(&["p", "q"][..], 0..=2),
-    )
-        .prop_map(|(kind, path, regex, methods, headers, params)| RouteMatch {
-            path: Some(match kind {
-                0 => Path::Exact(path.into()),
-                1 => Path::Prefix(path.into()),
-                _ => Path::Regex(regex.into()),
-            }),
-            methods: methods.into_iter().map(str::to_owned).collect(),
-            headers: headers
-                .into_iter()
-                .map(|name| HeaderMatch {
-                    name: name.into(),
-                    invert: false,
-                    value: Some(header_match::Value::Present(true)),
-                })
-                .collect(),
-            query_params: params
-                .into_iter()
-                .map(|name| QueryParamMatch {
-                    name: name.into(),
-                    value: Some(query_param_match::Value::Present(true)),
-                })
-                .collect(),
-        })
+/// Route matches drawn from the rules model, narrowed to few paths, names
+/// and methods so that routes overlap and tie.
+static GENERATOR: LazyLock<Generator> = LazyLock::new(|| {
+    let mut generator = aether_testing::drawn::generator();
+    let values = |values: &[&str]| values.iter().map(|v| json!(v)).collect::<Vec<_>>();
+    for (place, narrowed) in [
+        ("routes[].match.prefix", PATHS),
+        ("routes[].match.exact", PATHS),
+        ("routes[].match.regex", REGEXES),
+        ("routes[].match.headers[].regex", REGEXES),
+        ("routes[].match.queryParams[].regex", REGEXES),
+        ("routes[].match.methods[]", &["GET", "POST"]),
+        ("routes[].match.headers[].name", &["x-a", "x-b"]),
+        ("routes[].match.queryParams[].name", &["p", "q"]),
+    ] {
+        generator.narrow(place, &values(narrowed)).expect("a place of the spec");
+    }
+    generator
+});
+
+/// The matches of a valid spec's routes.
+fn matches_strategy() -> impl Strategy<Value = Vec<RouteMatch>> {
+    any::<u64>().prop_map(|seed| {
+        let spec = aether_testing::drawn::valid(&GENERATOR, &mut Rng::new(seed));
+        spec.routes.into_iter().filter_map(|r| r.r#match).collect()
+    })
 }
 
 /// A spec of `matches`, route `i` sending to service `r{i}`, so that the
@@ -117,7 +112,7 @@ fn reordering(spec: &VirtualHostSpec) -> Option<(usize, usize)> {
 
 proptest! {
     #[test]
-    fn the_converter_ranks_routes_as_the_edge_does(matches in prop::collection::vec(match_strategy(), 1..7)) {
+    fn the_converter_ranks_routes_as_the_edge_does(matches in matches_strategy()) {
         let by_specificity = edge_order(&spec(&matches, RouteOrder::Specificity));
         prop_assert_eq!(by_specificity.len(), matches.len());
         prop_assert_eq!(reordering(&spec(&matches, RouteOrder::Specificity)), None);

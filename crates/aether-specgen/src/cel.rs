@@ -113,7 +113,7 @@ fn eval(expr: &Expr, this: &Val) -> Option<Val> {
             _ => return None,
         },
         ExprKind::Matches(a, pattern) => match eval(a, this)? {
-            Val::Str(s) => Val::Bool(crate::regex::is_match(&pattern.source, &s)),
+            Val::Str(s) => Val::Bool(crate::regex::is_match(&pattern.source, &s)?),
             _ => return None,
         },
         ExprKind::Compare(op, a, b) => {

@@ -124,7 +124,7 @@ fn walk_pools(
     }
 }
 
-fn rules_of(values: Option<&aether_rules::ValueRules>) -> (&[Rule], &[aether_rules::CelRule]) {
+pub fn rules_of(values: Option<&aether_rules::ValueRules>) -> (&[Rule], &[aether_rules::CelRule]) {
     values
         .map(|v| (v.rules.as_slice(), v.cel.as_slice()))
         .unwrap_or((&[], &[]))

@@ -39,7 +39,7 @@ pub fn draw(check: &Check, rng: &mut Rng) -> Option<String> {
 /// Whether `value` passes `check`.
 pub fn passes(check: &Check, value: &str) -> bool {
     match check {
-        Check::Pattern(p) => crate::regex::is_match(&p.source, value),
+        Check::Pattern(p) => crate::regex::is_match(&p.source, value).unwrap_or(false),
         Check::All(all) => all.iter().all(|c| passes(c, value)),
         Check::Any(any) => any.iter().any(|c| passes(c, value)),
     }

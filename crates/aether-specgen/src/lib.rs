@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod any;
 mod cel;
 pub mod coverage;
 mod draw;
@@ -73,16 +74,23 @@ impl Choices for Rng {
     }
 }
 
+/// A fuzzer's bytes. Once they run out every answer is the smallest (no
+/// optional field, no doubtful value, the fewest items): `Unstructured`
+/// itself answers zeros then, which would read as "yes" to every chance and
+/// draw the largest spec for the shortest input.
 #[cfg(feature = "arbitrary")]
 impl Choices for arbitrary::Unstructured<'_> {
     fn below(&mut self, n: usize) -> usize {
-        if n <= 1 {
+        if n <= 1 || self.is_empty() {
             return 0;
         }
         self.choose_index(n).unwrap_or(0)
     }
 
     fn chance(&mut self, p: f64) -> bool {
+        if self.is_empty() {
+            return false;
+        }
         let byte: u8 = self.arbitrary().unwrap_or(u8::MAX);
         f64::from(byte) < p * 256.0
     }
@@ -146,6 +154,21 @@ impl Generator {
     pub fn seed(&mut self, spec: &serde_json::Value) {
         let root = self.root.clone();
         seed::message(self, &root, spec, "");
+    }
+
+    /// Makes `values` the only ones a valid draw takes at the scalar place
+    /// `place` (`hosts[]`, `routes[].match.prefix`), labelled by its rules;
+    /// the rules' invalid candidates stay. A test narrows a place to make
+    /// draws collide (a few hosts, so objects contest them) or to aim at a
+    /// judge's limits (expressions near a regex engine's). Errors when
+    /// `place` is not a scalar place under the root.
+    pub fn narrow(&mut self, place: &str, values: &[serde_json::Value]) -> Result<()> {
+        anyhow::ensure!(
+            seed::narrow(self, place, values),
+            "{place} is not a scalar place of {}",
+            self.root.full_name()
+        );
+        Ok(())
     }
 }
 

@@ -5,31 +5,27 @@
 //! (`^...$`), and rand_regex needs a `rand` generator where ours draw from a
 //! [`Choices`] (a fuzzer's bytes or a seeded generator alike).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::Choices;
 
-thread_local! {
-    /// Each pattern compiled once per thread: labelling the candidates and
-    /// seeds of a format place matches thousands of values against the same
-    /// few patterns, and compiling a URI's takes milliseconds.
-    static COMPILED: RefCell<HashMap<String, Option<regex::Regex>>> = RefCell::new(HashMap::new());
-}
-
-/// Whether `value` matches `source` (read by the `regex` crate); false if
-/// it does not compile.
-pub fn is_match(source: &str, value: &str) -> bool {
-    COMPILED.with(|compiled| {
+/// Whether `value` matches the pattern `source` (`None` when it does not
+/// compile). Each pattern is compiled once: labelling a generator's
+/// candidates and evaluating CEL `matches()` ask the same few patterns
+/// thousands of times.
+pub fn is_match(source: &str, value: &str) -> Option<bool> {
+    static COMPILED: LazyLock<Mutex<HashMap<String, Option<regex::Regex>>>> = LazyLock::new(Default::default);
+    let regex = {
+        let mut compiled = COMPILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         compiled
-            .borrow_mut()
             .entry(source.to_owned())
             .or_insert_with(|| regex::Regex::new(source).ok())
-            .as_ref()
-            .is_some_and(|r| r.is_match(value))
-    })
+            .clone()
+    };
+    regex.map(|r| r.is_match(value))
 }
 
 /// How many times an unbounded repetition (`*`, `+`, `{n,}`) repeats at most

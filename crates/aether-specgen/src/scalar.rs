@@ -456,7 +456,7 @@ fn holds(kind: &RuleKind, value: &Val) -> Option<bool> {
         RuleKind::LenBytes(n) => byte_size()? == *n,
         RuleKind::MinBytes(n) => byte_size()? >= *n,
         RuleKind::MaxBytes(n) => byte_size()? <= *n,
-        RuleKind::Pattern(p) => crate::regex::is_match(&p.source, text()?),
+        RuleKind::Pattern(p) => crate::regex::is_match(&p.source, text()?).unwrap_or(false),
         RuleKind::Prefix(s) => raw()?.starts_with(&scalar_bytes(s)?),
         RuleKind::Suffix(s) => raw()?.ends_with(&scalar_bytes(s)?),
         RuleKind::Contains(s) => contains(&raw()?, &scalar_bytes(s)?),

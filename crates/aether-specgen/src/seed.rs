@@ -2,12 +2,12 @@
 //! pools of the places they set, labelled like every other candidate.
 
 use base64::Engine as _;
-use prost_reflect::{Kind, MessageDescriptor};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::Value;
 
 use crate::Generator;
-use crate::draw::{enum_number, item, join, key, value};
-use crate::scalar::{Rules, Val, label};
+use crate::draw::{enum_number, item, join, key, rules_of, value};
+use crate::scalar::{Label, Rules, Val, label};
 
 pub fn message(generator: &mut Generator, message: &MessageDescriptor, json: &Value, path: &str) {
     let Value::Object(object) = json else { return };
@@ -64,33 +64,73 @@ fn one(generator: &mut Generator, kind: &Kind, json: &Value, place: &str, of: Va
         message(generator, m, json, place);
         return;
     }
-    let Some(val) = read(kind, json) else { return };
-    let Some((parent, field)) = owner(generator, place) else {
-        return;
+    if let Some((val, label)) = labelled(generator, kind, json, place, of)
+        && let Some(pool) = generator.pools.get_mut(place)
+    {
+        pool.add(val, label);
+    }
+}
+
+/// Makes `values` the only candidates a valid draw at the scalar place
+/// `place` takes (each labelled by the place's rules; the rules' own
+/// invalid candidates stay, for doubtful draws). False when `place` is not
+/// a scalar place of the root message.
+pub fn narrow(generator: &mut Generator, place: &str, values: &[Value]) -> bool {
+    let Some((_, field)) = owner(generator, place) else {
+        return false;
     };
+    let (kind, of) = if place.ends_with("{key}") {
+        (map_entry(&field).map(|e| e.map_entry_key_field().kind()), ValueOf::Key)
+    } else if place.ends_with("{value}") {
+        (
+            map_entry(&field).map(|e| e.map_entry_value_field().kind()),
+            ValueOf::Value,
+        )
+    } else if place.ends_with("[]") {
+        (Some(field.kind()), ValueOf::Item)
+    } else {
+        (Some(field.kind()), ValueOf::Field)
+    };
+    let Some(kind) = kind.filter(|k| !matches!(k, Kind::Message(_))) else {
+        return false;
+    };
+    let labelled: Vec<_> = values
+        .iter()
+        .filter_map(|json| labelled(generator, &kind, json, place, of))
+        .collect();
+    let Some(pool) = generator.pools.get_mut(place) else {
+        return false;
+    };
+    pool.valid.clear();
+    pool.unknown.clear();
+    for (val, label) in labelled {
+        pool.add(val, label);
+    }
+    true
+}
+
+fn map_entry(field: &FieldDescriptor) -> Option<MessageDescriptor> {
+    match field.kind() {
+        Kind::Message(entry) if field.is_map() => Some(entry),
+        _ => None,
+    }
+}
+
+/// A JSON scalar read as a candidate of `place`, with what the rules there
+/// say of it.
+fn labelled(generator: &Generator, kind: &Kind, json: &Value, place: &str, of: ValueOf) -> Option<(Val, Label)> {
+    let val = read(kind, json)?;
+    let (parent, field) = owner(generator, place)?;
     let model = generator
         .api
-        .message(&parent)
-        .and_then(|m| m.fields.iter().find(|f| f.json_name() == field));
-    let empty = (Vec::new(), Vec::new());
+        .message(parent.full_name())
+        .and_then(|m| m.fields.iter().find(|f| f.descriptor.number() == field.number()));
     let (rules, cel) = match (model, of) {
-        (Some(f), ValueOf::Field) => (&f.rules, &f.cel),
-        (Some(f), ValueOf::Item) => f
-            .items
-            .as_ref()
-            .map(|v| (&v.rules, &v.cel))
-            .unwrap_or((&empty.0, &empty.1)),
-        (Some(f), ValueOf::Key) => f
-            .keys
-            .as_ref()
-            .map(|v| (&v.rules, &v.cel))
-            .unwrap_or((&empty.0, &empty.1)),
-        (Some(f), ValueOf::Value) => f
-            .values
-            .as_ref()
-            .map(|v| (&v.rules, &v.cel))
-            .unwrap_or((&empty.0, &empty.1)),
-        (None, _) => (&empty.0, &empty.1),
+        (Some(f), ValueOf::Field) => (f.rules.as_slice(), f.cel.as_slice()),
+        (Some(f), ValueOf::Item) => rules_of(f.items.as_ref()),
+        (Some(f), ValueOf::Key) => rules_of(f.keys.as_ref()),
+        (Some(f), ValueOf::Value) => rules_of(f.values.as_ref()),
+        (None, _) => (&[][..], &[][..]),
     };
     let label = label(
         &Rules {
@@ -100,20 +140,18 @@ fn one(generator: &mut Generator, kind: &Kind, json: &Value, place: &str, of: Va
         },
         &val,
     );
-    if let Some(pool) = generator.pools.get_mut(place) {
-        pool.add(val, label);
-    }
+    Some((val, label))
 }
 
-/// The message and field json name a place belongs to.
-fn owner(generator: &Generator, place: &str) -> Option<(String, String)> {
+/// The message a place belongs to, and its field.
+fn owner(generator: &Generator, place: &str) -> Option<(MessageDescriptor, FieldDescriptor)> {
     let mut message = generator.root.clone();
     let parts: Vec<&str> = place.split('.').collect();
     for (i, part) in parts.iter().enumerate() {
         let name = part.split(['[', '{']).next()?;
         let field = message.fields().find(|f| f.json_name() == name)?;
         if i + 1 == parts.len() {
-            return Some((message.full_name().to_owned(), name.to_owned()));
+            return Some((message, field));
         }
         let Kind::Message(next) = field.kind() else { return None };
         message = if field.is_map() {

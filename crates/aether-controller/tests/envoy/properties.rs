@@ -1,17 +1,19 @@
-//! Random sets of valid objects, at and near the API's bounds: Envoy
-//! accepts every configuration the controller gives it, and runs exactly
-//! the projection. Routes match on paths, regexes near Envoy's program
-//! limit (and some above it, whose routes are left out), methods, headers
-//! and query parameters, in either route order; and every action: one
-//! backend, weighted splits (weight 0 and all 0 among them), redirects,
-//! rewrites, header changes on both sides, timeouts and retries.
+//! Random sets of valid objects, their specs drawn from the rules model
+//! (`aether_testing::drawn`): Envoy accepts every configuration the
+//! controller gives it, and runs exactly the projection. The generator is
+//! narrowed to hosts objects contest (wildcards included) and to regexes
+//! near Envoy's program limit (some above it, whose routes are left out),
+//! and seeded with header values Envoy reads as a format; the rest, every
+//! match and action at and near its bounds, is the model's. That it still
+//! makes every action is checked ([`ActionKinds`]).
+
+use std::sync::LazyLock;
 
 use aether_edge_envoy::descriptors;
 use aether_projection::LeftOutReason;
 use aether_projection::envoy_route::RouteConfiguration;
-use proptest::prelude::*;
-use proptest::strategy::ValueTree;
-use proptest::test_runner::TestRunner;
+use aether_rules::RuleKind;
+use aether_specgen::{Generator, Rng};
 use prost::Message;
 use serde_json::{Value, json};
 
@@ -23,75 +25,79 @@ use crate::edge;
 /// Sets per test (each a reload of a running Envoy).
 const CASES: usize = 48;
 
-/// A DNS label of 1 to 63 characters.
-fn label(max: usize) -> impl Strategy<Value = String> {
-    proptest::string::string_regex(&format!("[a-z0-9]([-a-z0-9]{{0,{}}}[a-z0-9])?", max.saturating_sub(2)))
-        .expect("a label regex")
-}
+/// Hosts of a small shared pool, so objects contest them.
+const SHARED_HOSTS: &[&str] = &[
+    "api.example.com",
+    "*.example.com",
+    "shop.example.com",
+    "*.shop.example.com",
+    "a.b.example.com",
+];
 
-/// The longest host the API allows: 253 characters, labels of 63.
-fn longest_host() -> String {
-    let label = |c: char, n: usize| c.to_string().repeat(n);
-    format!(
-        "{}.{}.{}.{}",
-        label('a', 63),
-        label('b', 63),
-        label('c', 63),
-        label('d', 61)
-    )
-}
+/// Header values Envoy reads as a substitution format: a literal `%` must
+/// reach it escaped.
+const FORMAT_VALUES: &[&str] = &["50%", "%REQ(x-a)%", "%%", "a b\tc"];
 
-/// Hosts: a small shared pool (so objects contest them, wildcards
-/// included), random ones, and the longest.
-fn host() -> impl Strategy<Value = String> {
-    prop_oneof![
-        4 => prop::sample::select(vec!["api.example.com", "*.example.com", "shop.example.com", "*.shop.example.com", "a.b.example.com"])
-            .prop_map(String::from),
-        4 => (any::<bool>(), label(63), label(8)).prop_map(|(wild, a, b)| format!("{}{a}.{b}.test", if wild { "*." } else { "" })),
-        1 => Just(longest_host()),
-    ]
-}
+/// The places a regular expression is written at.
+const REGEX_PLACES: &[&str] = &[
+    "routes[].match.regex",
+    "routes[].match.headers[].regex",
+    "routes[].match.queryParams[].regex",
+];
 
-/// A path segment of every character the API allows, `%XX` escapes
-/// (never an encoded slash) included, never `.` or `..`.
-pub fn segment() -> impl Strategy<Value = String> {
-    let piece = prop_oneof![
-        4 => proptest::string::string_regex("[A-Za-z0-9._~!$&'()*+,;=:@-]").unwrap(),
-        1 => proptest::string::string_regex("%[0-9A-Fa-f]{2}").unwrap()
-            .prop_filter("an encoded slash", |escape| !escape.eq_ignore_ascii_case("%2f")),
-    ];
-    prop::collection::vec(piece, 1..6)
-        .prop_map(|pieces| pieces.concat())
-        .prop_filter("a dot segment", |segment| segment != "." && segment != "..")
-}
+/// The generator of the sets' specs.
+pub static GENERATOR: LazyLock<Generator> = LazyLock::new(|| {
+    let mut generator = aether_testing::drawn::generator();
+    // Hosts: the shared pool, a few the model draws, and the longest.
+    let mut hosts: Vec<Value> = SHARED_HOSTS.iter().map(|h| json!(h)).collect();
+    for seed in 0..3 {
+        let spec = generator.spec(&mut Rng::new(seed), 0.0);
+        hosts.extend(spec["hosts"].as_array().cloned().unwrap_or_default());
+    }
+    hosts.push(json!(longest_host(&generator)));
+    generator.narrow("hosts[]", &hosts).expect("hosts is a list of strings");
+    let regexes: Vec<Value> = regexes().into_iter().map(Value::from).collect();
+    for place in REGEX_PLACES {
+        generator.narrow(place, &regexes).expect("a regex place");
+    }
+    for value in FORMAT_VALUES {
+        let changes = json!({"set": [{"name": "x-a", "value": value}], "add": [{"name": "x-b", "value": value}]});
+        generator.seed(&json!({"routes": [{"requestHeaders": changes, "responseHeaders": changes}]}));
+    }
+    generator
+});
 
-/// A path: `/`, a few segments (with or without a final `/`), or the
-/// longest (1024 characters).
-pub fn path() -> impl Strategy<Value = String> {
-    prop_oneof![
-        1 => Just("/".to_owned()),
-        8 => (prop::collection::vec(segment(), 1..4), any::<bool>())
-            .prop_map(|(segments, slash)| format!("/{}{}", segments.join("/"), if slash { "/" } else { "" })),
-        1 => Just(format!("/{}", "x".repeat(1023))),
-    ]
-}
-
-fn service() -> impl Strategy<Value = String> {
-    prop_oneof![
-        6 => label(20),
-        1 => Just("s".repeat(253)),
-    ]
+/// The longest host the API allows (its `max_len`, read from the rules
+/// model), in labels of 63 characters, the most a DNS label holds.
+fn longest_host(generator: &Generator) -> String {
+    let max = generator
+        .api()
+        .message(aether_testing::drawn::ROOT)
+        .and_then(|m| m.fields.iter().find(|f| f.json_name() == "hosts"))
+        .and_then(|f| f.items.as_ref())
+        .and_then(|items| {
+            items.rules.iter().find_map(|r| match r.kind {
+                RuleKind::MaxLen(n) => usize::try_from(n).ok(),
+                _ => None,
+            })
+        })
+        .expect("hosts[] has a max_len");
+    let mut labels = Vec::new();
+    let mut left = max;
+    for letter in ('a'..='z').cycle() {
+        if left <= 64 {
+            labels.push(letter.to_string().repeat(left));
+            break;
+        }
+        labels.push(letter.to_string().repeat(63));
+        left -= 64;
+    }
+    labels.join(".")
 }
 
 /// Regular expressions from the RE2 guard's generator: most accepted and
-/// near Envoy's limit, some refused (their routes are left out). Drawn
-/// once.
+/// near Envoy's limit, some refused (their routes are left out).
 fn regexes() -> Vec<String> {
-    static REGEXES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(draw_regexes);
-    REGEXES.clone()
-}
-
-fn draw_regexes() -> Vec<String> {
     let mut expressions = aether_edge_limits::re2::testing::Expressions::new(0x9E2E);
     let (mut near, mut refused) = (Vec::new(), Vec::new());
     while near.len() < 200 || refused.len() < 20 {
@@ -109,250 +115,27 @@ fn draw_regexes() -> Vec<String> {
     near
 }
 
-fn header() -> impl Strategy<Value = Value> {
-    (
-        prop::sample::select(vec!["x-a", "x-env", "authorization", "x-b"]),
-        0..4u8,
-        prop::sample::select(regexes()),
-        any::<bool>(),
-    )
-        .prop_map(|(name, kind, regex, invert)| {
-            let mut header = match kind {
-                0 => json!({"exact": "a b"}),
-                1 => json!({"prefix": "Bearer "}),
-                2 => json!({"regex": regex}),
-                _ => json!({"present": true}),
-            };
-            header["name"] = json!(name);
-            header["invert"] = json!(invert);
-            header
-        })
-}
-
-fn query_param() -> impl Strategy<Value = Value> {
-    (
-        prop::sample::select(vec!["q", "id", "v"]),
-        0..3u8,
-        prop::sample::select(regexes()),
-    )
-        .prop_map(|(name, kind, regex)| {
-            let mut param = match kind {
-                0 => json!({"exact": "%41b"}),
-                1 => json!({"regex": regex}),
-                _ => json!({"present": true}),
-            };
-            param["name"] = json!(name);
-            param
-        })
-}
-
-/// A header change of one side: `set` and `add` entries (names unique in
-/// each list), names to remove; values with `%` (literal, so escaped for
-/// Envoy), spaces and every printable character class.
-fn header_changes() -> impl Strategy<Value = Value> {
-    let name = || prop::sample::select(vec!["x-a", "x-team", "cache-control", "x-%41", "x-b", "accept"]);
-    let value = prop::sample::select(vec![
-        "a",
-        "50%",
-        "%REQ(x-a)%",
-        "%%",
-        "a b\tc",
-        "~!#$&'*+.^_`|",
-        "no-store",
-    ]);
-    let entries = move || {
-        prop::collection::btree_map(name(), value.clone(), 0..3).prop_map(|entries| {
-            entries
-                .into_iter()
-                .map(|(name, value)| json!({"name": name, "value": value}))
-                .collect::<Vec<_>>()
-        })
-    };
-    (entries(), entries(), prop::collection::btree_set(name(), 0..3))
-        .prop_map(|(set, add, remove)| json!({"set": set, "add": add, "remove": remove}))
-}
-
-/// A duration in Gateway API's form, from 1 ms to the longest.
-fn duration() -> impl Strategy<Value = String> {
-    prop::sample::select(vec![
-        "0s",
-        "1ms",
-        "500ms",
-        "15s",
-        "1m30s",
-        "1h2m3s4ms",
-        "99999h99999h99999h99999h",
-    ])
-    .prop_map(String::from)
-}
-
-/// Where a route sends: one backend, a weighted split (weights of 0, all 0
-/// too, up to the largest), or a redirect (a prefix only after a prefix
-/// match); then, unless it redirects, rewrites, request header changes, a
-/// timeout and retries; response header changes either way.
-fn actions(prefix_match: bool) -> impl Strategy<Value = Value> {
-    let split = prop::collection::btree_map(
-        (service(), prop_oneof![Just(0u32), 1..=65535u32]),
-        prop::sample::select(vec![0u32, 1, 10, 90, 500_000, 1_000_000]),
-        1..5,
-    )
-    .prop_map(|backends| {
-        let backends: Vec<Value> = backends
-            .into_iter()
-            .map(|((service, port), weight)| json!({"service": service, "port": port, "weight": weight}))
-            .collect();
-        json!({"backends": backends})
-    });
-    let single = (service(), prop_oneof![Just(0u32), 1..=65535u32])
-        .prop_map(|(service, port)| json!({"backend": {"service": service, "port": port}}));
-    let replace = prop_oneof![
-        Just(None),
-        path().prop_map(|path| Some(("path", path))),
-        path().prop_map(move |path| prefix_match.then_some(("prefix", path))),
-    ];
-    let redirect = (
-        prop::option::of(prop::sample::select(vec!["http", "https"])),
-        prop::option::of(label(63)),
-        prop::sample::select(vec![0u32, 80, 443, 8443, 65535]),
-        replace.clone(),
-        prop::option::of(prop::sample::select(vec![301u32, 302, 303, 307, 308])),
-    )
-        .prop_map(|(scheme, host, port, replace, status)| {
-            let mut redirect = json!({"port": port});
-            if let Some(scheme) = scheme {
-                redirect["scheme"] = json!(scheme);
+/// A set of 1 to 5 objects, each spec valid: some untimed, some with the
+/// same creation time.
+fn object_set(rng: &mut Rng) -> Vec<Value> {
+    use aether_specgen::Choices as _;
+    let count = 1 + rng.below(5);
+    (0..count)
+        .map(|index| {
+            let spec = aether_testing::drawn::valid(&GENERATOR, rng);
+            let namespace = ["default", "shop", "platform"][rng.below(3)];
+            let mut metadata = json!({"name": format!("vh-{index}"), "namespace": namespace});
+            if let Some(created) = [None, Some("2026-01-01T00:00:00Z"), Some("2026-02-01T00:00:00Z")][rng.below(3)] {
+                metadata["creationTimestamp"] = json!(created);
             }
-            if let Some(host) = host {
-                redirect["host"] = json!(format!("{host}.example.com"));
-            }
-            if let Some((field, path)) = replace {
-                redirect[field] = json!(path);
-            }
-            if let Some(status) = status {
-                redirect["statusCode"] = json!(status);
-            }
-            json!({"redirect": redirect})
-        });
-    let forward = (
-        prop_oneof![single, split],
-        prop::option::of((replace, prop::option::of(label(20)))),
-        prop::option::of(header_changes()),
-        prop::option::of(duration()),
-        prop::option::of((
-            0..=10u32,
-            prop::option::of(duration()),
-            prop::sample::subsequence(
-                vec![
-                    "5xx",
-                    "gateway-error",
-                    "reset",
-                    "reset-before-request",
-                    "connect-failure",
-                    "refused-stream",
-                    "retriable-4xx",
-                ],
-                0..=3,
-            ),
-        )),
-    )
-        .prop_map(|(mut forward, rewrite, request_headers, timeout, retries)| {
-            if let Some((replace, host)) = rewrite {
-                let mut rewrite = json!({});
-                if let Some((field, path)) = replace {
-                    rewrite[field] = json!(path);
-                }
-                if let Some(host) = host {
-                    rewrite["host"] = json!(format!("{host}.internal"));
-                }
-                forward["rewrite"] = rewrite;
-            }
-            if let Some(changes) = request_headers {
-                forward["requestHeaders"] = changes;
-            }
-            if let Some(timeout) = timeout {
-                forward["timeout"] = json!(timeout);
-            }
-            if let Some((attempts, per_try_timeout, on)) = retries {
-                let mut retries = json!({"attempts": attempts, RETRY_ON: on});
-                if let Some(timeout) = per_try_timeout {
-                    retries["perTryTimeout"] = json!(timeout);
-                }
-                forward["retries"] = retries;
-            }
-            forward
-        });
-    (
-        prop_oneof![4 => forward, 1 => redirect],
-        prop::option::of(header_changes()),
-    )
-        .prop_map(|(mut actions, response_headers)| {
-            if let Some(changes) = response_headers {
-                actions["responseHeaders"] = changes;
-            }
-            actions
-        })
-}
-
-/// The Kubernetes name of the retry conditions.
-const RETRY_ON: &str = "retryOn";
-
-fn route() -> impl Strategy<Value = Value> {
-    (
-        0..3u8,
-        path(),
-        prop::sample::select(regexes()),
-        prop::sample::subsequence(vec!["GET", "POST", "PUT", "DELETE"], 0..=3),
-        prop::collection::vec(header(), 0..3),
-        prop::collection::vec(query_param(), 0..3),
-    )
-        .prop_flat_map(|(kind, path, regex, methods, headers, query_params)| {
-            let mut route_match = match kind {
-                0 => json!({"exact": path}),
-                1 => json!({"prefix": path}),
-                _ => json!({"regex": regex}),
-            };
-            route_match["methods"] = json!(methods);
-            route_match["headers"] = json!(headers);
-            route_match["queryParams"] = json!(query_params);
-            actions(kind == 1).prop_map(move |mut route| {
-                route["match"] = route_match.clone();
-                route
+            json!({
+                "apiVersion": "config.aether.io/v1",
+                "kind": "VirtualHost",
+                "metadata": metadata,
+                "spec": serde_json::to_value(&spec).expect("a valid spec writes as JSON"),
             })
         })
-}
-
-fn object(index: usize) -> impl Strategy<Value = Value> {
-    let routes = prop_oneof![
-        8 => prop::collection::vec(route(), 1..5),
-        1 => prop::collection::vec(route(), 128..=128),
-    ];
-    let hosts = prop_oneof![
-        8 => prop::collection::btree_set(host(), 1..4),
-        1 => prop::collection::btree_set(host(), 16..=16),
-    ];
-    let namespace = prop::sample::select(vec!["default", "shop", "platform"]);
-    // Untimed objects, and timestamp ties.
-    let created = prop::option::of(prop::sample::select(vec![
-        "2026-01-01T00:00:00Z",
-        "2026-02-01T00:00:00Z",
-    ]));
-    let order = prop::sample::select(vec!["LISTED", "SPECIFICITY"]);
-    (hosts, routes, namespace, created, order).prop_map(move |(hosts, routes, namespace, created, order)| {
-        let mut metadata = json!({"name": format!("vh-{index}"), "namespace": namespace});
-        if let Some(created) = created {
-            metadata["creationTimestamp"] = json!(created);
-        }
-        json!({
-            "apiVersion": "config.aether.io/v1",
-            "kind": "VirtualHost",
-            "metadata": metadata,
-            "spec": {"hosts": hosts, "routes": routes, "routeOrder": order}
-        })
-    })
-}
-
-fn object_set() -> impl Strategy<Value = Vec<Value>> {
-    (1..6usize).prop_flat_map(|count| (0..count).map(object).collect::<Vec<_>>())
+        .collect()
 }
 
 /// Envoy's dump of a route configuration as the prost type.
@@ -365,17 +148,13 @@ fn from_dump(mut route_config: Value) -> RouteConfiguration {
     RouteConfiguration::decode(message.encode_to_vec().as_slice()).expect("re-decodes")
 }
 
-fn check(mode: Mode, seed: u8) {
+fn check(mode: Mode, seed: u64) {
     let start = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: start, namespace: default}\nspec: {hosts: [start.test], routes: [{match: {prefix: /}, backend: {service: svc}}]}\n";
     let edge = edge(mode, &[("set.yaml", start)], &Default::default());
-    let mut runner = TestRunner::new_with_rng(
-        proptest::test_runner::Config::default(),
-        proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &[seed; 32]),
-    );
-    let strategy = object_set();
+    let mut rng = Rng::new(seed);
     let mut kinds = ActionKinds::default();
     for case in 0..CASES {
-        let objects = strategy.new_tree(&mut runner).expect("a case").current();
+        let objects = object_set(&mut rng);
         let text: String = objects
             .iter()
             .map(|object| format!("---\n{}\n", serde_json::to_string(object).unwrap()))

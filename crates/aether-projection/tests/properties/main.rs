@@ -3,9 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use aether_api::config::v1::{
-    HttpRoute, RouteMatch, VirtualHostSpec, header_match, query_param_match, route_match::Path,
-};
+use aether_api::config::v1::{HttpRoute, VirtualHostSpec, route_match::Path};
 use aether_api::validate::Validate;
 use aether_projection::envoy_route::{route, route_action, route_match};
 use aether_projection::{
@@ -21,39 +19,49 @@ fn full(objects: &[VirtualHostObject]) -> Snapshot {
     project(objects.iter().cloned(), &ProjectionConfig::default()).unwrap()
 }
 
-/// A route as `(match, cluster)`.
-type RouteSummary = (route_match::PathSpecifier, String);
+/// A route as `(match, where it sends)`.
+type RouteSummary = (route_match::PathSpecifier, Sends);
 
-/// Whether the RE2 guard lets every regular expression of `m` through.
-fn servable(m: &RouteMatch) -> bool {
-    let path = match &m.path {
-        Some(Path::Regex(regex)) => Some(regex.as_str()),
-        _ => None,
-    };
-    let headers = m.headers.iter().filter_map(|h| match &h.value {
-        Some(header_match::Value::Regex(regex)) => Some(regex.as_str()),
-        _ => None,
-    });
-    let params = m.query_params.iter().filter_map(|q| match &q.value {
-        Some(query_param_match::Value::Regex(regex)) => Some(regex.as_str()),
-        _ => None,
-    });
-    path.into_iter()
-        .chain(headers)
-        .chain(params)
-        .all(|regex| aether_edge_limits::re2::check(regex).is_ok())
+/// Where a route sends a request: the clusters taking traffic (one, or a
+/// split's entries of positive weight, in listed order), or nowhere (a
+/// redirect, or the edge's own reply to a split of weight 0).
+type Sends = Vec<String>;
+
+/// Whether the edge serves route `index` of a spec: the edge limits
+/// (`aether_edge_limits`, the webhook's judge too) find nothing in it.
+fn servable(index: usize, route: &HttpRoute) -> bool {
+    aether_edge_limits::route_problems(index, route).is_empty()
 }
 
-/// `(match, cluster)` of spec routes, as the projection should write them:
+/// Where the API says a route sends.
+fn sends(route: &HttpRoute) -> Sends {
+    if route.redirect.is_some() {
+        return Vec::new();
+    }
+    if let Some(backend) = &route.backend {
+        return vec![aether_projection::cluster_name(&backend.service, backend.port)];
+    }
+    let mut weights: Vec<(String, u64)> = Vec::new();
+    for backend in &route.backends {
+        let name = aether_projection::cluster_name(&backend.service, backend.port);
+        match weights.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, weight)) => *weight += u64::from(backend.weight),
+            None => weights.push((name, backend.weight.into())),
+        }
+    }
+    weights.into_iter().filter(|(_, w)| *w > 0).map(|(n, _)| n).collect()
+}
+
+/// `(match, sends)` of spec routes, as the projection should write them:
 /// those the edge can serve, in the API's order (`aether_api::precedence`),
 /// prefixes measured in the form Envoy compares.
 fn expected_routes(spec: &VirtualHostSpec) -> Vec<RouteSummary> {
     let order = aether_api::precedence::route_order(spec, |p| edge_normal_form(p, MatchKind::Prefix).len());
-    let mut routes: Vec<&HttpRoute> = order.into_iter().map(|index| &spec.routes[index]).collect();
-    routes.retain(|r| servable(r.r#match.as_ref().unwrap()));
-    routes
+    order
         .into_iter()
-        .map(|r| {
+        .filter(|&index| servable(index, &spec.routes[index]))
+        .map(|index| {
+            let r = &spec.routes[index];
             let path = match r.r#match.as_ref().unwrap().path.as_ref().unwrap() {
                 Path::Prefix(p) => route_match::PathSpecifier::Prefix(edge_normal_form(p, MatchKind::Prefix)),
                 Path::Exact(p) => route_match::PathSpecifier::Path(edge_normal_form(p, MatchKind::Exact)),
@@ -64,8 +72,7 @@ fn expected_routes(spec: &VirtualHostSpec) -> Vec<RouteSummary> {
                     })
                 }
             };
-            let backend = r.backend.as_ref().unwrap();
-            (path, aether_projection::cluster_name(&backend.service, backend.port))
+            (path, sends(r))
         })
         .collect()
 }
@@ -74,13 +81,18 @@ fn actual_routes(routes: &[aether_projection::envoy_route::Route]) -> Vec<RouteS
     routes
         .iter()
         .map(|r| {
-            let Some(route::Action::Route(action)) = &r.action else {
-                panic!("{r:?}")
+            let sends = match &r.action {
+                Some(route::Action::Route(action)) => match &action.cluster_specifier {
+                    Some(route_action::ClusterSpecifier::Cluster(cluster)) => vec![cluster.clone()],
+                    Some(route_action::ClusterSpecifier::WeightedClusters(split)) => {
+                        split.clusters.iter().map(|c| c.name.clone()).collect()
+                    }
+                    other => panic!("{other:?}"),
+                },
+                Some(route::Action::Redirect(_) | route::Action::DirectResponse(_)) => Vec::new(),
+                other => panic!("{other:?}"),
             };
-            let Some(route_action::ClusterSpecifier::Cluster(cluster)) = &action.cluster_specifier else {
-                panic!("{r:?}")
-            };
-            (r.r#match.clone().unwrap().path_specifier.unwrap(), cluster.clone())
+            (r.r#match.clone().unwrap().path_specifier.unwrap(), sends)
         })
         .collect()
 }
@@ -183,10 +195,10 @@ proptest! {
         // Every route left out is reported, with its object.
         let left_out: usize = snapshot.report.routes_left_out.iter().map(|r| {
             let routes = &by_name(&objects, &r.object.to_string()).spec.routes;
-            routes.iter().filter(|route| !servable(route.r#match.as_ref().unwrap())).count()
+            routes.iter().enumerate().filter(|(i, route)| !servable(*i, route)).count()
         }).sum();
         let expected_left_out: usize = snapshot.route_configuration().unwrap().virtual_hosts.iter().map(|vh| {
-            by_name(&objects, &vh.name).spec.routes.iter().filter(|route| !servable(route.r#match.as_ref().unwrap())).count()
+            by_name(&objects, &vh.name).spec.routes.iter().enumerate().filter(|(i, route)| !servable(*i, route)).count()
         }).sum();
         prop_assert_eq!(left_out, expected_left_out);
         // Every invalid object is reported as such.

@@ -1,113 +1,52 @@
-//! The random objects: few hosts, paths and keys, so that conflicts are
-//! common, with some values that break a rule; and changes to a set of them.
+//! The random objects: specs drawn from the rules model, narrowed to few
+//! hosts and secrets so that conflicts are common, some with values that
+//! break a rule; and changes to a set of them.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
-use aether_api::config::v1::{
-    HeaderMatch, HttpRoute, QueryParamMatch, RouteBackend, RouteMatch, VirtualHostSpec, VirtualHostTls, header_match,
-    query_param_match, route_match::Path,
-};
+use aether_api::config::v1::VirtualHostSpec;
 use aether_projection::{ObjectKey, VirtualHostObject};
+use aether_specgen::{Generator, Rng};
 use jiff::Timestamp;
 use proptest::prelude::*;
-/// Few hosts, so that conflicts are common; one breaks the host rule.
-const HOSTS: &[&str] = &[
-    "a.example.com",
-    "b.example.com",
-    "*.example.com",
-    "c.test",
-    "Bad.example.com",
-];
-/// One path breaks the path rules; two are valid but not in Envoy's normal
-/// form, which the projection writes them in.
-const PATHS: &[&str] = &["/", "/a", "/a/b", "/x//y", "/%7Ea", "/a/%2E"];
-/// Regular expressions: the last two are refused by the RE2 guard (too
-/// large; a Unicode class), so their routes are left out.
-const REGEXES: &[&str] = &["/a.*", "/u/[0-9]+", "v[12]", "[a-z]{200}", "\\pL"];
+use serde_json::json;
 
-fn header_strategy() -> impl Strategy<Value = HeaderMatch> {
-    (
-        prop::sample::select(&["x-a", "x-b"][..]),
-        0..4u8,
-        prop::sample::select(REGEXES),
-        any::<bool>(),
-    )
-        .prop_map(|(name, kind, regex, invert)| HeaderMatch {
-            name: name.into(),
-            value: Some(match kind {
-                0 => header_match::Value::Exact("v1".into()),
-                1 => header_match::Value::Prefix("v".into()),
-                2 => header_match::Value::Regex(regex.into()),
-                _ => header_match::Value::Present(true),
-            }),
-            invert,
-        })
-}
+/// Few hosts, so that conflicts are common (the rules' own invalid hosts
+/// still come with doubtful draws).
+const HOSTS: &[&str] = &["a.example.com", "b.example.com", "*.example.com", "c.test"];
 
-fn query_param_strategy() -> impl Strategy<Value = QueryParamMatch> {
-    (
-        prop::sample::select(&["q", "v"][..]),
-        0..3u8,
-        prop::sample::select(REGEXES),
-    )
-        .prop_map(|(name, kind, regex)| QueryParamMatch {
-            name: name.into(),
-            value: Some(match kind {
-                0 => query_param_match::Value::Exact("1".into()),
-                1 => query_param_match::Value::Regex(regex.into()),
-                _ => query_param_match::Value::Present(true),
-            }),
-        })
-}
+/// Two secrets, so that objects share TLS chains.
+const SECRETS: &[&str] = &["t1", "t2"];
 
-fn route_strategy() -> impl Strategy<Value = HttpRoute> {
-    (
-        0..3u8,
-        prop::sample::select(PATHS),
-        prop::sample::select(REGEXES),
-        prop::sample::subsequence(&["GET", "HEAD", "POST"][..], 0..=2),
-        prop::collection::vec(header_strategy(), 0..3),
-        prop::collection::vec(query_param_strategy(), 0..2),
-        prop::sample::select(&["s1", "s2", "s3"][..]),
-        prop::sample::select(&[0u32, 80, 8080][..]),
-    )
-        .prop_map(
-            |(kind, path, regex, methods, headers, query_params, service, port)| HttpRoute {
-                r#match: Some(RouteMatch {
-                    path: Some(match kind {
-                        0 => Path::Exact(path.into()),
-                        1 => Path::Prefix(path.into()),
-                        _ => Path::Regex(regex.into()),
-                    }),
-                    methods: methods.into_iter().map(str::to_owned).collect(),
-                    headers,
-                    query_params,
-                }),
-                backend: Some(RouteBackend {
-                    service: service.into(),
-                    port,
-                }),
-                ..Default::default()
-            },
-        )
-}
+/// Paths valid but not in Envoy's normal form, which the projection writes
+/// them in: drawn besides the rules' own.
+const PATHS: &[&str] = &["/x//y", "/%7Ea", "/a/%2E", "/a/b"];
+
+/// The chance of a doubtful value at each place: most specs valid, some not.
+const BADNESS: [f64; 3] = [0.0, 0.0, 0.02];
+
+static GENERATOR: LazyLock<Arc<Generator>> = LazyLock::new(|| {
+    let mut generator = aether_testing::drawn::generator();
+    let values = |values: &[&str]| values.iter().map(|v| json!(v)).collect::<Vec<_>>();
+    generator
+        .narrow("hosts[]", &values(HOSTS))
+        .expect("hosts is a list of strings");
+    generator
+        .narrow("tls.secretName", &values(SECRETS))
+        .expect("tls.secretName is a string");
+    for path in PATHS {
+        generator.seed(&json!({"routes": [
+            {"match": {"prefix": path}},
+            {"match": {"exact": path}},
+        ]}));
+    }
+    Arc::new(generator)
+});
 
 fn spec_strategy() -> impl Strategy<Value = VirtualHostSpec> {
-    (
-        prop::sample::subsequence(HOSTS, 0..=3).prop_shuffle(),
-        prop::collection::vec(route_strategy(), 0..4),
-        prop::option::of((prop::sample::select(&["t1", "t2"][..]), 1..=2i32)),
-        0..=2i32,
-    )
-        .prop_map(|(hosts, routes, tls, route_order)| VirtualHostSpec {
-            hosts: hosts.into_iter().map(str::to_owned).collect(),
-            routes,
-            tls: tls.map(|(secret, provider)| VirtualHostTls {
-                secret_name: secret.into(),
-                provider,
-            }),
-            route_order,
-        })
+    (any::<u64>(), prop::sample::select(&BADNESS[..]))
+        .prop_map(|(seed, badness)| aether_testing::drawn::decode(&GENERATOR.spec(&mut Rng::new(seed), badness)))
 }
 
 /// Creation times on a coarse grid (so ties happen), or none.
