@@ -274,13 +274,20 @@ impl<'a> FieldPath<'a> {
                 let _ = write!(out, "[{index}]");
             }
             Segment::Key(MapKey::Str(key)) => {
-                // Quoted and escaped as a JSON string, so any key reads back.
+                // Quoted and escaped as JSON writes a string (serde_json,
+                // `JSON.stringify`): any key reads back, and reads as a
+                // Kubernetes client prints it.
                 out.push_str("[\"");
                 for c in key.chars() {
                     match c {
                         '"' => out.push_str("\\\""),
                         '\\' => out.push_str("\\\\"),
-                        c if c.is_control() => {
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        '\t' => out.push_str("\\t"),
+                        '\u{8}' => out.push_str("\\b"),
+                        '\u{c}' => out.push_str("\\f"),
+                        c if c < ' ' => {
                             let _ = write!(out, "\\u{:04x}", c as u32);
                         }
                         c => out.push(c),
@@ -364,6 +371,10 @@ mod tests {
         assert_eq!(
             labels.key(MapKey::Str("a\"b\\c")).to_string(),
             r#"spec.labels["a\"b\\c"]"#
+        );
+        assert_eq!(
+            labels.key(MapKey::Str("a\nb\u{1}c\u{7f}")).to_string(),
+            "spec.labels[\"a\\nb\\u0001c\u{7f}\"]"
         );
         assert_eq!(labels.key(MapKey::Int(-3)).to_string(), "spec.labels[-3]");
         assert_eq!(labels.key(MapKey::Bool(true)).to_string(), "spec.labels[true]");

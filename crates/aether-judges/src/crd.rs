@@ -2,8 +2,10 @@
 //! of its `openAPIV3Schema` (jsonschema, draft 4 semantics as OpenAPI 3.0
 //! uses, RE2-style `regex` for patterns as Go's apiserver), the
 //! `x-kubernetes-list-type: set` and `map` uniqueness the apiserver adds, and its
-//! `x-kubernetes-validations` CEL rules (kube-cel, the client-side CEL that
-//! kube's `cel` feature uses).
+//! `x-kubernetes-validations` CEL rules (compiled by kube-cel, the client-side
+//! CEL that kube's `cel` feature uses, and evaluated in [`rules`]).
+
+mod rules;
 
 use serde_json::Value;
 
@@ -11,8 +13,7 @@ use serde_json::Value;
 pub struct CrdJudge {
     schema: Value,
     openapi: jsonschema::Validator,
-    cel: kube_cel::CompiledSchema,
-    cel_validator: kube_cel::Validator,
+    cel: rules::Rules,
 }
 
 impl CrdJudge {
@@ -26,13 +27,8 @@ impl CrdJudge {
             .with_pattern_options(jsonschema::PatternOptions::regex())
             .build(&schema)
             .expect("the spec schema compiles");
-        let cel = kube_cel::compile_schema(&schema);
-        Self {
-            schema,
-            openapi,
-            cel,
-            cel_validator: kube_cel::Validator::new(),
-        }
+        let cel = rules::Rules::new(&schema);
+        Self { schema, openapi, cel }
     }
 
     /// Every reason the apiserver would reject `value` as a spec; empty if it admits it.
@@ -43,14 +39,7 @@ impl CrdJudge {
             .map(|e| format!("{}: {e}", e.instance_path()))
             .collect();
         unique_sets(&self.schema, value, "", &mut problems);
-        if let Err(errors) = self.cel_validator.validate_compiled(&self.cel, value, None) {
-            problems.extend(
-                errors
-                    .into_vec()
-                    .into_iter()
-                    .map(|e| format!("{}: {} (CEL)", e.field_path, e.message)),
-            );
-        }
+        self.cel.problems(&self.schema, value, &mut problems);
         problems
     }
 }
@@ -95,5 +84,107 @@ fn unique_sets(schema: &Value, value: &Value, path: &str, problems: &mut Vec<Str
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CrdJudge;
+    use serde_json::json;
+
+    /// A CRD whose `spec` has a string, a map and numbers, each with a CEL rule.
+    const CRD: &str = r#"
+spec:
+  versions:
+  - schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              name:
+                type: string
+                x-kubernetes-validations:
+                - rule: self.size() <= 3
+                  message: at most 3 characters
+              labels:
+                type: object
+                additionalProperties:
+                  type: string
+                x-kubernetes-validations:
+                - rule: self.all(k, k.size() <= 3)
+                  message: keys of at most 3 characters
+              data:
+                type: string
+                format: byte
+                x-kubernetes-validations:
+                - rule: self.size() <= 3
+                  message: at most 3 bytes
+              ratio:
+                type: number
+                x-kubernetes-validations:
+                - rule: self < 2.5
+                  message: below 2.5
+              count:
+                type: integer
+                x-kubernetes-validations:
+                - rule: self < 3
+                  message: below 3
+              pair:
+                type: object
+                properties:
+                  a:
+                    type: integer
+                x-kubernetes-validations:
+                - rule: self.a > 0
+                  message: a positive
+"#;
+
+    fn problems(spec: serde_json::Value) -> Vec<String> {
+        CrdJudge::from_crd(CRD, "spec").problems(&spec)
+    }
+
+    #[test]
+    fn size_counts_characters_of_a_string() {
+        // "héé" is 3 characters in 5 bytes, as the API server counts them.
+        assert_eq!(problems(json!({"name": "héé"})), Vec::<String>::new());
+        assert_eq!(problems(json!({"name": "héél"})), ["name: at most 3 characters (CEL)"]);
+    }
+
+    #[test]
+    fn size_counts_characters_of_a_map_key() {
+        assert_eq!(problems(json!({"labels": {"ééé": "v"}})), Vec::<String>::new());
+        assert_eq!(
+            problems(json!({"labels": {"éééé": "v"}})),
+            ["labels: keys of at most 3 characters (CEL)"]
+        );
+    }
+
+    #[test]
+    fn size_counts_bytes_of_bytes() {
+        // base64 of 3 and of 4 bytes.
+        assert_eq!(problems(json!({"data": "AQID"})), Vec::<String>::new());
+        assert_eq!(problems(json!({"data": "AQIDBA=="})), ["data: at most 3 bytes (CEL)"]);
+    }
+
+    #[test]
+    fn numbers_bind_as_the_schema_types() {
+        // A whole number on a `number` field is a double, so it compares with 2.5.
+        assert_eq!(problems(json!({"ratio": 2, "count": 2})), Vec::<String>::new());
+        let mut found = problems(json!({"ratio": 2.75, "count": 3}));
+        found.sort();
+        assert_eq!(found, ["count: below 3 (CEL)", "ratio: below 2.5 (CEL)"]);
+    }
+
+    #[test]
+    fn a_rule_that_fails_to_evaluate_is_a_problem() {
+        // `self.a` of an object without `a` is an error, not false.
+        assert_eq!(problems(json!({"pair": {"a": 1}})), Vec::<String>::new());
+        let found = problems(json!({"pair": {}}));
+        assert!(
+            found.len() == 1 && found[0].starts_with("pair: rule \"self.a > 0\" failed to evaluate"),
+            "{found:?}"
+        );
     }
 }

@@ -10,7 +10,8 @@
 //!   hyphens, dot-separated, an optional trailing dot, at most 253
 //!   characters without it, the last label not all digits;
 //! - IPv4: four decimal octets, no leading zeros; IPv6: RFC 4291's text
-//!   forms (`::`, an embedded IPv4), with an optional zone (`%` and anything);
+//!   forms (`::`, an embedded IPv4), with an optional zone (`%` and any
+//!   characters but NUL, which protovalidate refuses there);
 //! - URI and URI reference: RFC 3986, with RFC 6874 zones in IPv6 literals
 //!   (`%25` and unreserved or percent-encoded characters); the
 //!   percent-encoded bytes of a host name or zone must be UTF-8;
@@ -39,8 +40,9 @@ const LAST_LABEL: &str = "(^|\\.)[0-9]*[A-Za-z-][A-Za-z0-9-]*\\.?";
 const HOST_LENGTH: &str = "^(.{1,253}|.{1,253}\\.)";
 /// 0 to 65535, no leading zero.
 const PORT: &str = "(0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
-/// An IP address's zone: `%` and any characters.
-const ZONE: &str = "(%(.|\\n)+)?";
+/// An IP address's zone: `%` and any characters but NUL (protovalidate
+/// refuses a NUL in a zone, and takes any other character, newlines too).
+const ZONE: &str = "(%[^\\x00]+)?";
 /// Characters a URI allows unencoded: unreserved (with `-`, which each
 /// class ends with, lest it read as a range) and sub-delims.
 const UNRESERVED: &str = "A-Za-z0-9._~";
@@ -192,7 +194,7 @@ mod tests {
 
     #[test]
     fn formats_at_their_edges() {
-        let cases: [(Format, &str, bool); 20] = [
+        let cases: [(Format, &str, bool); 22] = [
             (Format::Hostname, "a.b.", true),
             (Format::Hostname, "a.1", false),
             (Format::Hostname, "1-1", true),
@@ -201,6 +203,8 @@ mod tests {
             (Format::Ipv6, "1:2:3:4:5:6:7::", true),
             (Format::Ipv6, "1:2:3:4:5::6:7:8", false),
             (Format::Ipv6, "fe80::1%e%", true),
+            (Format::Ipv6, "fe80::1%\n", true),
+            (Format::Ipv6, "fe80::1%a\0", false),
             (Format::Ip, "::ffff:1.2.3.4", true),
             (Format::Uri, "http://%c3%a9/", true),
             (Format::Uri, "http://%ff/", false),

@@ -14,21 +14,37 @@ use crate::scalar::Val;
 /// name: `this.backend.weight <= 500u` gives `weight` the candidate 500.
 pub type Literals = BTreeMap<String, Vec<Val>>;
 
-/// Adds the literals of `expr` to `out`; `this_field` is the field whose
-/// value `this` is (for a field's own rules), if any.
-pub fn collect(expr: &Expr, this_field: Option<&str>, out: &mut Literals) {
+/// The sizes CEL rules compare each field's `size()` with, by the field's
+/// full name: `this.size() <= 6` gives a string the lengths 5, 6 and 7.
+pub type Sizes = BTreeMap<String, Vec<u64>>;
+
+/// Adds the literals and sizes of `expr` to `out` and `sizes`;
+/// `this_field` is the field whose value `this` is (for a field's own
+/// rules), if any.
+pub fn collect(expr: &Expr, this_field: Option<&str>, out: &mut Literals, sizes: &mut Sizes) {
+    let field_of = |subject: &Expr| match &subject.kind {
+        ExprKind::Field(_, field) => Some(field.full_name().to_owned()),
+        ExprKind::This => this_field.map(str::to_owned),
+        _ => None,
+    };
     expr.walk(&mut |e| {
         let (a, b) = match &e.kind {
             ExprKind::Compare(_, a, b) | ExprKind::Text(_, a, b) | ExprKind::In(a, b) => (a, b),
             _ => return,
         };
         for (subject, other) in [(a, b), (b, a)] {
-            let field = match &subject.kind {
-                ExprKind::Field(_, field) => Some(field.full_name().to_owned()),
-                ExprKind::This => this_field.map(str::to_owned),
-                _ => None,
-            };
-            let Some(field) = field else { continue };
+            if let ExprKind::Size(inner) = &subject.kind
+                && let ExprKind::Literal(l) = &other.kind
+                && let (Some(field), Val::Int(n)) = (field_of(inner), literal(l))
+                && let Ok(n) = u64::try_from(n)
+            {
+                let list = sizes.entry(field).or_default();
+                if !list.contains(&n) {
+                    list.push(n);
+                }
+                continue;
+            }
+            let Some(field) = field_of(subject) else { continue };
             let values: Vec<Val> = match &other.kind {
                 ExprKind::Literal(l) => vec![literal(l)],
                 ExprKind::List(items) => items
@@ -168,9 +184,8 @@ fn read_field(object: &Map<String, Value>, field: &FieldDescriptor) -> Val {
         (Kind::Message(_), Value::Object(o)) => Val::Msg(o.clone()),
         (Kind::String, Value::String(s)) => Val::Str(s.clone()),
         (Kind::Bool, Value::Bool(b)) => Val::Bool(*b),
-        (Kind::Enum(e), Value::String(name)) => e
-            .get_value_by_name(name)
-            .map(|v| Val::Int(v.number().into()))
+        (Kind::Enum(e), Value::String(name)) => crate::draw::enum_number(&e, name)
+            .map(|n| Val::Int(n.into()))
             .unwrap_or_else(missing),
         (Kind::Float | Kind::Double, Value::Number(n)) => n.as_f64().map(Val::Double).unwrap_or_else(missing),
         (_, Value::Number(n)) => n
@@ -180,6 +195,14 @@ fn read_field(object: &Map<String, Value>, field: &FieldDescriptor) -> Val {
             .unwrap_or_else(missing),
         (_, Value::String(s)) => s.parse::<i128>().map(Val::Int).unwrap_or_else(|_| missing()),
         _ => missing(),
+    }
+}
+
+/// The zero value of a scalar `kind` (`None` for a message).
+pub fn zero_of(kind: &Kind) -> Option<Val> {
+    match kind {
+        Kind::Message(_) => None,
+        kind => default_of(kind),
     }
 }
 

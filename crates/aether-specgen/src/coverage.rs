@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use aether_rules::{Ignore, RuleKind};
+use aether_rules::{CelRule, Ignore, Rule, RuleKind};
 use prost_reflect::{Kind, MessageDescriptor};
 use serde_json::Value;
 
@@ -21,11 +21,10 @@ pub struct Coverage {
     /// Every rule of the model, with the place whose presence means it was
     /// judged, and its counts.
     expected: BTreeMap<(String, String), Counts>,
-    /// Rules the judges reported that the model does not list at that place
-    /// (a format's `_empty` variant, say).
+    /// Rules the judges reported that the model does not list at that place.
     other: BTreeMap<(String, String), usize>,
-    /// Rules only an undeclared enum number breaks, which the Kubernetes
-    /// form cannot write by name.
+    /// Rules only values the Kubernetes form cannot write break (see
+    /// [`unwritable`]).
     unwritable: BTreeSet<(String, String)>,
 }
 
@@ -75,36 +74,19 @@ impl Coverage {
         for descriptor in message.fields() {
             let place = format!("{path}.{}", descriptor.json_name());
             let field = model.and_then(|m| m.fields.iter().find(|f| f.descriptor.number() == descriptor.number()));
-            if let Some(field) = field.filter(|f| f.ignore != Ignore::Always) {
+            // An always-ignored field is not judged, nor is anything in it.
+            if field.is_some_and(|f| f.ignore == Ignore::Always) {
+                continue;
+            }
+            if let Some(field) = field {
                 if field.required {
                     self.expect(&place, "required", path);
                 }
-                for (id, kind) in field
-                    .rules
-                    .iter()
-                    .map(|r| (&r.id, Some(&r.kind)))
-                    .chain(field.cel.iter().map(|c| (&c.id, None)))
-                {
-                    if kind == Some(&RuleKind::DefinedOnly) {
-                        self.unwritable.insert((place.clone(), id.clone()));
-                    } else {
-                        self.expect(&place, id, &place);
-                    }
-                }
+                let skips_zero = field.ignore == Ignore::IfZeroValue;
+                self.expect_rules(&place, &field.rules, &field.cel, skips_zero);
                 let element = format!("{place}[*]");
                 for values in [&field.items, &field.keys, &field.values].into_iter().flatten() {
-                    for (id, kind) in values
-                        .rules
-                        .iter()
-                        .map(|r| (&r.id, Some(&r.kind)))
-                        .chain(values.cel.iter().map(|c| (&c.id, None)))
-                    {
-                        if kind == Some(&RuleKind::DefinedOnly) {
-                            self.unwritable.insert((element.clone(), id.clone()));
-                        } else {
-                            self.expect(&element, id, &element);
-                        }
-                    }
+                    self.expect_rules(&element, &values.rules, &values.cel, false);
                 }
             }
             if let Kind::Message(inner) = descriptor.kind() {
@@ -118,6 +100,28 @@ impl Coverage {
                     self.walk(generator, &inner, &place, depth + 1);
                 }
             }
+        }
+    }
+
+    /// The rules of one place: each standard and CEL rule, and the `_empty`
+    /// rule of a format, which an empty value breaks instead (unless the
+    /// place `skips_zero`, where an empty value is not judged).
+    fn expect_rules(&mut self, place: &str, rules: &[Rule], cel: &[CelRule], skips_zero: bool) {
+        for rule in rules {
+            if unwritable(&rule.kind) {
+                self.unwritable.insert((place.to_owned(), rule.id.clone()));
+                continue;
+            }
+            self.expect(place, &rule.id, place);
+            if let RuleKind::Format(format) = &rule.kind
+                && let Some((empty, _)) = format.empty_rule()
+                && !skips_zero
+            {
+                self.expect(place, &empty, place);
+            }
+        }
+        for rule in cel {
+            self.expect(place, &rule.id, place);
         }
     }
 
@@ -197,11 +201,19 @@ impl Coverage {
         for (path, rule) in &self.unwritable {
             let _ = writeln!(
                 out,
-                "{path} {rule}: only an undeclared enum number breaks it, which JSON names cannot carry"
+                "{path} {rule}: only an undeclared enum number, NaN or an infinity breaks it, which the \
+                 Kubernetes form cannot write"
             );
         }
         out
     }
+}
+
+/// Whether only a value the Kubernetes form cannot write breaks a rule: an
+/// enum number without a name (`defined_only`), NaN or an infinity
+/// (`finite`). Specs in binary judge those (the rule-kinds fixtures).
+fn unwritable(kind: &RuleKind) -> bool {
+    matches!(kind, RuleKind::DefinedOnly | RuleKind::Finite)
 }
 
 /// The path patterns a spec sets: fields present, list elements as `[*]`.

@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use aether_rules::{Field, Ignore, Rule, RuleKind};
+use aether_rules::{CelRule, Field, Ignore, Rule, RuleKind};
 use base64::Engine as _;
-use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+use heck::ToShoutySnakeCase as _;
+use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value};
 
-use crate::cel::{self, Literals};
+use crate::cel::{self, Literals, Sizes};
 use crate::scalar::{Pool, Rules, Val};
 use crate::{Choices, Generator};
 
@@ -44,9 +45,10 @@ pub fn value(path: &str) -> String {
 /// The candidate pools of every scalar place under the root.
 pub fn pools(generator: &Generator) -> BTreeMap<String, Pool> {
     let mut literals = Literals::new();
+    let mut sizes = Sizes::new();
     for message in &generator.api.messages {
         for rule in &message.cel {
-            cel::collect(&rule.expr, None, &mut literals);
+            cel::collect(&rule.expr, None, &mut literals, &mut sizes);
         }
         for field in &message.fields {
             let name = field.descriptor.full_name();
@@ -55,12 +57,12 @@ pub fn pools(generator: &Generator) -> BTreeMap<String, Pool> {
                 .flatten()
                 .flat_map(|v| &v.cel);
             for rule in field.cel.iter().chain(value_cel) {
-                cel::collect(&rule.expr, Some(name), &mut literals);
+                cel::collect(&rule.expr, Some(name), &mut literals, &mut sizes);
             }
         }
     }
     let mut pools = BTreeMap::new();
-    walk_pools(generator, &generator.root, "", &literals, &mut pools, 0);
+    walk_pools(generator, &generator.root, "", (&literals, &sizes), &mut pools, 0);
     pools
 }
 
@@ -68,7 +70,7 @@ fn walk_pools(
     generator: &Generator,
     message: &MessageDescriptor,
     path: &str,
-    literals: &Literals,
+    (literals, sizes): (&Literals, &Sizes),
     pools: &mut BTreeMap<String, Pool>,
     depth: usize,
 ) {
@@ -82,15 +84,16 @@ fn walk_pools(
             .get(descriptor.full_name())
             .map(Vec::as_slice)
             .unwrap_or_default();
+        let field_sizes = sizes.get(descriptor.full_name()).map(Vec::as_slice).unwrap_or_default();
         let add = |place: String,
                    kind: Kind,
                    rules: &[Rule],
                    cel: &[aether_rules::CelRule],
                    pools: &mut BTreeMap<String, Pool>| {
             match kind {
-                Kind::Message(m) => walk_pools(generator, &m, &place, literals, pools, depth + 1),
+                Kind::Message(m) => walk_pools(generator, &m, &place, (literals, sizes), pools, depth + 1),
                 kind => {
-                    pools.insert(place, Pool::build(&Rules { kind, rules, cel }, lits));
+                    pools.insert(place, Pool::build(&Rules { kind, rules, cel }, lits, field_sizes));
                 }
             }
         };
@@ -142,8 +145,9 @@ fn model_field<'a>(
 /// this crate evaluates) is broken and no bad value was asked for.
 const REDRAWS: usize = 6;
 
-/// One message at `path`: drawn again while its own CEL rules refuse it,
-/// unless a bad value is wanted (with probability `badness`).
+/// One message at `path`: drawn again while its own CEL rules, or those of
+/// the field holding it (`field_cel`), refuse it, unless a bad value is
+/// wanted (with probability `badness`).
 pub fn message(
     generator: &Generator,
     descriptor: &MessageDescriptor,
@@ -151,12 +155,14 @@ pub fn message(
     choices: &mut dyn Choices,
     badness: f64,
     depth: usize,
+    field_cel: &[CelRule],
 ) -> Map<String, Value> {
-    let rules: &[aether_rules::CelRule] = generator
+    let own: &[CelRule] = generator
         .api
         .message(descriptor.full_name())
         .map(|m| m.cel.as_slice())
         .unwrap_or_default();
+    let rules: Vec<&CelRule> = own.iter().chain(field_cel).collect();
     let keep_broken = rules.is_empty() || choices.chance(badness);
     let mut drawn = draw_once(generator, descriptor, path, choices, badness, depth);
     for _ in 0..REDRAWS {
@@ -217,7 +223,7 @@ fn draw_once(
         // zero value breaks makes it as good as required.
         let explicit = descriptor.supports_presence() && !descriptor.is_list() && !descriptor.is_map();
         let required = field.is_some_and(|f| {
-            f.required || (!explicit && f.ignore == Ignore::Unspecified && f.rules.iter().any(Rule::breaks_zero))
+            f.required || (!explicit && f.ignore == Ignore::Unspecified && breaks_zero(f, &descriptor))
         });
         let present = if decided.contains(&descriptor.number()) {
             chosen.contains(&descriptor.number())
@@ -236,6 +242,21 @@ fn draw_once(
         }
     }
     out
+}
+
+/// The CEL rules on each element, key or value, if any.
+fn cel_of(values: Option<&aether_rules::ValueRules>) -> &[CelRule] {
+    values.map(|v| v.cel.as_slice()).unwrap_or_default()
+}
+
+/// Whether a field's zero value breaks one of its rules: a standard one,
+/// or, for a scalar, a CEL one this crate evaluates (`this != ''`).
+fn breaks_zero(field: &Field, descriptor: &FieldDescriptor) -> bool {
+    let scalar = !descriptor.is_list() && !descriptor.is_map();
+    field.rules.iter().any(Rule::breaks_zero)
+        || (scalar
+            && cel::zero_of(&descriptor.kind())
+                .is_some_and(|zero| field.cel.iter().any(|r| cel::eval_on(&r.expr, &zero) == Some(false))))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -274,6 +295,7 @@ fn field_value(
                 choices,
                 badness,
                 depth,
+                &[],
             )?;
             let key = match key {
                 Value::String(s) => s,
@@ -286,6 +308,7 @@ fn field_value(
                 choices,
                 badness,
                 depth,
+                cel_of(field.and_then(|f| f.values.as_ref())),
             )?;
             map.insert(key, value);
         }
@@ -303,15 +326,16 @@ fn field_value(
         let mut items = Vec::with_capacity(count + 1);
         let unique = rules.iter().any(|r| r.kind == RuleKind::Unique);
         let kind = descriptor.kind();
+        let item_cel = cel_of(field.and_then(|f| f.items.as_ref()));
         for _ in 0..count {
             // A unique list draws again on a repeat (a few times: the pool
             // may hold fewer values than the count asks for).
-            let mut drawn = one(generator, &kind, &item(place), choices, badness, depth)?;
+            let mut drawn = one(generator, &kind, &item(place), choices, badness, depth, item_cel)?;
             for _ in 0..4 {
                 if !unique || !items.contains(&drawn) {
                     break;
                 }
-                drawn = one(generator, &kind, &item(place), choices, badness, depth)?;
+                drawn = one(generator, &kind, &item(place), choices, badness, depth, item_cel)?;
             }
             items.push(drawn);
         }
@@ -321,7 +345,8 @@ fn field_value(
         }
         return Some(Value::Array(items));
     }
-    one(generator, &descriptor.kind(), place, choices, badness, depth)
+    let cel = field.map(|f| f.cel.as_slice()).unwrap_or_default();
+    one(generator, &descriptor.kind(), place, choices, badness, depth, cel)
 }
 
 /// A list's or map's size: small mostly, at the bounds now and then, and
@@ -365,8 +390,8 @@ fn count(
     min + choices.below(small_top - min + 1)
 }
 
-/// One value of `kind` at `place`: a message drawn field by field, or a
-/// scalar from the place's pool.
+/// One value of `kind` at `place`: a message drawn field by field (kept to
+/// the `cel` rules on it, see [`message`]), or a scalar from the place's pool.
 fn one(
     generator: &Generator,
     kind: &Kind,
@@ -374,10 +399,11 @@ fn one(
     choices: &mut dyn Choices,
     badness: f64,
     depth: usize,
+    cel: &[CelRule],
 ) -> Option<Value> {
     match kind {
         Kind::Message(m) => {
-            (depth < MAX_DEPTH).then(|| Value::Object(message(generator, m, place, choices, badness, depth + 1)))
+            (depth < MAX_DEPTH).then(|| Value::Object(message(generator, m, place, choices, badness, depth + 1, cel)))
         }
         kind => {
             let pool = generator.pools.get(place)?;
@@ -386,21 +412,46 @@ fn one(
     }
 }
 
-/// A scalar in the proto3 JSON form of `kind` (64-bit integers as strings,
-/// bytes in base64, enums by name, NaN and infinities by name).
+/// A scalar in the Kubernetes JSON form of `kind`: integers as numbers, 64
+/// bits too (where proto3 JSON writes strings), a float as the shortest
+/// decimal reading back as the same `f32`, bytes in base64, enums by their
+/// short name. `None` for what the form cannot write (NaN, an infinity, an
+/// enum number without a name).
 pub fn json(kind: &Kind, value: &Val) -> Option<Value> {
     Some(match (kind, value) {
-        (Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 | Kind::Uint64 | Kind::Fixed64, Val::Int(i)) => {
-            Value::String(i.to_string())
-        }
-        (Kind::Enum(e), Val::Int(i)) => Value::String(e.get_value(i32::try_from(*i).ok()?)?.name().to_owned()),
-        (_, Val::Int(i)) => Value::from(i64::try_from(*i).ok()?),
+        (Kind::Enum(e), Val::Int(i)) => Value::String(enum_name(e, i32::try_from(*i).ok()?)?),
+        (_, Val::Int(i)) => match i64::try_from(*i) {
+            Ok(i) => Value::from(i),
+            Err(_) => Value::from(u64::try_from(*i).ok()?),
+        },
         (_, Val::Bool(b)) => Value::Bool(*b),
-        (_, Val::Double(d)) if d.is_nan() => Value::from("NaN"),
-        (_, Val::Double(d)) if d.is_infinite() => Value::from(if *d > 0.0 { "Infinity" } else { "-Infinity" }),
+        (_, Val::Double(d)) if !d.is_finite() => return None,
+        (Kind::Float, Val::Double(d)) => Value::from((*d as f32).to_string().parse::<f64>().ok()?),
         (_, Val::Double(d)) => Value::from(*d),
         (_, Val::Str(s)) => Value::String(s.clone()),
         (_, Val::Bytes(b)) => Value::String(base64::engine::general_purpose::STANDARD.encode(b)),
         (_, Val::Msg(m)) => Value::Object(m.clone()),
     })
+}
+
+/// The prefix the Kubernetes form drops from an enum's values (`COLOR_`).
+fn enum_prefix(enumeration: &EnumDescriptor) -> String {
+    format!("{}_", enumeration.name().to_shouty_snake_case())
+}
+
+/// A value's name in the Kubernetes form: `RED` for `COLOR_RED`.
+pub fn enum_name(enumeration: &EnumDescriptor, number: i32) -> Option<String> {
+    let name = enumeration.get_value(number)?.name().to_owned();
+    Some(match name.strip_prefix(&enum_prefix(enumeration)) {
+        Some(short) => short.to_owned(),
+        None => name,
+    })
+}
+
+/// The number of a value named short (`RED`) or in full (`COLOR_RED`).
+pub fn enum_number(enumeration: &EnumDescriptor, name: &str) -> Option<i32> {
+    enumeration
+        .get_value_by_name(name)
+        .or_else(|| enumeration.get_value_by_name(&format!("{}{name}", enum_prefix(enumeration))))
+        .map(|v| v.number())
 }

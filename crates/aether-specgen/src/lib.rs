@@ -24,6 +24,7 @@ pub mod any;
 mod cel;
 pub mod coverage;
 mod draw;
+mod formats;
 mod regex;
 mod scalar;
 mod seed;
@@ -145,7 +146,7 @@ impl Generator {
     /// One spec, taking a doubtful value with probability `badness` at each
     /// place (0: aiming at valid specs).
     pub fn spec(&self, choices: &mut dyn Choices, badness: f64) -> serde_json::Value {
-        serde_json::Value::Object(draw::message(self, &self.root, "", choices, badness, 0))
+        serde_json::Value::Object(draw::message(self, &self.root, "", choices, badness, 0, &[]))
     }
 
     /// Adds the values of a spec written by hand (an example, a fixture, a

@@ -6,7 +6,7 @@ use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::Value;
 
 use crate::Generator;
-use crate::draw::{item, join, key, rules_of, value};
+use crate::draw::{enum_number, item, join, key, rules_of, value};
 use crate::scalar::{Label, Rules, Val, label};
 
 pub fn message(generator: &mut Generator, message: &MessageDescriptor, json: &Value, path: &str) {
@@ -167,26 +167,18 @@ fn owner(generator: &Generator, place: &str) -> Option<(MessageDescriptor, Field
 }
 
 /// A JSON scalar as a candidate of `kind` (proto3 JSON and the Kubernetes
-/// form both: numbers or strings for integers, enum names short or full).
+/// form both: numbers or strings for integers, enum names short or full),
+/// if the Kubernetes form can write it.
 fn read(kind: &Kind, json: &Value) -> Option<Val> {
     Some(match (kind, json) {
         (Kind::Bool, Value::Bool(b)) => Val::Bool(*b),
         (Kind::String, Value::String(s)) => Val::Str(s.clone()),
         (Kind::Bytes, Value::String(s)) => Val::Bytes(base64::engine::general_purpose::STANDARD.decode(s).ok()?),
-        (Kind::Enum(e), Value::String(s)) => {
-            let value = e
-                .values()
-                .find(|v| v.name() == s || v.name().ends_with(&format!("_{s}")))?;
-            Val::Int(value.number().into())
-        }
+        (Kind::Enum(e), Value::String(s)) => Val::Int(enum_number(e, s)?.into()),
         (Kind::Enum(_), Value::Number(n)) => Val::Int(n.as_i64()?.into()),
         (Kind::Float | Kind::Double, Value::Number(n)) => Val::Double(n.as_f64()?),
-        (Kind::Float | Kind::Double, Value::String(s)) => Val::Double(match s.as_str() {
-            "NaN" => f64::NAN,
-            "Infinity" => f64::INFINITY,
-            "-Infinity" => f64::NEG_INFINITY,
-            other => other.parse().ok()?,
-        }),
+        // Not NaN nor an infinity: the Kubernetes form cannot write them.
+        (Kind::Float | Kind::Double, Value::String(s)) => Val::Double(s.parse().ok().filter(|d: &f64| d.is_finite())?),
         (_, Value::Number(n)) => Val::Int(n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from))?),
         (_, Value::String(s)) => Val::Int(s.parse().ok()?),
         _ => return None,

@@ -10,8 +10,6 @@
 //! zero values included; (a) and (c) judge what it decodes to.
 #![allow(dead_code)] // each test binary uses a different part
 
-pub mod generate;
-
 use aether_api::validate::Validate;
 use aether_judges::crd::CrdJudge;
 use aether_judges::protovalidate;
