@@ -3,7 +3,7 @@
 //! uses, RE2-style `regex` for patterns as Go's apiserver), the
 //! `x-kubernetes-list-type: set` and `map` uniqueness the apiserver adds, and its
 //! `x-kubernetes-validations` CEL rules (compiled by kube-cel, the client-side
-//! CEL that kube's `cel` feature uses, and evaluated in [`rules`]).
+//! CEL that kube's `cel` feature uses, and evaluated in `crd::rules`).
 
 mod rules;
 
