@@ -1,9 +1,12 @@
 //! The normal form of route paths (`edge_normal_form`), against what Envoy
 //! 1.40 was measured to do, and its properties over random valid paths.
 
+use std::sync::LazyLock;
+
 use aether_api::config::v1::{RouteMatch, route_match::Path};
 use aether_api::validate::Validate;
 use aether_projection::{MatchKind, edge_normal_form};
+use aether_rules::RuleKind;
 use proptest::prelude::*;
 
 /// One row per case: the route path as written; the path Envoy routed a
@@ -140,24 +143,27 @@ fn valid_path_strategy() -> impl Strategy<Value = String> {
     path_strategy().prop_filter("valid by the proto", |path| valid(path))
 }
 
-/// The proto's pattern, `^/([A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*$`.
+/// The proto's pattern for a route path (`RouteMatch.prefix`), read from
+/// the rules model.
+static PATH_PATTERN: LazyLock<regex::Regex> = LazyLock::new(|| {
+    let generator = aether_testing::drawn::generator();
+    let source = generator
+        .api()
+        .message("aether.config.v1.RouteMatch")
+        .and_then(|m| m.fields.iter().find(|f| f.json_name() == "prefix"))
+        .and_then(|f| {
+            f.rules.iter().find_map(|r| match &r.kind {
+                RuleKind::Pattern(p) => Some(p.source.clone()),
+                _ => None,
+            })
+        })
+        .expect("RouteMatch.prefix has a pattern");
+    regex::Regex::new(&source).expect("the proto's pattern compiles")
+});
+
+/// Whether `path` is in the proto's character set (its pattern).
 fn in_character_set(path: &str) -> bool {
-    let bytes = path.as_bytes();
-    let mut i = 1;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let digits = bytes.get(i + 1..i + 3);
-            if !digits.is_some_and(|d| d.iter().all(u8::is_ascii_hexdigit)) {
-                return false;
-            }
-            i += 3;
-        } else if bytes[i].is_ascii_alphanumeric() || b"._~!$&'()*+,;=:@/-".contains(&bytes[i]) {
-            i += 1;
-        } else {
-            return false;
-        }
-    }
-    bytes.first() == Some(&b'/')
+    PATH_PATTERN.is_match(path)
 }
 
 /// What Envoy removes as a dot segment.
