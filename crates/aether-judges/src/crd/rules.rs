@@ -196,34 +196,11 @@ fn to_cel(value: &Value, schema: &Value) -> Cel {
 
 /// A field name the API server binds as it is: an identifier, not a CEL reserved word.
 fn is_plain_field_name(name: &str) -> bool {
-    const RESERVED: &[&str] = &[
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.contains("__")
-        && !RESERVED.contains(&name)
+        && !aether_rules::cel::RESERVED_WORDS.contains(&name)
 }
 
 /// `base.segment`, or `segment` at the root.

@@ -24,6 +24,32 @@
 //! overflow, indexing that can miss) fails codegen naming the construct; the
 //! caller adds the rule id and the field.
 
+/// CEL's reserved words: a field of that name is not an identifier in a
+/// CEL expression, so the API server binds it escaped (`__name__`).
+pub const RESERVED_WORDS: [&str; 21] = [
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
 mod typing;
 
 use anyhow::{Result, anyhow, ensure};

@@ -288,31 +288,7 @@ pub fn property(field: &FieldDescriptor) -> String {
 
 /// See [`property`].
 pub fn escape(name: &str) -> String {
-    // CEL's reserved words, as the API server escapes them.
-    const RESERVED: [&str; 21] = [
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
-    if RESERVED.contains(&name) {
+    if crate::rules::cel::RESERVED_WORDS.contains(&name) {
         format!("__{name}__")
     } else {
         name.to_owned()
