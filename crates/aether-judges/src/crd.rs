@@ -27,7 +27,7 @@ impl CrdJudge {
             .with_pattern_options(jsonschema::PatternOptions::regex())
             .build(&schema)
             .expect("the spec schema compiles");
-        let cel = rules::Rules::new(&schema);
+        let cel = rules::Rules::new(schema.clone());
         Self { schema, openapi, cel }
     }
 
@@ -39,7 +39,7 @@ impl CrdJudge {
             .map(|e| format!("{}: {e}", e.instance_path()))
             .collect();
         unique_sets(&self.schema, value, "", &mut problems);
-        self.cel.problems(&self.schema, value, &mut problems);
+        self.cel.problems(value, &mut problems);
         problems
     }
 }

@@ -15,6 +15,7 @@
 
 pub mod cel;
 pub mod formats;
+pub mod names;
 pub mod pattern;
 mod read;
 pub mod standard;

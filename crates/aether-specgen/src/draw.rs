@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use aether_rules::{CelRule, Field, Ignore, Rule, RuleKind};
+use aether_rules::{CelRule, Field, Ignore, Rule, RuleKind, names};
 use base64::Engine as _;
-use heck::ToShoutySnakeCase as _;
 use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value};
 
@@ -434,24 +433,21 @@ pub fn json(kind: &Kind, value: &Val) -> Option<Value> {
     })
 }
 
-/// The prefix the Kubernetes form drops from an enum's values (`COLOR_`).
-fn enum_prefix(enumeration: &EnumDescriptor) -> String {
-    format!("{}_", enumeration.name().to_shouty_snake_case())
-}
-
 /// A value's name in the Kubernetes form: `RED` for `COLOR_RED`.
 pub fn enum_name(enumeration: &EnumDescriptor, number: i32) -> Option<String> {
-    let name = enumeration.get_value(number)?.name().to_owned();
-    Some(match name.strip_prefix(&enum_prefix(enumeration)) {
-        Some(short) => short.to_owned(),
-        None => name,
-    })
+    let value = enumeration.get_value(number)?;
+    let name = value.name();
+    Some(
+        names::short_value_name(enumeration.name(), name)
+            .unwrap_or(name)
+            .to_owned(),
+    )
 }
 
 /// The number of a value named short (`RED`) or in full (`COLOR_RED`).
 pub fn enum_number(enumeration: &EnumDescriptor, name: &str) -> Option<i32> {
     enumeration
         .get_value_by_name(name)
-        .or_else(|| enumeration.get_value_by_name(&format!("{}{name}", enum_prefix(enumeration))))
+        .or_else(|| enumeration.get_value_by_name(&format!("{}{name}", names::enum_value_prefix(enumeration.name()))))
         .map(|v| v.number())
 }

@@ -21,7 +21,6 @@
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result, bail};
-use heck::ToShoutySnakeCase;
 use prost_types::field_descriptor_proto::{Label, Type};
 
 use super::{ApiFiles, RUST_HEADER};
@@ -242,11 +241,11 @@ fn reword_oneof_duplicates(code: &mut syn::File, api: &ApiFiles, package: &str) 
 
 /// Serialize and Deserialize for one enum, in the Kubernetes form.
 fn enum_impls(name: &str, rust_path: &str, enumeration: &prost_types::EnumDescriptorProto) -> Result<String> {
-    let prefix = format!("{}_", enumeration.name().to_shouty_snake_case());
+    let prefix = crate::rules::names::enum_value_prefix(enumeration.name());
     let mut short_names = Vec::new();
     let mut numbers = Vec::new();
     for value in &enumeration.value {
-        let Some(short) = value.name().strip_prefix(&prefix) else {
+        let Some(short) = crate::rules::names::short_value_name(enumeration.name(), value.name()) else {
             bail!(
                 "{name}: value {} lacks the prefix {prefix}; the Kubernetes form writes values \
                  without it, so every value must carry it (buf lint ENUM_VALUE_PREFIX)",

@@ -19,30 +19,32 @@ use kube_cel::cel::{Context, ExecutionError, FunctionContext, Value as Cel};
 use kube_cel::{CompilationResult, CompiledSchema, KubeCelExt};
 use serde_json::Value;
 
-/// The compiled rules of one schema and the context they run in.
+/// The compiled rules of one schema, the schema, and the context they run in.
 pub struct Rules {
+    schema: Value,
     compiled: CompiledSchema,
     context: Context<'static>,
 }
 
 impl Rules {
     /// Compiles every rule of `schema` (kube-cel's compiler).
-    pub fn new(schema: &Value) -> Self {
+    pub fn new(schema: Value) -> Self {
         let mut context = Context::default();
         context.register_all();
         // Registered last, so it replaces cel's byte-counting `size`.
         context.add_function("size", size);
         Self {
-            compiled: kube_cel::compile_schema(schema),
+            compiled: kube_cel::compile_schema(&schema),
+            schema,
             context,
         }
     }
 
-    /// Every rule `value` breaks, as `path: message (CEL)`; `schema` is the one compiled.
-    pub fn problems(&self, schema: &Value, value: &Value, problems: &mut Vec<String>) {
+    /// Every rule `value` breaks, as `path: message (CEL)`.
+    pub fn problems(&self, value: &Value, problems: &mut Vec<String>) {
         // The API server defaults an object before it runs the rules.
-        let defaulted = kube_cel::apply_defaults(schema, value);
-        self.walk(&self.compiled, schema, &defaulted, "", problems);
+        let defaulted = kube_cel::apply_defaults(&self.schema, value);
+        self.walk(&self.compiled, &self.schema, &defaulted, "", problems);
     }
 
     /// The rules of one node, then of its children, where `value` has them.

@@ -15,7 +15,6 @@
 //!   `u`).
 
 use anyhow::{Context, Result, bail, ensure};
-use heck::ToShoutySnakeCase;
 use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind};
 
 use super::node::{Node, Obj};
@@ -222,14 +221,16 @@ pub fn short_name(e: &EnumDescriptor, number: i32) -> Result<String> {
     let value = e
         .get_value(number)
         .with_context(|| format!("{} has no value {number}", e.full_name()))?;
-    let prefix = format!("{}_", e.name().to_shouty_snake_case());
-    value.name().strip_prefix(&prefix).map(str::to_owned).with_context(|| {
-        format!(
-            "enum {}: value {} lacks the prefix {prefix}",
-            e.full_name(),
-            value.name()
-        )
-    })
+    crate::rules::names::short_value_name(e.name(), value.name())
+        .map(str::to_owned)
+        .with_context(|| {
+            format!(
+                "enum {}: value {} lacks the prefix {}",
+                e.full_name(),
+                value.name(),
+                crate::rules::names::enum_value_prefix(e.name())
+            )
+        })
 }
 
 fn enum_name_of(e: &EnumDescriptor, literal: &Expr) -> Result<String> {

@@ -16,8 +16,6 @@
 //! way ([`kubernetes_markdown`]: everything above but the fences, which
 //! Markdown renders).
 
-use heck::ToShoutySnakeCase;
-
 use super::node::Node;
 use crate::rules::{Api, Enum};
 
@@ -61,11 +59,10 @@ pub enum ValueName {
 
 /// The manifest name of value `name` (number `number`) of enum `e`.
 pub fn value_name(e: &Enum, name: &str, number: i32) -> ValueName {
-    let prefix = format!("{}_", enum_name(e).to_shouty_snake_case());
     if number == 0 && name.ends_with("_UNSPECIFIED") {
         ValueName::ProtoOnly
     } else {
-        match name.strip_prefix(&prefix) {
+        match crate::rules::names::short_value_name(enum_name(e), name) {
             Some(short) => ValueName::Kubernetes(short.to_owned()),
             None => ValueName::Unprefixed,
         }
@@ -208,10 +205,9 @@ fn sentence_around(text: &str, i: usize) -> (usize, usize) {
 /// description of a field of enum `e`. `allowed` holds the Kubernetes names
 /// the schema's `enum` lists; values outside it are not described.
 pub fn enum_values(e: &Enum, allowed: &[String]) -> String {
-    let prefix = format!("{}_", enum_name(e).to_shouty_snake_case());
     let mut lines = Vec::new();
     for (name, _, doc) in &e.values {
-        let short = name.strip_prefix(&prefix).unwrap_or(name);
+        let short = crate::rules::names::short_value_name(enum_name(e), name).unwrap_or(name);
         if !allowed.iter().any(|a| a == short) {
             continue;
         }
