@@ -67,6 +67,12 @@ pub struct Plan {
     /// removes the others. None without Envoy's files
     /// ([`outputs::Written::without_envoy_files`]).
     pub secret_files: Vec<(String, Vec<u8>)>,
+    /// The route files of the HTTPS chains rendered anew, and every chain's
+    /// directory ([`outputs::chains`]). None without Envoy's files.
+    pub chain_files: outputs::chains::ChainFiles,
+    /// Why the new `listeners.json` is not written, if it is not: Envoy
+    /// could not watch all of its files. The previous one stays served.
+    pub listener_refused: Option<String>,
     /// Objects whose status differs from the stored one, in key order.
     pub patches: Vec<StatusPatch>,
     /// Host conflicts in the snapshot (one per lost host).
@@ -109,15 +115,32 @@ pub fn plan(
 ) -> Result<Plan, PlanError> {
     let mut writes = outputs::render_changes(snapshot, written).map_err(PlanError::Render)?;
     let mut secret_files = Vec::new();
+    let mut chain_files = outputs::chains::ChainFiles::default();
+    let mut listener_refused = None;
     if written.envoy_files() {
-        writes.extend(outputs::listeners::render_change(snapshot, tls, written).map_err(PlanError::Render)?);
         secret_files = outputs::secrets::files(tls).map_err(PlanError::Render)?;
+        chain_files = outputs::chains::render_changes(snapshot, written).map_err(PlanError::Render)?;
+        if let Some(listener) = outputs::listeners::render_change(snapshot, tls, written).map_err(PlanError::Render)? {
+            let watches = outputs::chains::watches_needed(snapshot.tls_chains.len(), secret_files.len());
+            match written.watch_limit.check(watches) {
+                Ok(()) => writes.push(listener),
+                Err(refused) => {
+                    // The previous listener stays, and so do the files it
+                    // names; no chain it does not name is added.
+                    chain_files.rendered.retain(|file| written.chains.contains_key(&file.dir));
+                    chain_files.current.extend(written.chains.keys().cloned());
+                    listener_refused = Some(refused);
+                }
+            }
+        }
     }
     let patches = status::patches(snapshot, Some(&tls.resolutions), observed, now).map_err(PlanError::Decode)?;
     let invalid = snapshot.invalid_objects();
     Ok(Plan {
         writes,
         secret_files,
+        chain_files,
+        listener_refused,
         patches,
         conflicts: snapshot.report.conflicts.len(),
         invalid,

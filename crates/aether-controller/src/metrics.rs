@@ -35,6 +35,9 @@ pub struct Metrics {
     pub conflicts: Gauge,
     /// Objects left out as invalid in the current projection.
     pub invalid_objects: Gauge,
+    /// 1 while the newest HTTPS listener is not written to `listeners.json`
+    /// because Envoy could not watch all of its files.
+    pub envoy_listener_refused: Gauge,
     /// VirtualHost objects known.
     pub objects: Gauge,
     /// Local mode: manifest files served as last read (unreadable, no
@@ -97,6 +100,7 @@ impl Metrics {
             reconcile_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 15)),
             conflicts: Gauge::default(),
             invalid_objects: Gauge::default(),
+            envoy_listener_refused: Gauge::default(),
             objects: Gauge::default(),
             manifest_stale_files: Gauge::default(),
             manifest_changing_files: Gauge::default(),
@@ -136,6 +140,11 @@ impl Metrics {
             "invalid_objects",
             "VirtualHosts left out as invalid, in the current projection",
             metrics.invalid_objects.clone(),
+        );
+        registry.register(
+            "envoy_listener_refused",
+            "1 while the newest HTTPS listener is not written: Envoy could not watch all of its files",
+            metrics.envoy_listener_refused.clone(),
         );
         registry.register("objects", "VirtualHost objects known", metrics.objects.clone());
         registry.register(

@@ -41,6 +41,7 @@ use prost::{Message, Name};
 use prost_reflect::{DynamicMessage, Value as ReflectValue};
 
 pub mod backoff;
+pub mod chains;
 pub mod listeners;
 pub mod memo;
 pub mod routes_json;
@@ -199,8 +200,13 @@ pub struct Written {
     /// The SDS files in `secrets/`: name → SHA-256 of the content (not the
     /// content: it holds a private key).
     secrets: BTreeMap<String, Vec<u8>>,
-    /// Whether Envoy's files (`routes.json`, `listeners.json`, `secrets/`)
-    /// are rendered and written; see [`Written::without_envoy_files`].
+    /// The chains' route files in `chains/`, by directory.
+    pub(crate) chains: BTreeMap<String, chains::ChainWritten>,
+    /// How many file watches Envoy may hold; a listener needing more is
+    /// not written ([`chains::WatchLimit`]).
+    pub(crate) watch_limit: chains::WatchLimit,
+    /// Whether Envoy's files (`routes.json`, `listeners.json`, `secrets/`,
+    /// `chains/`) are rendered and written; see [`Written::without_envoy_files`].
     envoy_files: bool,
 }
 
@@ -214,6 +220,10 @@ impl Default for Written {
             dependencies_json: Default::default(),
             tls_secrets_json: Default::default(),
             secrets: BTreeMap::new(),
+            chains: BTreeMap::new(),
+            watch_limit: chains::WatchLimit {
+                max_user_instances: None,
+            },
             envoy_files: true,
         }
     }
@@ -247,8 +257,17 @@ impl Written {
         Self {
             files,
             secrets,
+            chains: chains::read_existing(dir),
             ..Self::default()
         }
+    }
+
+    /// The same, refusing a listener whose files Envoy could not watch
+    /// within `limit` (the binary reads it from the kernel; unchecked by
+    /// default).
+    pub fn with_watch_limit(mut self, limit: chains::WatchLimit) -> Self {
+        self.watch_limit = limit;
+        self
     }
 
     /// The same, for a controller whose Envoys take the routes, the
@@ -353,17 +372,21 @@ fn write_rank(name: &str) -> u8 {
 }
 
 /// Writes each of `files` that differs from `written` with [`write_atomic`]
-/// (`routes.json`, then `listeners.json`, last) and records it;
+/// (the chains' files of `chain_files` first, then `routes.json`, then
+/// `listeners.json`, last; the chain directories no longer named are
+/// removed after it) and records it;
 /// `routes_source` is the route table `routes.json` was rendered from. Before them, the SDS files of `secrets` (name relative to
 /// `secrets/` → content) that changed, owner-only; after them, the SDS
 /// files no longer in `secrets`, removed. Returns the names written
-/// (`secrets/` once for any SDS file written or removed). Stops at the
+/// (`secrets/` once for any SDS file written or removed, `chains/` once
+/// for any chain file written or removed). Stops at the
 /// first failure, which leaves that file as it was and unrecorded, so the
 /// next pass writes it again.
 pub fn write_changed(
     dir: &Path,
     files: &Files,
     secrets: &[(String, Vec<u8>)],
+    chain_files: &chains::ChainFiles,
     written: &mut Written,
     routes_source: &RouteTable,
 ) -> io::Result<Vec<&'static str>> {
@@ -382,6 +405,7 @@ pub fn write_changed(
         written.secrets.insert(name.to_owned(), hash);
         secrets_changed = true;
     }
+    let chains_written = chains::write_rendered(dir, chain_files, written)?;
     let mut changed: Vec<(&'static str, &Bytes)> = files
         .iter()
         .filter(|(name, bytes)| match **name {
@@ -419,6 +443,14 @@ pub fn write_changed(
         }
         written.secrets.remove(&name);
         secrets_changed = true;
+    }
+    let chains_removed = if written.envoy_files {
+        chains::remove_stale(dir, chain_files, written)?
+    } else {
+        0
+    };
+    if chains_written + chains_removed > 0 {
+        done.insert(0, "chains/");
     }
     if secrets_changed {
         done.insert(0, "secrets/");

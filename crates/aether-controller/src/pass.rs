@@ -19,7 +19,7 @@ use aether_api::config::v1::VirtualHostStatus;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, Snapshot};
 use jiff::Timestamp;
 use prost::bytes::Bytes;
-use tracing::info;
+use tracing::{error, info};
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, Files, Written};
@@ -81,10 +81,11 @@ pub(crate) struct Pass {
 impl Pass {
     /// A pass writing into `out` (which must exist): the stray temporaries
     /// of `files` a killed run left are removed, and those files read, so
-    /// that identical ones are not rewritten.
+    /// that identical ones are not rewritten. Envoy's files are kept within
+    /// the kernel's file-watch limit ([`outputs::chains::WatchLimit`]).
     pub(crate) fn new(out: PathBuf, projection: ProjectionConfig, tls: TlsSettings, files: &[&'static str]) -> Self {
         outputs::remove_stray_temporaries(&out, files);
-        let written = Written::read_existing(&out, files);
+        let written = Written::read_existing(&out, files).with_watch_limit(outputs::chains::WatchLimit::read());
         Self {
             out,
             projector: Projector::new(projection),
@@ -197,10 +198,15 @@ impl Pass {
         if let Some((name, bytes)) = inputs.statuses_file(&plan.patches)? {
             files.insert(name, bytes);
         }
+        metrics.envoy_listener_refused.set(i64::from(plan.listener_refused.is_some()));
+        if let Some(refused) = &plan.listener_refused {
+            error!("the HTTPS listener is not replaced: {refused}");
+        }
         let written = outputs::write_changed(
             &self.out,
             &files,
             &plan.secret_files,
+            &plan.chain_files,
             &mut self.written,
             snapshot.routes(),
         )?;

@@ -221,10 +221,8 @@ impl<'a> Index<'a> {
                 let (name, outline) = entry(VirtualHostOutline::decode(virtual_host.as_ref())?);
                 served.insert(name, outline);
             }
-            if let Some(chain) = snapshot.tls_chain_of(key)
-                && let Ok(at) = chain.objects.binary_search(key)
-            {
-                secret_of.insert(&chain.objects[at], &chain.secret);
+            if let Some(chain) = snapshot.tls_chain_of(key) {
+                secret_of.insert(&chain.object, &chain.secret);
             }
         }
         Ok(Self {

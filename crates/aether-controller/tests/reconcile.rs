@@ -143,7 +143,7 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     let mut written = Written::default();
     let files: Files = first.writes.into_iter().collect();
     assert_eq!(
-        outputs::write_changed(dir.path(), &files, &[], &mut written, snapshot.routes())
+        outputs::write_changed(dir.path(), &files, &[], &Default::default(), &mut written, snapshot.routes())
             .unwrap()
             .len(),
         4
@@ -171,7 +171,7 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     let changed = plan(&other, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     assert!(changed.writes.iter().any(|(name, _)| *name == ROUTES_FILE));
     let files: Files = changed.writes.into_iter().collect();
-    outputs::write_changed(dir.path(), &files, &[], &mut written, other.routes()).unwrap();
+    outputs::write_changed(dir.path(), &files, &[], &Default::default(), &mut written, other.routes()).unwrap();
     let back = plan(&snapshot, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     let (name, bytes) = back.writes.last().unwrap();
     assert_eq!(
@@ -316,21 +316,21 @@ fn a_failed_write_leaves_the_previous_file_and_is_retried() {
     let mut written = Written::default();
     let old: Files = [(ROUTES_FILE, prost::bytes::Bytes::from_static(b"old\n"))].into();
     let (old_routes, new_routes) = (empty_routes("old"), empty_routes("new"));
-    outputs::write_changed(dir.path(), &old, &[], &mut written, &old_routes).unwrap();
+    outputs::write_changed(dir.path(), &old, &[], &Default::default(), &mut written, &old_routes).unwrap();
     // Block the temporary file's path: the write must fail before the rename.
     std::fs::create_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
     let new: Files = [(ROUTES_FILE, prost::bytes::Bytes::from_static(b"new\n"))].into();
-    assert!(outputs::write_changed(dir.path(), &new, &[], &mut written, &new_routes).is_err());
+    assert!(outputs::write_changed(dir.path(), &new, &[], &Default::default(), &mut written, &new_routes).is_err());
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"old\n");
     std::fs::remove_dir(dir.path().join(outputs::temporary_name(ROUTES_FILE))).unwrap();
     // Not recorded as written, so the next pass writes it.
     assert_eq!(
-        outputs::write_changed(dir.path(), &new, &[], &mut written, &new_routes).unwrap(),
+        outputs::write_changed(dir.path(), &new, &[], &Default::default(), &mut written, &new_routes).unwrap(),
         [ROUTES_FILE]
     );
     assert_eq!(std::fs::read(dir.path().join(ROUTES_FILE)).unwrap(), b"new\n");
     assert_eq!(
-        outputs::write_changed(dir.path(), &new, &[], &mut written, &new_routes).unwrap(),
+        outputs::write_changed(dir.path(), &new, &[], &Default::default(), &mut written, &new_routes).unwrap(),
         Vec::<&str>::new()
     );
 }

@@ -12,7 +12,7 @@ pub mod descriptors;
 
 use envoy_types::pb::envoy::config::core::v3::{
     ApiConfigSource, ApiVersion, ConfigSource, GrpcService, Http2ProtocolOptions, HttpProtocolOptions,
-    PathConfigSource, api_config_source::ApiType, config_source::ConfigSourceSpecifier, grpc_service,
+    PathConfigSource, WatchedDirectory, api_config_source::ApiType, config_source::ConfigSourceSpecifier, grpc_service,
     http_protocol_options,
 };
 use envoy_types::pb::envoy::extensions::filters::http::router::v3::Router;
@@ -67,6 +67,26 @@ fn grpc(cluster: &str) -> ConfigSourceSpecifier {
         }],
         ..Default::default()
     })
+}
+
+/// [`config_source`] of `dir/file` for a resource whose file is alone in
+/// its directory `dir` (relative to the output directory): Envoy then
+/// watches that directory (`watched_directory`), so the rename that
+/// replaces the file wakes only this subscription. Envoy's watch of a file
+/// by its path wakes on every rename in its directory, and one watched
+/// directory shared by many files makes every subscription reread its own
+/// on any rename there.
+pub fn watched_config_source(source: &EdgeSource, dir: &str, file: &str) -> ConfigSource {
+    let mut config = config_source(source, &format!("{dir}/{file}"));
+    if let (EdgeSource::Files(root), Some(ConfigSourceSpecifier::PathConfigSource(path))) =
+        (source, config.config_source_specifier.as_mut())
+    {
+        path.watched_directory = Some(WatchedDirectory {
+            path: format!("{}/{dir}", root.trim_end_matches('/')),
+            ..Default::default()
+        });
+    }
+    config
 }
 
 /// A message packed into Envoy's `Any`.

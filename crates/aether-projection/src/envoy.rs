@@ -111,6 +111,38 @@ pub(crate) fn virtual_host_entry(name: &str, domains: &[String], routes: &[u8]) 
     Bytes::from(out)
 }
 
+/// The name of the virtual host that answers a TLS chain's requests for
+/// hosts other than its object's.
+pub const MISDIRECTED_VIRTUAL_HOST: &str = "misdirected";
+/// `421 Misdirected Request` (RFC 9110, 15.5.20): the client sent the
+/// request on a connection for another host, and retries on one of its own.
+pub const MISDIRECTED_STATUS: u32 = 421;
+
+/// The encoded `VirtualHost` [`MISDIRECTED_VIRTUAL_HOST`]: `hosts` (each
+/// more specific than the wildcard of the chain that covers it) and then
+/// `*`, every request answered [`MISDIRECTED_STATUS`].
+pub(crate) fn misdirected_virtual_host(hosts: &[String]) -> Vec<u8> {
+    let mut domains = hosts.to_vec();
+    domains.push("*".to_owned());
+    route::VirtualHost {
+        name: MISDIRECTED_VIRTUAL_HOST.to_owned(),
+        domains,
+        routes: vec![route::Route {
+            r#match: Some(route::RouteMatch {
+                path_specifier: Some(route::route_match::PathSpecifier::Prefix("/".to_owned())),
+                ..Default::default()
+            }),
+            action: Some(route::route::Action::DirectResponse(route::DirectResponseAction {
+                status: MISDIRECTED_STATUS,
+                ..Default::default()
+            })),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
 /// Appends an encoded `VirtualHost` message as one entry of
 /// `RouteConfiguration.virtual_hosts`.
 pub(crate) fn append_virtual_host(virtual_host: &[u8], out: &mut Vec<u8>) {

@@ -59,6 +59,7 @@ pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};
 pub use projector::{ProjectError, Projector};
 pub use route_table::RouteTable;
+pub use snapshot::{MISDIRECTED_STATUS, MISDIRECTED_VIRTUAL_HOST};
 pub use snapshot::{Dependency, HostConflict, Kept, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot};
 pub use tls::{TlsChain, TlsSecret, covering_wildcards};
 

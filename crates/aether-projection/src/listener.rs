@@ -7,12 +7,18 @@
 //! The HTTPS listener (`aether-edge-https`):
 //!
 //! - a TLS inspector reads the client's SNI;
-//! - one filter chain per usable secret, named by its SDS name
-//!   ([`sds_secret_name`]), its `server_names` the hosts served with it,
+//! - one filter chain per object served with TLS whose secret is usable,
+//!   named `namespace/name`, its `server_names` the object's hosts,
 //!   terminating TLS with the secret (fetched by SDS, so a rotation reaches
-//!   Envoy without touching the listener) and running the same connection
-//!   manager on the same route configuration as the plain listener: a
-//!   request over TLS is routed exactly as over plain HTTP;
+//!   Envoy without touching the listener) and running the edge's connection
+//!   manager on a route configuration of the object's own
+//!   ([`TlsChain::route_configuration_name`],
+//!   [`Snapshot::chain_route_configuration`](crate::Snapshot::chain_route_configuration)):
+//!   its virtual host, as the plain listener routes it, and a 421 for any
+//!   other host. One object's edit is thus one small configuration for
+//!   Envoy to rebuild, and one it would refuse costs that object alone;
+//!   over files each is `chains/NAMESPACE.NAME/routes.json`
+//!   ([`chain_routes_dir`]);
 //! - one chain, `refused`, that closes the connection without a handshake,
 //!   for the SNI of hosts that must not be served over TLS although a TLS
 //!   wildcard would cover them: hosts without `tls`, and hosts whose secret
@@ -41,7 +47,9 @@ use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::{
 use envoy_types::pb::google::protobuf::UInt32Value;
 
 use aether_api::config::v1::SecretProvider;
-pub use aether_edge_envoy::{EdgeSource, STAT_PREFIX, config_source, http_connection_manager, pack};
+pub use aether_edge_envoy::{
+    EdgeSource, STAT_PREFIX, config_source, http_connection_manager, pack, watched_config_source,
+};
 
 use crate::tls::{TlsChain, TlsSecret};
 
@@ -54,6 +62,20 @@ pub const REFUSED_CHAIN: &str = "refused";
 /// The directory, under the controller's output directory, of the SDS
 /// files of the secrets (local mode, files path).
 pub const SECRETS_DIR: &str = "secrets";
+/// The directory, under the controller's output directory, of the chains'
+/// route configurations (files path): a directory per chain
+/// ([`chain_routes_dir`]), each holding its [`CHAIN_ROUTES_FILE`].
+pub const CHAINS_DIR: &str = "chains";
+/// The file of a chain's route configuration, in its directory.
+pub const CHAIN_ROUTES_FILE: &str = "routes.json";
+
+/// The directory of `chain`'s route configuration, relative to the output
+/// directory: `chains/NAMESPACE.NAME` (a namespace is a DNS label, without
+/// dots, so the first dot separates it from the name). A directory per
+/// chain, watched by Envoy alone (see [`watched_config_source`]).
+pub fn chain_routes_dir(chain: &TlsChain) -> String {
+    format!("{CHAINS_DIR}/{}.{}", chain.object.namespace, chain.object.name)
+}
 
 /// How the HTTPS listener is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,13 +163,6 @@ pub fn https_listener(
     usable: impl Fn(&TlsSecret) -> bool,
     config: &ListenerConfig,
 ) -> Listener {
-    let connection_manager = Filter {
-        name: "envoy.filters.network.http_connection_manager".to_owned(),
-        config_type: Some(filter::ConfigType::TypedConfig(pack(&http_connection_manager(
-            &config.route_configuration_name,
-            config_source(&config.source, "routes.json"),
-        )))),
-    };
     let mut filter_chains = Vec::new();
     let mut refused: Vec<String> = plain_hosts.to_vec();
     for chain in chains {
@@ -166,12 +181,20 @@ pub fn https_listener(
             continue;
         };
         let name = sds_secret_name(&chain.secret);
+        let routes = chain.route_configuration_name(&config.route_configuration_name);
+        let connection_manager = Filter {
+            name: "envoy.filters.network.http_connection_manager".to_owned(),
+            config_type: Some(filter::ConfigType::TypedConfig(pack(&http_connection_manager(
+                &routes,
+                watched_config_source(&config.source, &chain_routes_dir(chain), CHAIN_ROUTES_FILE),
+            )))),
+        };
         let tls = DownstreamTlsContext {
             common_tls_context: Some(CommonTlsContext {
                 // HTTP/2 when the client offers it; the manager's codec is AUTO.
                 alpn_protocols: vec!["h2".to_owned(), "http/1.1".to_owned()],
                 tls_certificate_sds_secret_configs: vec![SdsSecretConfig {
-                    name: name.clone(),
+                    name,
                     sds_config: Some(sds_config),
                 }],
                 ..Default::default()
@@ -179,7 +202,7 @@ pub fn https_listener(
             ..Default::default()
         };
         filter_chains.push(FilterChain {
-            name,
+            name: chain.name(),
             filter_chain_match: Some(FilterChainMatch {
                 server_names: chain.server_names.clone(),
                 ..Default::default()
@@ -188,7 +211,7 @@ pub fn https_listener(
                 name: "envoy.transport_sockets.tls".to_owned(),
                 config_type: Some(transport_socket::ConfigType::TypedConfig(pack(&tls))),
             }),
-            filters: vec![connection_manager.clone()],
+            filters: vec![connection_manager],
             ..Default::default()
         });
     }

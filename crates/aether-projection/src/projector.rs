@@ -120,7 +120,7 @@ struct Derived {
 
 /// The TLS chains, the plain hosts under TLS wildcards, and the chains'
 /// index by object.
-type TlsParts = (Arc<[TlsChain]>, Arc<[String]>, Lazy<HashMap<ObjectKey, usize>>);
+type TlsParts = (Arc<[TlsChain]>, Arc<[String]>);
 
 impl Projector {
     /// An empty projection.

@@ -179,7 +179,19 @@ impl RouteTable {
     /// settings around other virtual hosts (a marker, say, to find where
     /// they go in another rendering).
     pub fn encode_with(&self, virtual_hosts: &[&[u8]]) -> Vec<u8> {
-        let mut out = self.head.to_vec();
+        self.encode_parts(&self.head, virtual_hosts)
+    }
+
+    /// [`RouteTable::encode_with`] under another name: the same settings
+    /// around `virtual_hosts`, in a configuration `name`.
+    pub fn encode_named(&self, name: &str, virtual_hosts: &[&[u8]]) -> Vec<u8> {
+        let mut head = Vec::new();
+        envoy::encode_route_configuration_head(name, &mut head);
+        self.encode_parts(&head, virtual_hosts)
+    }
+
+    fn encode_parts(&self, head: &[u8], virtual_hosts: &[&[u8]]) -> Vec<u8> {
+        let mut out = head.to_vec();
         for virtual_host in virtual_hosts {
             envoy::append_virtual_host(virtual_host, &mut out);
         }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::route_table::RouteTable;
 use crate::tls::{TlsChain, TlsSecret};
+pub use crate::envoy::{MISDIRECTED_STATUS, MISDIRECTED_VIRTUAL_HOST};
 use aether_api::ObjectKey;
 use aether_api::validate::Violation;
 
@@ -37,9 +38,9 @@ pub struct Snapshot {
     pub dependencies: Arc<[Dependency]>,
     /// Every TLS secret the projected objects terminate with, sorted.
     pub tls_secrets: Arc<[TlsSecret]>,
-    /// The HTTPS listener's filter chains: one per secret of
-    /// [`Snapshot::tls_secrets`], in the same order, with the hosts it
-    /// serves.
+    /// The HTTPS listener's filter chains: one per object served with
+    /// TLS, sorted by object, each routing on a route configuration of its
+    /// own ([`Snapshot::chain_route_configuration`]).
     pub tls_chains: Arc<[TlsChain]>,
     /// Hosts served without TLS (their object has no `tls`) that a TLS
     /// wildcard host of another object would otherwise cover, sorted: the
@@ -51,9 +52,6 @@ pub struct Snapshot {
     pub report: Arc<Report>,
     /// The report indexed, made on first use and shared with the report.
     pub(crate) report_index: Lazy<ReportIndex>,
-    /// Served object → the index of its chain in `tls_chains`, made on
-    /// first use and shared with the chains.
-    pub(crate) chain_by_object: Lazy<HashMap<ObjectKey, usize>>,
 }
 
 impl Snapshot {
@@ -143,17 +141,28 @@ impl Snapshot {
         })
     }
 
-    /// The TLS chain serving object `key`'s hosts, if it is served with TLS.
-    /// Indexed on first use like [`Snapshot::conflicts_lost_by`].
+    /// The TLS chain serving object `key`'s hosts, if it is served with
+    /// TLS: O(log n).
     pub fn tls_chain_of(&self, key: &ObjectKey) -> Option<&TlsChain> {
-        let index = self.chain_by_object.get_or_init(|| {
-            let mut index = HashMap::new();
-            for (at, chain) in self.tls_chains.iter().enumerate() {
-                index.extend(chain.objects.iter().map(|object| (object.clone(), at)));
-            }
-            index
-        });
-        index.get(key).map(|at| &self.tls_chains[*at])
+        self.tls_chains
+            .binary_search_by(|chain| chain.object.cmp(key))
+            .ok()
+            .map(|at| &self.tls_chains[at])
+    }
+
+    /// The encoded `RouteConfiguration` `chain` routes on, named by
+    /// [`TlsChain::route_configuration_name`] of this snapshot's: its
+    /// object's virtual host, as in [`Snapshot::routes`], and the virtual
+    /// host [`MISDIRECTED_VIRTUAL_HOST`], which answers every other host
+    /// `421 Misdirected Request` (the hosts of others that the chain's
+    /// wildcards cover by name, so that they never fall to them). `None`
+    /// when the object has no virtual host here (not a chain of this
+    /// snapshot). O(size of that virtual host).
+    pub fn chain_route_configuration(&self, chain: &TlsChain) -> Option<Bytes> {
+        let virtual_host = self.routes.virtual_host(&chain.object)?;
+        let misdirected = crate::envoy::misdirected_virtual_host(&chain.misdirected);
+        let name = chain.route_configuration_name(self.routes.name());
+        Some(Bytes::from(self.routes.encode_named(&name, &[virtual_host, &misdirected])))
     }
 
     /// The route configuration as its virtual hosts: its version, its

@@ -5,9 +5,10 @@
 //! a host an object lost to an older one is not in the loser's chain, so it
 //! never brings the loser's secret along. Every served host has exactly one
 //! owner, so it is in at most one chain, and a host never needs two
-//! certificates. Two objects naming one secret share its chain.
+//! certificates. Each object with TLS has a chain of its own, even when
+//! objects share a secret.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::HashMap;
 
 use aether_api::config::v1::SecretProvider;
 use serde::Serialize;
@@ -44,22 +45,47 @@ impl TlsSecret {
     }
 }
 
-/// One filter chain of the HTTPS listener: a secret and the hosts served
-/// with it.
+/// One filter chain of the HTTPS listener: one served object, the hosts it
+/// serves and the secret it terminates them with. A chain per object, not
+/// per secret, so that each chain routes on a route configuration of its
+/// own object alone ([`TlsChain::route_configuration_name`]): an edit of
+/// one object is then one small resource for Envoy to rebuild, whatever
+/// the size of the fleet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TlsChain {
-    /// The certificate and key.
+    /// The served object.
+    pub object: ObjectKey,
+    /// The certificate and key (objects naming one secret each name it).
     pub secret: TlsSecret,
     /// The hosts (exact or `*.` wildcards) whose SNI selects this chain:
-    /// every host the referencing objects serve, sorted.
+    /// every host the object serves, sorted.
     pub server_names: Vec<String>,
-    /// The served objects that reference the secret, sorted.
-    pub objects: Vec<ObjectKey>,
+    /// The hosts of other objects that a wildcard of this chain covers,
+    /// sorted. A client may reuse a connection made for one host for
+    /// another its certificate covers (HTTP/2 connection coalescing): such
+    /// a request on this chain must not fall to the wildcard's routes but
+    /// be answered `421 Misdirected Request`, so that the client opens a
+    /// connection of that host's own.
+    pub misdirected: Vec<String>,
+}
+
+impl TlsChain {
+    /// The name of the chain's filter chain: its object's `namespace/name`.
+    pub fn name(&self) -> String {
+        self.object.to_string()
+    }
+
+    /// The route configuration the chain routes on, named after the edge's
+    /// (`base`, the projection's `route_configuration_name`) and the
+    /// object: `aether-edge/NAMESPACE/NAME`.
+    pub fn route_configuration_name(&self, base: &str) -> String {
+        format!("{base}/{}", self.object)
+    }
 }
 
 /// Collects the chains from the served objects: `(object, hosts it serves,
-/// its secret)`, in any order. Returns the chains sorted by secret, and the
+/// its secret)`, in any order. Returns the chains sorted by object, and the
 /// hosts served without TLS that a TLS wildcard would otherwise cover
 /// (see [`Snapshot::plain_hosts_under_tls_wildcards`](crate::Snapshot)).
 /// Called on every snapshot with every served object, so the objects
@@ -67,44 +93,59 @@ pub struct TlsChain {
 pub(crate) fn chains<'a>(
     served: impl IntoIterator<Item = (&'a ObjectKey, &'a [String], Option<&'a TlsSecret>)>,
 ) -> (Vec<TlsChain>, Vec<String>) {
-    let mut by_secret: BTreeMap<&TlsSecret, (BTreeSet<&String>, BTreeSet<&ObjectKey>)> = BTreeMap::new();
-    let mut plain: Vec<&String> = Vec::new();
-    for (key, hosts, secret) in served {
-        match secret {
-            Some(secret) => {
-                let (names, objects) = by_secret.entry(secret).or_default();
-                names.extend(hosts);
-                objects.insert(key);
-            }
-            None => plain.extend(hosts),
-        }
-    }
-    // `*.example.com` kept as `.example.com`: a host's covering wildcards are
-    // then its own suffixes from each dot, looked up without building them.
-    let tls_wildcard_suffixes: BTreeSet<&str> = by_secret
-        .values()
-        .flat_map(|(names, _)| names.iter())
-        .filter_map(|name| name.strip_prefix('*'))
-        .filter(|suffix| suffix.starts_with('.'))
-        .collect();
-    let mut uncovered: Vec<String> = if tls_wildcard_suffixes.is_empty() {
-        Vec::new()
-    } else {
-        plain
-            .into_iter()
-            .filter(|host| covering_suffixes(host).any(|suffix| tls_wildcard_suffixes.contains(suffix)))
-            .cloned()
-            .collect()
-    };
-    uncovered.sort_unstable();
-    let chains = by_secret
-        .into_iter()
-        .map(|(secret, (names, objects))| TlsChain {
-            secret: secret.clone(),
-            server_names: names.into_iter().cloned().collect(),
-            objects: objects.into_iter().cloned().collect(),
+    let served: Vec<(&ObjectKey, &[String], Option<&TlsSecret>)> = served.into_iter().collect();
+    let mut chains: Vec<TlsChain> = served
+        .iter()
+        .filter_map(|(key, hosts, secret)| {
+            secret.map(|secret| {
+                let mut server_names = hosts.to_vec();
+                server_names.sort_unstable();
+                TlsChain {
+                    object: (*key).clone(),
+                    secret: secret.clone(),
+                    server_names,
+                    misdirected: Vec::new(),
+                }
+            })
         })
         .collect();
+    chains.sort_unstable_by(|a, b| a.object.cmp(&b.object));
+    // `*.example.com` kept as `.example.com` → its chain: a host's covering
+    // wildcards are then its own suffixes from each dot, looked up without
+    // building them. Each host has one owner, so a wildcard one chain.
+    let wildcard_chains: HashMap<&str, usize> = chains
+        .iter()
+        .enumerate()
+        .flat_map(|(at, chain)| chain.server_names.iter().map(move |name| (name, at)))
+        .filter_map(|(name, at)| name.strip_prefix('*').filter(|suffix| suffix.starts_with('.')).map(|suffix| (suffix, at)))
+        .collect();
+    let mut uncovered: Vec<String> = Vec::new();
+    if !wildcard_chains.is_empty() {
+        let mut misdirected: Vec<(usize, &String)> = Vec::new();
+        for (key, hosts, secret) in &served {
+            for host in *hosts {
+                let mut covered = false;
+                for suffix in covering_suffixes(host) {
+                    if let Some(&at) = wildcard_chains.get(suffix) {
+                        covered = true;
+                        if chains[at].object != **key {
+                            misdirected.push((at, host));
+                        }
+                    }
+                }
+                if covered && secret.is_none() {
+                    uncovered.push(host.clone());
+                }
+            }
+        }
+        for (at, host) in misdirected {
+            chains[at].misdirected.push(host.clone());
+        }
+        for chain in &mut chains {
+            chain.misdirected.sort_unstable();
+        }
+    }
+    uncovered.sort_unstable();
     (chains, uncovered)
 }
 
@@ -169,11 +210,11 @@ mod tests {
     }
 
     #[test]
-    fn objects_sharing_a_secret_share_a_chain_and_plain_hosts_under_a_tls_wildcard_are_listed() {
+    fn each_object_has_its_chain_and_a_wildcard_chain_misdirects_the_hosts_of_others_it_covers() {
         let (a, b) = (secret("a"), secret("b"));
         let hosts = |list: &[&str]| list.iter().map(|h| h.to_string()).collect::<Vec<_>>();
         let one = hosts(&["one.example.com"]);
-        let two = hosts(&["*.example.com", "two.example.net"]);
+        let two = hosts(&["two.example.net", "*.example.com", "x.example.com"]);
         let other = hosts(&["other.example.org"]);
         let plain = hosts(&["plain.example.com", "*.x.example.com", "plain.example.org"]);
         let keys = ["two", "one", "other", "plain"].map(|name| ObjectKey::new("default", name));
@@ -183,16 +224,25 @@ mod tests {
             (&keys[2], other.as_slice(), Some(&b)),
             (&keys[3], plain.as_slice(), None),
         ]);
-        assert_eq!(chains.len(), 2);
-        assert_eq!(
-            chains[0].server_names,
-            ["*.example.com", "one.example.com", "two.example.net"]
-        );
-        assert_eq!(
-            chains[0].objects,
-            [ObjectKey::new("default", "one"), ObjectKey::new("default", "two")]
-        );
+        let objects: Vec<&ObjectKey> = chains.iter().map(|chain| &chain.object).collect();
+        assert_eq!(objects, [&keys[1], &keys[2], &keys[0]]);
+        assert_eq!(chains[0].server_names, ["one.example.com"]);
+        assert_eq!(chains[0].secret, a);
         assert_eq!(chains[1].server_names, ["other.example.org"]);
+        assert_eq!(
+            chains[2].server_names,
+            ["*.example.com", "two.example.net", "x.example.com"]
+        );
+        assert_eq!(chains[2].secret, a);
+        assert_eq!(chains[2].name(), "default/two");
+        assert_eq!(chains[2].route_configuration_name("edge"), "edge/default/two");
+        // Its own x.example.com is not misdirected; the others' hosts under
+        // *.example.com are, TLS or not.
+        assert_eq!(
+            chains[2].misdirected,
+            ["*.x.example.com", "one.example.com", "plain.example.com"]
+        );
+        assert!(chains[0].misdirected.is_empty() && chains[1].misdirected.is_empty());
         assert_eq!(uncovered, ["*.x.example.com", "plain.example.com"]);
     }
 }

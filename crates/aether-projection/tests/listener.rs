@@ -3,8 +3,8 @@
 
 use aether_edge_envoy::descriptors;
 use aether_projection::listener::{
-    EdgeSource, ListenerConfig, REFUSED_CHAIN, config_source, http_connection_manager, https_listener, sds_secret,
-    sds_secret_name, secret_file,
+    CHAIN_ROUTES_FILE, EdgeSource, ListenerConfig, REFUSED_CHAIN, chain_routes_dir, config_source,
+    http_connection_manager, https_listener, sds_secret, sds_secret_name, secret_file, watched_config_source,
 };
 use aether_projection::{ProjectionConfig, Snapshot, TlsSecret, VirtualHostObject, project};
 use aether_testing::objects;
@@ -85,40 +85,90 @@ fn kubernetes(namespace: &str, name: &str) -> TlsSecret {
 }
 
 #[test]
-fn chains_follow_the_host_dedup_and_shared_secrets_share_a_chain() {
+fn chains_follow_the_host_dedup_one_per_object() {
     let snapshot = fixture();
-    let chains: Vec<(String, Vec<String>, Vec<String>)> = snapshot
+    let chains: Vec<(String, String, Vec<String>)> = snapshot
         .tls_chains
         .iter()
-        .map(|chain| {
-            (
-                sds_secret_name(&chain.secret),
-                chain.server_names.clone(),
-                chain.objects.iter().map(ToString::to_string).collect(),
-            )
-        })
+        .map(|chain| (chain.name(), sds_secret_name(&chain.secret), chain.server_names.clone()))
         .collect();
+    let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
         chains,
         [
             (
+                "default/api".to_owned(),
                 "kubernetes://default/example-tls".to_owned(),
-                vec!["api.example.com".to_owned(), "www.example.com".to_owned()],
-                vec!["default/api".to_owned(), "default/www".to_owned()],
+                strings(&["api.example.com"])
+            ),
+            // Shares default/api's secret, not its chain.
+            (
+                "default/www".to_owned(),
+                "kubernetes://default/example-tls".to_owned(),
+                strings(&["www.example.com"])
             ),
             (
+                "legacy/api".to_owned(),
                 "kubernetes://legacy/legacy-tls".to_owned(),
-                vec!["legacy.example.com".to_owned()],
-                vec!["legacy/api".to_owned()],
+                strings(&["legacy.example.com"])
             ),
             (
+                "platform/tenants".to_owned(),
                 "wildcard-example-com".to_owned(),
-                vec!["*.example.com".to_owned()],
-                vec!["platform/tenants".to_owned()],
+                strings(&["*.example.com"])
             ),
         ]
     );
+    // The wildcard names every other object's host it covers.
+    assert_eq!(
+        snapshot.tls_chains[3].misdirected,
+        strings(&["api.example.com", "legacy.example.com", "plain.example.com", "www.example.com"])
+    );
     assert_eq!(*snapshot.plain_hosts_under_tls_wildcards, ["plain.example.com"]);
+    assert_eq!(
+        snapshot.tls_chain_of(&aether_projection::ObjectKey::new("legacy", "api")),
+        Some(&snapshot.tls_chains[2])
+    );
+    assert_eq!(
+        snapshot.tls_chain_of(&aether_projection::ObjectKey::new("default", "plain")),
+        None
+    );
+}
+
+/// Each chain's route configuration: its object's virtual host, byte for
+/// byte as in the plain configuration, then the misdirected one.
+#[test]
+fn a_chain_routes_on_its_objects_virtual_host_and_answers_every_other_host_421() {
+    use aether_projection::envoy_route::{RouteConfiguration, VirtualHost, route::Action};
+    use aether_projection::{MISDIRECTED_STATUS, MISDIRECTED_VIRTUAL_HOST};
+    let snapshot = fixture();
+    let plain = snapshot.route_configuration().unwrap();
+    for chain in snapshot.tls_chains.iter() {
+        let bytes = snapshot.chain_route_configuration(chain).unwrap();
+        let config = RouteConfiguration::decode(bytes).unwrap();
+        assert_eq!(config.name, format!("aether-edge/{}", chain.object));
+        assert_eq!(config.ignore_port_in_host_matching, plain.ignore_port_in_host_matching);
+        let own: &VirtualHost = plain
+            .virtual_hosts
+            .iter()
+            .find(|host| host.name == chain.object.to_string())
+            .unwrap();
+        assert_eq!(config.virtual_hosts.len(), 2);
+        assert_eq!(&config.virtual_hosts[0], own);
+        let misdirected = &config.virtual_hosts[1];
+        assert_eq!(misdirected.name, MISDIRECTED_VIRTUAL_HOST);
+        let mut domains = chain.misdirected.clone();
+        domains.push("*".to_owned());
+        assert_eq!(misdirected.domains, domains);
+        let Some(Action::DirectResponse(response)) = &misdirected.routes[0].action else {
+            panic!("a direct response")
+        };
+        assert_eq!(response.status, MISDIRECTED_STATUS);
+    }
+    // A chain of an object that is not served has none.
+    let mut stray = snapshot.tls_chains[0].clone();
+    stray.object = aether_projection::ObjectKey::new("default", "gone");
+    assert_eq!(snapshot.chain_route_configuration(&stray), None);
 }
 
 fn server_names(chain: &FilterChain) -> Vec<String> {
@@ -157,16 +207,14 @@ fn usable_secrets_get_a_chain_and_the_rest_of_the_hosts_are_refused() {
         &config,
     );
     let names: Vec<&str> = listener.filter_chains.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["kubernetes://default/example-tls", REFUSED_CHAIN]);
+    assert_eq!(names, ["default/api", "default/www", REFUSED_CHAIN]);
+    assert_eq!(server_names(&listener.filter_chains[0]), ["api.example.com"]);
+    assert_eq!(server_names(&listener.filter_chains[1]), ["www.example.com"]);
     assert_eq!(
-        server_names(&listener.filter_chains[0]),
-        ["api.example.com", "www.example.com"]
-    );
-    assert_eq!(
-        server_names(&listener.filter_chains[1]),
+        server_names(&listener.filter_chains[2]),
         ["*.example.com", "legacy.example.com", "plain.example.com"]
     );
-    assert!(listener.filter_chains[1].transport_socket.is_none());
+    assert!(listener.filter_chains[2].transport_socket.is_none());
     assert!(
         listener
             .default_filter_chain
@@ -185,11 +233,20 @@ fn usable_secrets_get_a_chain_and_the_rest_of_the_hosts_are_refused() {
         sds.sds_config,
         Some(config_source(&config.source, "secrets/default.example-tls.json"))
     );
-    // The same connection manager as the plain listener, on the same routes.
+    // The edge's connection manager, on the chain's own routes, in a
+    // directory of their own that Envoy watches.
+    let chain = &snapshot.tls_chains[0];
+    assert_eq!(chain_routes_dir(chain), "chains/default.api");
     assert_eq!(
         connection_manager(&listener.filter_chains[0]),
-        http_connection_manager("aether-edge", config_source(&config.source, "routes.json"))
+        http_connection_manager(
+            "aether-edge/default/api",
+            watched_config_source(&config.source, "chains/default.api", CHAIN_ROUTES_FILE)
+        )
     );
+    let source = watched_config_source(&config.source, "chains/default.api", CHAIN_ROUTES_FILE);
+    assert!(format!("{source:?}").contains("/var/run/aether/chains/default.api/routes.json"));
+    assert!(format!("{source:?}").contains("path: \"/var/run/aether/chains/default.api\""));
 
     // With the mesh's SDS, the AWS chain is served from it, by its name.
     let with_mesh = ListenerConfig {
@@ -200,7 +257,7 @@ fn usable_secrets_get_a_chain_and_the_rest_of_the_hosts_are_refused() {
     let aws = listener
         .filter_chains
         .iter()
-        .find(|chain| chain.name == "wildcard-example-com")
+        .find(|chain| chain.name == "platform/tenants")
         .unwrap();
     let sds = &tls_context(aws)
         .common_tls_context
@@ -248,7 +305,12 @@ fn the_listener_and_a_secret_round_trip_through_envoys_json() {
     // Packed messages are spelled out, so Envoy reads the file as written.
     assert_eq!(
         json["filterChains"][0]["filters"][0]["typedConfig"]["rds"]["configSource"]["pathConfigSource"]["path"],
-        "/out/routes.json"
+        "/out/chains/default.api/routes.json"
+    );
+    assert_eq!(
+        json["filterChains"][0]["filters"][0]["typedConfig"]["rds"]["configSource"]["pathConfigSource"]
+            ["watchedDirectory"]["path"],
+        "/out/chains/default.api"
     );
     assert_eq!(
         json["filterChains"][0]["transportSocket"]["typedConfig"]["commonTlsContext"]["tlsCertificateSdsSecretConfigs"]

@@ -14,14 +14,14 @@ impl Projector {
     /// their sorted maps.
     pub fn snapshot(&self) -> Snapshot {
         let derived = &self.derived;
-        let (tls_chains, plain_hosts_under_tls_wildcards, chain_by_object) = derived
+        let (tls_chains, plain_hosts_under_tls_wildcards) = derived
             .tls
             .get_or_init(|| {
                 let (chains, plain) = tls::chains(self.included.iter().filter_map(|key| match self.objects.get(key) {
                     Some(Entry::Valid(valid)) => Some((key, valid.domains.as_slice(), valid.secret.as_ref())),
                     _ => None,
                 }));
-                (chains.into(), plain.into(), Lazy::default())
+                (chains.into(), plain.into())
             })
             .clone();
         let (report, report_index) = derived
@@ -43,7 +43,6 @@ impl Projector {
             plain_hosts_under_tls_wildcards,
             report,
             report_index,
-            chain_by_object,
         }
     }
 

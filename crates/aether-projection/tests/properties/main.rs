@@ -146,7 +146,7 @@ fn outcome(snapshot: &Snapshot, key: &ObjectKey) -> String {
     let chain: Vec<_> = snapshot
         .tls_chains
         .iter()
-        .filter(|c| c.objects.contains(key))
+        .filter(|c| c.object == *key)
         .map(|c| &c.secret)
         .collect();
     format!("{left_out:?} {conflicts:?} {routes:?} {host:?} {chain:?}")
@@ -234,8 +234,33 @@ proptest! {
             }
         }
         prop_assert_eq!(&actual, &expected);
-        let secrets: Vec<_> = snapshot.tls_chains.iter().map(|chain| chain.secret.clone()).collect();
+        let mut secrets: Vec<_> = snapshot.tls_chains.iter().map(|chain| chain.secret.clone()).collect();
+        secrets.sort();
+        secrets.dedup();
         prop_assert_eq!(secrets, snapshot.tls_secrets.to_vec());
+        // A chain per object, sorted; each misdirects exactly the hosts of
+        // others that its wildcards cover.
+        prop_assert!(snapshot.tls_chains.windows(2).all(|pair| pair[0].object < pair[1].object));
+        let routes = snapshot.route_configuration().unwrap();
+        let owner: BTreeMap<&String, aether_projection::ObjectKey> = routes
+            .virtual_hosts
+            .iter()
+            .flat_map(|vh| {
+                let key = by_key[&vh.name].key();
+                vh.domains.iter().map(move |domain| (domain, key.clone()))
+            })
+            .collect();
+        for chain in snapshot.tls_chains.iter() {
+            let wildcards: Vec<&str> = chain.server_names.iter().filter_map(|n| n.strip_prefix('*')).collect();
+            let mut expected: Vec<String> = owner
+                .iter()
+                .filter(|(host, key)| **key != chain.object
+                    && aether_projection::covering_wildcards(host).any(|w| wildcards.contains(&&w[1..])))
+                .map(|(host, _)| (*host).clone())
+                .collect();
+            expected.sort();
+            prop_assert_eq!(&chain.misdirected, &expected);
+        }
         let mut covered: Vec<String> = plain
             .into_iter()
             .filter(|host| aether_projection::covering_wildcards(host).any(|w| actual.contains_key(&w)))
@@ -329,7 +354,7 @@ proptest! {
                 );
                 prop_assert_eq!(
                     snapshot.tls_chain_of(key),
-                    expected.tls_chains.iter().find(|chain| chain.objects.contains(key))
+                    expected.tls_chains.iter().find(|chain| chain.object == *key)
                 );
             }
             before = expected.clone();

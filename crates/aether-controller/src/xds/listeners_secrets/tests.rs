@@ -169,7 +169,8 @@ async fn the_listener_is_served_to_a_wildcard_request_and_names_only_ready_secre
     assert_eq!(response.resources.len(), 1);
     let listener = Listener::decode(response.resources[0].value.as_slice()).unwrap();
     let chains: Vec<&str> = listener.filter_chains.iter().map(|chain| chain.name.as_str()).collect();
-    assert_eq!(chains, ["kubernetes://shop/a-tls", "refused"]);
+    // A chain per object, on the object's own route configuration.
+    assert_eq!(chains, ["shop/a", "refused"]);
     // Over xDS, the chains take their routes from the controller's cluster.
     let Some(envoy_types::pb::envoy::config::listener::v3::filter::ConfigType::TypedConfig(any)) =
         &listener.filter_chains[0].filters[0].config_type
@@ -178,4 +179,5 @@ async fn the_listener_is_served_to_a_wildcard_request_and_names_only_ready_secre
     };
     let manager = envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3::HttpConnectionManager::decode(any.value.as_slice()).unwrap();
     assert!(format!("{:?}", manager.route_specifier).contains("aether-controller-xds"));
+    assert!(format!("{:?}", manager.route_specifier).contains("route_config_name: \"aether-edge/shop/a\""));
 }
