@@ -59,13 +59,15 @@ use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 
 pub mod listeners_secrets;
 pub mod requests;
+pub mod resources;
 pub mod sotw;
 pub mod transport;
 
 pub use requests::{MAX_BUFFERED_REQUEST_BYTES, MAX_REQUEST_BYTES, RequestBudget};
 
+pub use resources::{Encoded, Item, Resources};
+pub use sotw::ResponseBody;
 use sotw::{Current, Kind};
-pub use sotw::{Encoded, Resources, ResponseBody};
 
 /// One version of the route configuration (its one resource, the
 /// encoded `envoy.config.route.v3.RouteConfiguration`).
@@ -89,15 +91,17 @@ impl Publisher {
         self.current.send_if_modified(|current| {
             // Most passes leave the routes alone: the same table, told in O(1).
             if current.as_ref().is_some_and(|current| {
-                matches!(current.items.first(), Some((_, Encoded::Routes(published))) if published.same_as(routes))
+                matches!(current.get(&self.name), Some(Item { body: Encoded::Routes(published), .. }) if published.same_as(routes))
             }) {
                 return false;
             }
             // The same version as routes.json's versionInfo; the table
             // (shared with the snapshot, no copy) is what every response of
-            // this version sends, a piece per virtual host.
-            let next = Resources::new(vec![(self.name.to_string(), Encoded::Routes(routes.clone()))]);
-            info!(version = %next.version, bytes = routes.encoded_len(), "xds: new route configuration");
+            // this version sends, a piece per virtual host. Made from the
+            // last publication, so the two share what did not change.
+            let mut next = current.as_deref().cloned().unwrap_or_default();
+            next.put(&*self.name, Encoded::Routes(routes.clone()));
+            info!(version = %next.version(), bytes = routes.encoded_len(), "xds: new route configuration");
             *current = Some(Arc::new(next));
             true
         });

@@ -370,7 +370,7 @@ fn routes_json_carries_the_xds_version_and_both_change_with_the_routes() {
         // What every stream is sent (src/xds/tests.rs checks streams send this).
         assert_eq!(
             Some(&version),
-            publisher.current().map(|current| current.version.clone()).as_ref()
+            publisher.current().map(|current| current.version().to_owned()).as_ref()
         );
         assert_eq!(version.len(), 16, "{version}");
         versions.push(version);
@@ -391,7 +391,7 @@ fn xds_is_published_before_the_files_and_even_when_they_cannot_be_written() {
     let (mut local, publisher, _service) = serving_a_over_xds(input.path(), out.path());
     let summary = local.reconcile().unwrap();
     assert!(summary.published_after.is_some(), "the pass says when it published");
-    let first = publisher.current().unwrap().version.clone();
+    let first = publisher.current().unwrap().version().to_owned();
 
     // routes.json cannot be replaced (a directory holds its name): the pass
     // fails, yet gRPC clients get the new routes.
@@ -401,7 +401,7 @@ fn xds_is_published_before_the_files_and_even_when_they_cannot_be_written() {
     std::fs::write(input.path().join("a.yaml"), named("b")).unwrap();
     let error = local.reconcile().unwrap_err();
     assert!(format!("{error:#}").contains(ROUTES_FILE), "{error:#}");
-    let published = publisher.current().unwrap().version.clone();
+    let published = publisher.current().unwrap().version().to_owned();
     assert_ne!(published, first, "the change is served over gRPC");
 
     // Once the file can be written, it holds the version already served.

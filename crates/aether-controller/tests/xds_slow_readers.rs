@@ -113,7 +113,7 @@ async fn a_stream_that_does_not_read_is_built_no_response_per_version() {
         response = next(&mut reader).await;
         assert_eq!(
             Some(response.version_info.clone()),
-            publisher.current().map(|current| current.version.clone())
+            publisher.current().map(|current| current.version().to_owned())
         );
     }
     // Room for responses the server would still build (none should come).

@@ -13,6 +13,7 @@
 //!
 //! Delta xDS is not served (`UNIMPLEMENTED`), as for RDS.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use aether_projection::Snapshot;
@@ -69,10 +70,7 @@ pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
 /// whether they were new.
 fn publish(sender: &watch::Sender<Current>, resources: Arc<Resources>) -> bool {
     sender.send_if_modified(|current| {
-        if current
-            .as_ref()
-            .is_some_and(|current| current.version == resources.version)
-        {
+        if current.as_ref().is_some_and(|current| current.same_as(&resources)) {
             return false;
         }
         *current = Some(resources);
@@ -87,7 +85,7 @@ impl Publisher {
         let current = self.tls.secrets.borrow();
         let mut names: Vec<String> = current
             .iter()
-            .flat_map(|resources| resources.items.iter().map(|(name, _)| name.clone()))
+            .flat_map(|resources| resources.iter().map(|(name, _)| name.to_owned()))
             .collect();
         names.sort();
         names
@@ -109,23 +107,29 @@ impl Publisher {
                 )])))
             })
             .unwrap_or_else(|never| match never {});
-        let mut secrets: Vec<(String, Encoded)> = listener::secrets(tls)
+        // From the last publication: what did not change stays shared.
+        let fresh: BTreeMap<String, Encoded> = listener::secrets(tls)
             .into_iter()
             .map(|(_, secret)| (secret.name.clone(), Bytes::from(secret.encode_to_vec()).into()))
             .collect();
-        let previous = self.tls.secrets.borrow().clone();
-        if let Some(previous) = previous {
-            let named = listener_names(&self.tls.listeners.borrow());
-            for (name, body) in &previous.items {
-                if named.contains(name) && !secrets.iter().any(|(current, _)| current == name) {
-                    secrets.push((name.clone(), body.clone()));
-                }
-            }
+        let mut secrets = self.tls.secrets.borrow().as_deref().cloned().unwrap_or_default();
+        let named = listener_names(&self.tls.listeners.borrow());
+        let gone: Vec<String> = secrets
+            .iter()
+            .map(|(name, _)| name)
+            .filter(|name| !fresh.contains_key(*name) && !named.iter().any(|named| named == name))
+            .map(str::to_owned)
+            .collect();
+        for name in gone {
+            secrets.remove(&name);
         }
-        if publish(&self.tls.secrets, Arc::new(Resources::new(secrets))) {
+        for (name, body) in fresh {
+            secrets.put(name, body);
+        }
+        if publish(&self.tls.secrets, Arc::new(secrets)) {
             info!("xds: new secrets");
         }
-        let version = listener.version.clone();
+        let version = listener.version().to_owned();
         if publish(&self.tls.listeners, listener) {
             info!(%version, "xds: new listener");
         }
@@ -139,8 +143,8 @@ fn listener_names(current: &Current) -> Vec<String> {
     use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::DownstreamTlsContext;
     let Some(current) = current else { return Vec::new() };
     let mut names = Vec::new();
-    for (_, body) in &current.items {
-        let Ok(listener) = Listener::decode(body.to_bytes()) else {
+    for (_, item) in current.iter() {
+        let Ok(listener) = Listener::decode(item.body.to_bytes()) else {
             continue;
         };
         for chain in listener.filter_chains {

@@ -11,6 +11,7 @@
 //! client sending whole, small requests (Envoy's) is served meanwhile.
 
 use std::collections::{HashMap, VecDeque};
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,7 +23,7 @@ use futures_util::Stream;
 use futures_util::task::AtomicWaker;
 use http_body::Body;
 use hyper::body::Incoming;
-use prost::Message;
+use prost::{Message, Name};
 use tonic::Status;
 use tracing::warn;
 
@@ -155,10 +156,11 @@ impl RequestBudget {
     }
 }
 
-/// One call's request messages (uncompressed: this server never offers
-/// compression), each at most [`MAX_REQUEST_BYTES`], buffered within
+/// One call's request messages of type `M` (`DiscoveryRequest`, or
+/// `DeltaDiscoveryRequest` for delta xDS; uncompressed: this server never
+/// offers compression), each at most [`MAX_REQUEST_BYTES`], buffered within
 /// `budget`.
-pub struct Requests<B = Incoming> {
+pub struct Requests<B = Incoming, M = DiscoveryRequest> {
     body: B,
     /// The frames received and not yet decoded, kept as they came (no copy
     /// until a message is whole), and their bytes.
@@ -168,9 +170,10 @@ pub struct Requests<B = Incoming> {
     id: u64,
     evicted: Arc<Evicted>,
     done: bool,
+    message: PhantomData<fn() -> M>,
 }
 
-impl<B> Requests<B> {
+impl<B, M: Message + Name + Default> Requests<B, M> {
     /// The messages of `body`, counted in `budget`.
     pub fn new(body: B, budget: Arc<RequestBudget>) -> Self {
         let (id, evicted) = budget.register();
@@ -182,11 +185,12 @@ impl<B> Requests<B> {
             id,
             evicted,
             done: false,
+            message: PhantomData,
         }
     }
 
     /// Ends the stream with `status`, its bytes given back.
-    fn fail(&mut self, status: Status) -> Poll<Option<Result<DiscoveryRequest, Status>>> {
+    fn fail(&mut self, status: Status) -> Poll<Option<Result<M, Status>>> {
         self.done = true;
         self.budget.unregister(self.id);
         self.chunks = VecDeque::new();
@@ -194,7 +198,7 @@ impl<B> Requests<B> {
         Poll::Ready(Some(Err(status)))
     }
 
-    fn over_budget(&mut self) -> Poll<Option<Result<DiscoveryRequest, Status>>> {
+    fn over_budget(&mut self) -> Poll<Option<Result<M, Status>>> {
         warn!(
             limit = self.budget.limit,
             "xds: a stream holding the most unfinished request bytes is ended: the server's budget is full"
@@ -207,7 +211,7 @@ impl<B> Requests<B> {
 
     /// The next whole message received, if any, or the error that ends the
     /// stream.
-    fn decode(&mut self) -> Option<Result<DiscoveryRequest, Status>> {
+    fn decode(&mut self) -> Option<Result<M, Status>> {
         if self.pending < PREFIX {
             return None;
         }
@@ -237,10 +241,7 @@ impl<B> Requests<B> {
         }
         let message = self.take(PREFIX + length).slice(PREFIX..);
         self.budget.release(self.id, PREFIX + length);
-        Some(
-            DiscoveryRequest::decode(message)
-                .map_err(|err| Status::invalid_argument(format!("not a DiscoveryRequest: {err}"))),
-        )
+        Some(M::decode(message).map_err(|err| Status::invalid_argument(format!("not a {}: {err}", M::NAME))))
     }
 
     /// The first `n` received bytes (`n` <= `pending`): a slice of the
@@ -271,12 +272,13 @@ impl<B> Requests<B> {
     }
 }
 
-impl<B> Stream for Requests<B>
+impl<B, M> Stream for Requests<B, M>
 where
     B: Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
+    M: Message + Name + Default,
 {
-    type Item = Result<DiscoveryRequest, Status>;
+    type Item = Result<M, Status>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
@@ -325,7 +327,7 @@ where
     }
 }
 
-impl<B> Drop for Requests<B> {
+impl<B, M> Drop for Requests<B, M> {
     fn drop(&mut self) {
         self.budget.unregister(self.id);
     }

@@ -23,7 +23,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use aether_projection::RouteTable;
 use bytes::Bytes;
 use envoy_types::pb::envoy::config::core::v3::Node;
 use futures_util::StreamExt;
@@ -33,115 +32,13 @@ use tokio_util::sync::CancellationToken;
 use tonic::Status;
 use tracing::{debug, warn};
 
+pub use super::resources::{Encoded, Item, Resources};
 use crate::metrics::Metrics;
-use crate::outputs;
 
 mod body;
 pub(crate) mod wire;
 
 pub use body::ResponseBody;
-
-/// One version of a type's resources.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Resources {
-    /// Digest of every resource ([`outputs::version_of`] of their names and
-    /// encodings; for one resource, of its encoding alone; for the route
-    /// configuration, its table's version, which is `routes.json`'s
-    /// `versionInfo`).
-    pub version: String,
-    /// `(name, encoded message)`, sorted by name. Each encoding is the
-    /// buffers every response of this version sends.
-    pub items: Vec<(String, Encoded)>,
-}
-
-/// One resource's encoding, as the shared buffers a response sends.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Encoded {
-    /// In one buffer.
-    Buffer(Bytes),
-    /// The route configuration as its table: a piece per virtual host,
-    /// so that publishing a version copies nothing and costs O(1).
-    Routes(RouteTable),
-}
-
-impl Encoded {
-    /// The encoding's length.
-    pub fn len(&self) -> usize {
-        match self {
-            Encoded::Buffer(bytes) => bytes.len(),
-            Encoded::Routes(table) => table.encoded_len(),
-        }
-    }
-
-    /// Whether it is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Appends its buffers, in order, to `pieces` (none when empty).
-    pub(crate) fn push_pieces(&self, pieces: &mut Vec<Bytes>) {
-        match self {
-            Encoded::Buffer(bytes) if bytes.is_empty() => {}
-            Encoded::Buffer(bytes) => pieces.push(bytes.clone()),
-            Encoded::Routes(table) => pieces.extend(table.pieces().filter(|piece| !piece.is_empty()).cloned()),
-        }
-    }
-
-    /// The encoding in one buffer (a copy, for a table).
-    pub fn to_bytes(&self) -> Bytes {
-        match self {
-            Encoded::Buffer(bytes) => bytes.clone(),
-            Encoded::Routes(table) => table.encode(),
-        }
-    }
-}
-
-impl From<Bytes> for Encoded {
-    fn from(bytes: Bytes) -> Self {
-        Encoded::Buffer(bytes)
-    }
-}
-
-impl Resources {
-    /// `items` (any order) and their version.
-    pub fn new(mut items: Vec<(String, Encoded)>) -> Self {
-        items.sort_by(|a, b| a.0.cmp(&b.0));
-        Self {
-            version: version(&items),
-            items,
-        }
-    }
-
-    /// The items `names` asks for (all when empty).
-    fn filtered(&self, names: &[String]) -> Vec<&(String, Encoded)> {
-        self.items
-            .iter()
-            .filter(|(name, _)| names.is_empty() || names.contains(name))
-            .collect()
-    }
-}
-
-fn version<'a>(items: impl IntoIterator<Item = &'a (String, Encoded)>) -> String {
-    let items: Vec<&(String, Encoded)> = items.into_iter().collect();
-    match items.as_slice() {
-        [(_, Encoded::Routes(table))] => table.version(),
-        [(_, Encoded::Buffer(body))] => outputs::version_of(body),
-        _ => {
-            let mut all = Vec::new();
-            for (name, body) in items {
-                all.extend_from_slice(&(name.len() as u64).to_be_bytes());
-                all.extend_from_slice(name.as_bytes());
-                all.extend_from_slice(&(body.len() as u64).to_be_bytes());
-                let mut pieces = Vec::new();
-                body.push_pieces(&mut pieces);
-                for piece in pieces {
-                    all.extend_from_slice(&piece);
-                }
-            }
-            outputs::version_of(&all)
-        }
-    }
-}
 
 /// What the server publishes for one type: the latest version, if any.
 pub type Current = watch::Receiver<Option<Arc<Resources>>>;
@@ -168,16 +65,20 @@ impl Kind {
     /// the digest of those resources (by name), or the version of them all.
     fn digest(&self, resources: &Resources, names: &[String]) -> String {
         if self.by_name {
-            version(resources.filtered(names))
+            super::resources::set_version(resources.filtered(names))
         } else {
-            resources.version.clone()
+            resources.version().to_owned()
         }
     }
 
     /// The response carrying what `resources` holds for `names`, with `nonce`.
     fn response(&self, resources: &Resources, names: &[String], nonce: u64) -> Vec<Bytes> {
-        let items: Vec<&Encoded> = resources.filtered(names).into_iter().map(|(_, body)| body).collect();
-        wire::response(self.type_url, &resources.version, &items, &nonce.to_string())
+        let items: Vec<&Encoded> = resources
+            .filtered(names)
+            .into_iter()
+            .map(|(_, item)| &item.body)
+            .collect();
+        wire::response(self.type_url, resources.version(), &items, &nonce.to_string())
     }
 }
 

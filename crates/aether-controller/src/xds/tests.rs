@@ -226,7 +226,7 @@ async fn fetch_answers_with_the_current_version_and_delta_is_unimplemented() {
     assert_eq!(domains(&fetched), ["a.example.com"]);
     assert_eq!(
         Some(fetched.version_info),
-        session.publisher.current().map(|v| v.version.clone())
+        session.publisher.current().map(|v| v.version().to_owned())
     );
 
     let (_requests, outbound) = mpsc::channel(1);

@@ -38,6 +38,11 @@ fn buffer(encoded: &Encoded) -> &Bytes {
     }
 }
 
+/// The body of the `index`th item, by name.
+fn nth(resources: &Resources, index: usize) -> &Encoded {
+    &resources.iter().nth(index).expect("an item at index").1.body
+}
+
 /// A stream's body whose client has asked for `names`.
 fn asked(kind: Kind, current: &Current, metrics: &Arc<Metrics>, names: &[&str]) -> ResponseBody {
     let outbox = Outbox::new(kind, current.clone(), metrics.clone());
@@ -81,7 +86,7 @@ fn a_stream_that_does_not_read_owes_only_the_latest_version() {
     let (sender, current) = watch::channel(Some(first.clone()));
     let mut body = asked(kind(ROUTES, false), &current, &metrics, &["aether-edge"]);
     let sent = take(&mut body);
-    assert!(shares(&sent, buffer(&first.items[0].1)));
+    assert!(shares(&sent, buffer(nth(&first, 0))));
     assert_eq!(decode(&sent).nonce, "1");
     assert_eq!(metrics.xds_responses.get(), 1);
     assert!(take(&mut body).is_empty(), "nothing more is owed");
@@ -103,9 +108,9 @@ fn a_stream_that_does_not_read_owes_only_the_latest_version() {
 
     // When it reads again, it is sent the latest, once.
     let sent = take(&mut body);
-    assert!(shares(&sent, buffer(&latest.items[0].1)));
+    assert!(shares(&sent, buffer(nth(&latest, 0))));
     let response = decode(&sent);
-    assert_eq!(response.version_info, latest.version);
+    assert_eq!(response.version_info, latest.version());
     assert_eq!(response.nonce, "2");
     assert_eq!(metrics.xds_responses.get(), 2);
     assert!(take(&mut body).is_empty());
@@ -122,13 +127,13 @@ fn responses_of_one_version_share_its_buffers() {
     for body in &mut streams {
         let sent = take(body);
         assert!(
-            shares(&sent, buffer(&routes.items[0].1)),
+            shares(&sent, buffer(nth(&routes, 0))),
             "a response copied the configuration"
         );
         // The configuration is most of the response; the rest is small.
         let own: usize = sent
             .iter()
-            .filter(|piece| piece.as_ptr() != buffer(&routes.items[0].1).as_ptr())
+            .filter(|piece| piece.as_ptr() != buffer(nth(&routes, 0)).as_ptr())
             .map(Bytes::len)
             .sum();
         assert!(own < 200, "{own} bytes of a response are its own");
@@ -144,11 +149,11 @@ fn responses_of_one_version_share_its_buffers() {
     let mut a_and_c = asked(by_name.clone(), &current, &metrics, &["a", "c"]);
     let mut b = asked(by_name, &current, &metrics, &["b"]);
     let sent = take(&mut a_and_c);
-    assert!(shares(&sent, buffer(&secrets.items[0].1)) && shares(&sent, buffer(&secrets.items[2].1)));
-    assert!(!shares(&sent, buffer(&secrets.items[1].1)));
+    assert!(shares(&sent, buffer(nth(&secrets, 0))) && shares(&sent, buffer(nth(&secrets, 2))));
+    assert!(!shares(&sent, buffer(nth(&secrets, 1))));
     assert_eq!(decode(&sent).resources.len(), 2);
     let sent = take(&mut b);
-    assert!(shares(&sent, buffer(&secrets.items[1].1)));
+    assert!(shares(&sent, buffer(nth(&secrets, 1))));
     assert_eq!(decode(&sent).resources.len(), 1);
 }
 
