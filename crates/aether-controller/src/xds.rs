@@ -40,7 +40,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use aether_http_server::{ListenerMetrics, Protocol};
@@ -58,6 +58,7 @@ use crate::metrics::Metrics;
 use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 
 pub mod listeners_secrets;
+mod rds;
 pub mod requests;
 pub mod resources;
 pub mod sotw;
@@ -79,29 +80,30 @@ pub struct Publisher {
     /// The route configuration's name (its resource name in RDS).
     name: Arc<str>,
     current: Arc<watch::Sender<Option<Arc<Version>>>>,
+    /// What the last RDS publication was made from ([`rds`]).
+    source: Arc<Mutex<Option<rds::Source>>>,
     /// The HTTPS listener and the certificates ([`listeners_secrets`]).
     pub(crate) tls: listeners_secrets::TlsSenders,
 }
 
 impl Publisher {
-    /// Publishes `snapshot`'s configuration; streams are woken only when its
-    /// version differs from the last one published.
+    /// Publishes `snapshot`'s route configurations (the plain one and each
+    /// HTTPS chain's, see [`rds`]), made from the last publication;
+    /// streams are woken only when one of them changed.
     pub fn publish(&self, snapshot: &Snapshot) {
-        let routes = snapshot.routes();
+        let mut source = self.source.lock().unwrap_or_else(PoisonError::into_inner);
+        // Most passes leave the routes alone: the same parts, told in O(1).
+        if source.as_ref().is_some_and(|source| source.is(snapshot)) {
+            return;
+        }
         self.current.send_if_modified(|current| {
-            // Most passes leave the routes alone: the same table, told in O(1).
-            if current.as_ref().is_some_and(|current| {
-                matches!(current.get(&self.name), Some(Item { body: Encoded::Routes(published), .. }) if published.same_as(routes))
-            }) {
+            let mut next = current.as_deref().cloned().unwrap_or_default();
+            *source = Some(rds::update(&mut next, source.as_ref(), snapshot));
+            if current.as_deref().is_some_and(|current| current.same_as(&next)) {
                 return false;
             }
-            // The same version as routes.json's versionInfo; the table
-            // (shared with the snapshot, no copy) is what every response of
-            // this version sends, a piece per virtual host. Made from the
-            // last publication, so the two share what did not change.
-            let mut next = current.as_deref().cloned().unwrap_or_default();
-            next.put(&*self.name, Encoded::Routes(routes.clone()));
-            info!(version = %next.version(), bytes = routes.encoded_len(), "xds: new route configuration");
+            info!(version = %next.version(), bytes = snapshot.routes().encoded_len(),
+                configurations = next.len(), "xds: new route configurations");
             *current = Some(Arc::new(next));
             true
         });
@@ -137,6 +139,7 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
     let publisher = Publisher {
         name: name.into(),
         current: Arc::new(sender),
+        source: Arc::default(),
         tls: tls_senders,
     };
     let service = Discovery {
@@ -262,7 +265,9 @@ impl Discovery {
         let (name, metrics) = (self.name.clone(), self.metrics.clone());
         Kind {
             type_url: ROUTE_CONFIGURATION_TYPE,
-            by_name: false,
+            // A stream asks for the configurations of its connection
+            // managers, and is pushed only what changes among them.
+            by_name: true,
             on_names: Arc::new(move |names, node| check_names(&name, names, node, &metrics)),
         }
     }
@@ -328,7 +333,15 @@ impl hyper::service::Service<Request<Incoming>> for Discovery {
 /// server does not serve (`served`). Called once per distinct request, not
 /// for every ACK that repeats its names.
 fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Metrics) {
-    if names.iter().all(|name| name == served) {
+    // The plain configuration, or a chain's (`served/NAMESPACE/NAME`).
+    let ours = |name: &String| {
+        name == served
+            || name
+                .strip_prefix(served)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|key| key.split('/').count() == 2)
+    };
+    if names.iter().all(ours) {
         return;
     }
     metrics.xds_unknown_resource_requests.inc();

@@ -226,6 +226,22 @@ impl RouteTable {
             .collect()
     }
 
+    /// The objects whose virtual host differs between `older` and this
+    /// table (added, changed or removed), in key order. Nodes the two
+    /// tables share (a table and its own later versions share all but the
+    /// changed paths) are skipped, so it costs O(changes × log n) there.
+    pub fn changed_since(&self, older: &RouteTable) -> Vec<ObjectKey> {
+        older
+            .entries
+            .diff(&self.entries)
+            .map(|change| match change {
+                imbl::ordmap::DiffItem::Add(key, _)
+                | imbl::ordmap::DiffItem::Remove(key, _)
+                | imbl::ordmap::DiffItem::Update { new: (key, _), .. } => key.clone(),
+            })
+            .collect()
+    }
+
     /// Whether `other` is this table or a clone of it, unchanged since:
     /// O(1).
     pub fn shares(&self, other: &Self) -> bool {
@@ -256,6 +272,12 @@ impl PartialEq for RouteTable {
 }
 
 impl Eq for RouteTable {}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        same_bytes(&self.encoded, &other.encoded)
+    }
+}
 
 /// Equal bytes; the same buffer is told without reading it.
 fn same_bytes(a: &Bytes, b: &Bytes) -> bool {
@@ -337,5 +359,22 @@ mod tests {
         assert_eq!(other.version(), only_b.version());
         assert_eq!(other.encoded_len(), only_b.encoded_len());
         assert_ne!(RouteTable::new("edge").version(), RouteTable::new("other").version());
+    }
+
+    #[test]
+    fn changed_since_names_what_was_added_changed_or_removed() {
+        let mut older = RouteTable::new("edge");
+        for name in ["a", "b", "c"] {
+            older.insert(key(name), entry(&format!("default/{name}"), &format!("{name}.example.com")));
+        }
+        let mut newer = older.clone();
+        assert!(newer.changed_since(&older).is_empty());
+        newer.insert(key("b"), entry("default/b", "b2.example.com"));
+        newer.remove(&key("c"));
+        newer.insert(key("d"), entry("default/d", "d.example.com"));
+        assert_eq!(newer.changed_since(&older), [key("b"), key("c"), key("d")]);
+        // The same bytes again are no change.
+        newer.insert(key("a"), entry("default/a", "a.example.com"));
+        assert_eq!(newer.changed_since(&older), [key("b"), key("c"), key("d")]);
     }
 }

@@ -1,0 +1,102 @@
+//! What RDS serves of a snapshot: the plain listener's route configuration
+//! (every host, named by the projection's `route_configuration_name`) and
+//! one per HTTPS chain, named by
+//! [`TlsChain::route_configuration_name`]: its object's virtual host and
+//! the misdirected one ([`Snapshot::chain_route_configuration`]).
+//!
+//! Each publication is made from the last one, redoing only what changed:
+//! an edit of one object's routes re-encodes that object's chain (found
+//! through [`RouteTable::changed_since`], O(changes)); a change of the
+//! chains themselves (hosts, TLS, objects added or removed) walks them,
+//! comparing each with the chain it was made from, and re-encodes only
+//! those whose virtual host or misdirected hosts differ.
+
+use std::sync::Arc;
+
+use aether_projection::{RouteTable, Snapshot, TlsChain};
+
+use super::{Encoded, Resources};
+
+/// What the last publication was made from.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    table: RouteTable,
+    chains: Arc<[TlsChain]>,
+}
+
+impl Source {
+    /// Whether `snapshot` is what this was made from: O(1) while nothing
+    /// changed (the projector shares its parts).
+    pub(crate) fn is(&self, snapshot: &Snapshot) -> bool {
+        self.table.shares(snapshot.routes()) && Arc::ptr_eq(&self.chains, &snapshot.tls_chains)
+    }
+}
+
+/// Updates `resources` (the last publication, made from `last`, or empty)
+/// to serve `snapshot`; returns what it is now made from.
+pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot: &Snapshot) -> Source {
+    let table = snapshot.routes();
+    let base = table.name();
+    resources.put(base, Encoded::Routes(table.clone()));
+    let put = |resources: &mut Resources, chain: &TlsChain| {
+        if let Some(configuration) = snapshot.chain_route_configuration(chain) {
+            resources.put(chain.route_configuration_name(base), Encoded::Buffer(configuration));
+        }
+    };
+    match last {
+        Some(last) if Arc::ptr_eq(&last.chains, &snapshot.tls_chains) && last.table.name() == base => {
+            for key in table.changed_since(&last.table) {
+                if let Some(chain) = snapshot.tls_chain_of(&key) {
+                    put(resources, chain);
+                }
+            }
+        }
+        Some(last) if last.table.name() == base => {
+            let old = |chain: &TlsChain| {
+                last.chains
+                    .binary_search_by(|old| old.object.cmp(&chain.object))
+                    .ok()
+                    .map(|at| &last.chains[at])
+            };
+            for gone in last.chains.iter() {
+                if snapshot.tls_chain_of(&gone.object).is_none() {
+                    resources.remove(&gone.route_configuration_name(base));
+                }
+            }
+            for chain in snapshot.tls_chains.iter() {
+                let same = old(chain).is_some_and(|old| {
+                    old.misdirected == chain.misdirected
+                        && same_buffer(
+                            last.table.virtual_host(&chain.object),
+                            table.virtual_host(&chain.object),
+                        )
+                });
+                if !same {
+                    put(resources, chain);
+                }
+            }
+        }
+        _ => {
+            *resources = Resources::default();
+            resources.put(base, Encoded::Routes(table.clone()));
+            for chain in snapshot.tls_chains.iter() {
+                put(resources, chain);
+            }
+        }
+    }
+    Source {
+        table: table.clone(),
+        chains: snapshot.tls_chains.clone(),
+    }
+}
+
+/// The same buffer (a virtual host the projector shares while unchanged).
+fn same_buffer(a: Option<&prost::bytes::Bytes>, b: Option<&prost::bytes::Bytes>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.as_ptr() == b.as_ptr() && a.len() == b.len(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;
