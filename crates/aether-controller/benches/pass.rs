@@ -70,7 +70,15 @@ fn steady_state(
     };
     let first = plan(&snapshot, &no_tls(), &observed, &written, now).unwrap();
     let files: Files = first.writes.into_iter().collect();
-    outputs::write_changed(dir.path(), &files, &[], &first.chain_files, &mut written, snapshot.routes()).unwrap();
+    outputs::write_changed(
+        dir.path(),
+        &files,
+        &[],
+        &first.chain_files,
+        &mut written,
+        snapshot.routes(),
+    )
+    .unwrap();
     for patch in first.patches {
         observed.get_mut(&patch.key).unwrap().status = Some(patch.status);
     }

@@ -127,7 +127,9 @@ pub fn plan(
                 Err(refused) => {
                     // The previous listener stays, and so do the files it
                     // names; no chain it does not name is added.
-                    chain_files.rendered.retain(|file| written.chains.contains_key(&file.dir));
+                    chain_files
+                        .rendered
+                        .retain(|file| written.chains.contains_key(&file.dir));
                     chain_files.current.extend(written.chains.keys().cloned());
                     listener_refused = Some(refused);
                 }

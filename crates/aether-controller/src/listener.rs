@@ -108,14 +108,15 @@ impl Inputs {
             && self.config == other.config
     }
 
-    /// The listener, from these inputs alone (the chains are sorted by
-    /// secret).
+    /// The listener, from these inputs alone.
     fn listener(&self) -> Listener {
-        let usable = |secret: &TlsSecret| {
-            self.chains
-                .binary_search_by(|chain| chain.secret.cmp(secret))
-                .is_ok_and(|i| self.usable[i])
-        };
+        let usable: std::collections::HashMap<&TlsSecret, bool> = self
+            .chains
+            .iter()
+            .zip(&self.usable)
+            .map(|(chain, usable)| (&chain.secret, *usable))
+            .collect();
+        let usable = |secret: &TlsSecret| usable.get(secret).copied().unwrap_or(false);
         https_listener(&self.chains, &self.plain_hosts, usable, &self.config)
     }
 }

@@ -17,7 +17,7 @@ use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
 use aether_controller::xds::transport::{self, Transport, TransportError};
 use aether_manifests::Limits;
-use aether_projection::ProjectionConfig;
+use aether_projection::{PlainHttp, ProjectionConfig};
 use aether_telemetry::logs::LogFormat;
 use anyhow::Context;
 use clap::Parser;
@@ -116,6 +116,12 @@ struct Cli {
     /// listener served over xDS takes its routes and secrets through.
     #[arg(long, value_name = "NAME", default_value = "aether-controller-xds")]
     xds_cluster: String,
+    /// What a host of an object with `tls` answers over plain HTTP: routed
+    /// as over TLS (`serve`), or redirected to HTTPS (`redirect`, 301): then
+    /// an edit of its routes is one small configuration for Envoy, not the
+    /// plain listener's configuration of every host (at scale, use it).
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = PlainHttpArg::Serve)]
+    tls_hosts_over_plain_http: PlainHttpArg,
     /// Envoy's cluster for the mesh's SDS, which serves the
     /// AWS_SECRETS_MANAGER certificates by name; without it, those chains
     /// are left out (ResolvedRefs=False).
@@ -221,8 +227,26 @@ fn tls_settings(cli: &Cli) -> anyhow::Result<TlsSettings> {
     })
 }
 
+/// `--tls-hosts-over-plain-http`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PlainHttpArg {
+    Serve,
+    Redirect,
+}
+
+/// The projection's settings from the command line.
+fn projection_config(cli: &Cli) -> ProjectionConfig {
+    ProjectionConfig {
+        tls_hosts_over_plain_http: match cli.tls_hosts_over_plain_http {
+            PlainHttpArg::Serve => PlainHttp::Serve,
+            PlainHttpArg::Redirect => PlainHttp::Redirect,
+        },
+        ..ProjectionConfig::default()
+    }
+}
+
 fn run_local(cli: &Cli, manifests: PathBuf, xds_transport: Option<Transport>) -> anyhow::Result<ExitCode> {
-    let projection = ProjectionConfig::default();
+    let projection = projection_config(cli);
     let mut local = Local::new(Options {
         manifests,
         out: cli.out.clone(),
@@ -313,7 +337,7 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
             .boxed()
     });
     let secret_events = futures_util::stream::select_all(secret_streams);
-    let projection = ProjectionConfig::default();
+    let projection = projection_config(cli);
     // Condition transitions become Events on the objects (sent by the
     // status writer only, from a task of their own).
     let (recorder, events_task) = EventRecorder::spawn(client.clone(), cli.identity.clone(), &metrics);

@@ -198,7 +198,9 @@ impl Pass {
         if let Some((name, bytes)) = inputs.statuses_file(&plan.patches)? {
             files.insert(name, bytes);
         }
-        metrics.envoy_listener_refused.set(i64::from(plan.listener_refused.is_some()));
+        metrics
+            .envoy_listener_refused
+            .set(i64::from(plan.listener_refused.is_some()));
         if let Some(refused) = &plan.listener_refused {
             error!("the HTTPS listener is not replaced: {refused}");
         }

@@ -217,7 +217,7 @@ impl<'a> Index<'a> {
             if let Some(routes) = snapshot.routes_left_out(key) {
                 routes_left_out.insert(&routes.object, routes.problems.as_slice());
             }
-            if let Some(virtual_host) = snapshot.routes().virtual_host(key) {
+            if let Some(virtual_host) = snapshot.virtual_host(key) {
                 let (name, outline) = entry(VirtualHostOutline::decode(virtual_host.as_ref())?);
                 served.insert(name, outline);
             }

@@ -29,7 +29,7 @@ fn the_binary_on_the_examples_writes_every_file_then_nothing_on_a_rerun() {
     assert_eq!(code, 0, "{log}");
     assert!(
         log.contains(
-            r#"written=["dependencies.json", "status.json", "tls-secrets.json", "routes.json", "listeners.json"]"#
+            r#"written=["chains/", "dependencies.json", "status.json", "tls-secrets.json", "routes.json", "listeners.json"]"#
         ),
         "{log}"
     );

@@ -143,9 +143,16 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     let mut written = Written::default();
     let files: Files = first.writes.into_iter().collect();
     assert_eq!(
-        outputs::write_changed(dir.path(), &files, &[], &Default::default(), &mut written, snapshot.routes())
-            .unwrap()
-            .len(),
+        outputs::write_changed(
+            dir.path(),
+            &files,
+            &[],
+            &Default::default(),
+            &mut written,
+            snapshot.routes()
+        )
+        .unwrap()
+        .len(),
         4
     );
     let second = plan(&snapshot, &no_tls(), &stored(&first.patches, 1), &written, ts(T1)).unwrap();
@@ -171,7 +178,15 @@ fn an_unchanged_world_writes_nothing_and_patches_nothing() {
     let changed = plan(&other, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     assert!(changed.writes.iter().any(|(name, _)| *name == ROUTES_FILE));
     let files: Files = changed.writes.into_iter().collect();
-    outputs::write_changed(dir.path(), &files, &[], &Default::default(), &mut written, other.routes()).unwrap();
+    outputs::write_changed(
+        dir.path(),
+        &files,
+        &[],
+        &Default::default(),
+        &mut written,
+        other.routes(),
+    )
+    .unwrap();
     let back = plan(&snapshot, &no_tls(), &BTreeMap::new(), &written, ts(T1)).unwrap();
     let (name, bytes) = back.writes.last().unwrap();
     assert_eq!(

@@ -200,7 +200,7 @@ fn a_served_certificate_whose_files_turn_unreadable_or_invalid_keeps_its_last_go
     local.reconcile().unwrap();
     let sds = out.path().join("secrets/default.api.json");
     let served = std::fs::read(&sds).unwrap();
-    assert_eq!(chain_names(out.path()), ["kubernetes://default/api"]);
+    assert_eq!(chain_names(out.path()), ["default/api"]);
     assert_eq!(xds_secrets(&publisher), ["kubernetes://default/api"]);
 
     let dir = secrets.path().join("default/api");
@@ -218,7 +218,7 @@ fn a_served_certificate_whose_files_turn_unreadable_or_invalid_keeps_its_last_go
             served,
             "{file} {how}: the SDS file changed"
         );
-        assert_eq!(chain_names(out.path()), ["kubernetes://default/api"], "{file} {how}");
+        assert_eq!(chain_names(out.path()), ["default/api"], "{file} {how}");
         assert_eq!(xds_secrets(&publisher), ["kubernetes://default/api"], "{file} {how}");
         let (status, reason, message) = resolved_refs(out.path(), "default/api");
         assert_eq!(

@@ -82,13 +82,12 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
     let summary = local.reconcile().unwrap();
     assert!(summary.written.contains(&"secrets/"), "{summary:?}");
 
+    // A chain per object, each on its own routes in chains/NS.NAME/.
     assert_eq!(
         chains(out.path()),
         [
-            (
-                "kubernetes://default/good".to_owned(),
-                vec!["*.example.com".to_owned(), "api.example.com".to_owned()]
-            ),
+            ("default/api".to_owned(), vec!["api.example.com".to_owned()]),
+            ("default/tenants".to_owned(), vec!["*.example.com".to_owned()]),
             (
                 "refused".to_owned(),
                 vec![
@@ -99,6 +98,26 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
             ),
         ]
     );
+    let chain_routes = |name: &str| out.path().join(format!("chains/default.{name}/routes.json"));
+    let routes = &json(&chain_routes("tenants"))["resources"][0];
+    assert_eq!(routes["name"], "aether-edge/default/tenants");
+    assert_eq!(
+        routes["virtualHosts"][0]["domains"],
+        serde_json::json!(["*.example.com"])
+    );
+    // The hosts of others under its wildcard are misdirected by name.
+    assert_eq!(routes["virtualHosts"][1]["name"], "misdirected");
+    assert_eq!(
+        routes["virtualHosts"][1]["domains"],
+        serde_json::json!([
+            "api.example.com",
+            "broken.example.com",
+            "missing.example.com",
+            "plain.example.com",
+            "*"
+        ])
+    );
+    assert!(chain_routes("api").exists());
     let sds = out.path().join("secrets/default.good.json");
     assert_eq!(std::fs::metadata(&sds).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(
@@ -146,6 +165,32 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
             .contains(&format!("serial {}", rotated.serial))
     );
 
+    // An edit of one object's routes rewrites its chain's file alone (and
+    // routes.json); the listener and the other chains stay.
+    let tenants = std::fs::read(chain_routes("tenants")).unwrap();
+    let text = [
+        object("default", "api")
+            .hosts(["api.example.com"])
+            .route("/v2", "svc-api")
+            .tls("good")
+            .manifest(),
+        manifest("tenants", "*.example.com", Some("good")),
+        manifest("broken", "broken.example.com", Some("mismatched")),
+        manifest("missing", "missing.example.com", Some("absent")),
+        manifest("plain", "plain.example.com", None),
+    ]
+    .concat();
+    std::fs::write(manifests.path().join("all.yaml"), text).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.written, ["chains/", "routes.json"], "{summary:?}");
+    assert_eq!(std::fs::read(chain_routes("tenants")).unwrap(), tenants);
+    assert!(std::fs::read_to_string(chain_routes("api")).unwrap().contains("/v2"));
+    // A restarted controller finds every chain's file current.
+    let summary = local_again(manifests.path(), out.path(), secrets.path())
+        .reconcile()
+        .unwrap();
+    assert!(!summary.written.contains(&"chains/"), "{summary:?}");
+
     // Fixed: the broken object's chain appears; the good one stays.
     write_secret(
         secrets.path(),
@@ -156,14 +201,7 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
     );
     local.reconcile().unwrap();
     let names: Vec<String> = chains(out.path()).into_iter().map(|(name, _)| name).collect();
-    assert_eq!(
-        names,
-        [
-            "kubernetes://default/good",
-            "kubernetes://default/mismatched",
-            "refused"
-        ]
-    );
+    assert_eq!(names, ["default/api", "default/broken", "default/tenants", "refused"]);
 
     // No longer referenced: its file goes, after the listener that named it.
     std::fs::write(
@@ -174,6 +212,8 @@ fn good_secrets_get_a_chain_and_an_owner_only_sds_file_bad_ones_a_status() {
     local.reconcile().unwrap();
     assert_eq!(std::fs::read_dir(out.path().join("secrets")).unwrap().count(), 0);
     assert!(chains(out.path()).is_empty());
+    // And so do the chains' directories.
+    assert_eq!(std::fs::read_dir(out.path().join("chains")).unwrap().count(), 0);
 
     // A restart finds no stale file to keep, and a key file left by an
     // earlier run for a secret no longer named is removed at once.

@@ -25,6 +25,9 @@ pub struct ProjectionConfig {
     pub route_configuration_name: String,
     /// The retry policy put on every route.
     pub retry: RetryConfig,
+    /// What the plain-HTTP route configuration does with the hosts of
+    /// objects served with TLS. Default [`PlainHttp::Serve`].
+    pub tls_hosts_over_plain_http: PlainHttp,
 }
 
 impl Default for ProjectionConfig {
@@ -32,8 +35,25 @@ impl Default for ProjectionConfig {
         Self {
             route_configuration_name: "aether-edge".into(),
             retry: RetryConfig::default(),
+            tls_hosts_over_plain_http: PlainHttp::Serve,
         }
     }
+}
+
+/// How a host of an object with `tls` answers plain HTTP.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PlainHttp {
+    /// Routed as over TLS: the plain configuration carries the object's
+    /// routes, so an edit of them changes it too (Envoy rebuilds the
+    /// configuration of every host).
+    #[default]
+    Serve,
+    /// Redirected to HTTPS (`301`, Envoy's `require_tls: ALL`), as Contour
+    /// does by default: the plain configuration names the object's hosts
+    /// alone, so an edit of its routes changes only its chain's
+    /// configuration. What an edge of many HTTPS hosts wants.
+    Redirect,
 }
 
 /// The retry policy of every route (Envoy's `RetryPolicy`).

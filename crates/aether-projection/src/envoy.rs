@@ -143,6 +143,21 @@ pub(crate) fn misdirected_virtual_host(hosts: &[String]) -> Vec<u8> {
     .encode_to_vec()
 }
 
+/// The virtual host `name` with `domains` that redirects every plain-HTTP
+/// request to HTTPS (`require_tls: ALL`: Envoy answers before any route),
+/// as one entry of `RouteConfiguration.virtual_hosts`.
+pub(crate) fn redirect_virtual_host_entry(name: &str, domains: &[String]) -> Bytes {
+    let virtual_host = route::VirtualHost {
+        name: name.to_owned(),
+        domains: domains.to_vec(),
+        require_tls: route::virtual_host::TlsRequirementType::All as i32,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    append_virtual_host(&virtual_host.encode_to_vec(), &mut out);
+    Bytes::from(out)
+}
+
 /// Appends an encoded `VirtualHost` message as one entry of
 /// `RouteConfiguration.virtual_hosts`.
 pub(crate) fn append_virtual_host(virtual_host: &[u8], out: &mut Vec<u8>) {

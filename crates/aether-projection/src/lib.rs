@@ -52,15 +52,15 @@ mod validation;
 
 pub use actions::{NO_WEIGHT_STATUS, WHOLE_PATH};
 pub use aether_api::ObjectKey;
-pub use config::{ProjectionConfig, RetryConfig};
+pub use config::{PlainHttp, ProjectionConfig, RetryConfig};
 pub use envoy::cluster_name;
 pub use input::VirtualHostObject;
 pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};
 pub use projector::{ProjectError, Projector};
 pub use route_table::RouteTable;
-pub use snapshot::{MISDIRECTED_STATUS, MISDIRECTED_VIRTUAL_HOST};
 pub use snapshot::{Dependency, HostConflict, Kept, LeftOut, LeftOutReason, Report, RoutesLeftOut, Snapshot};
+pub use snapshot::{MISDIRECTED_STATUS, MISDIRECTED_VIRTUAL_HOST};
 pub use tls::{TlsChain, TlsSecret, covering_wildcards};
 
 /// Envoy's generated core types (header values of a route's header changes).

@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 use envoy_types::pb::envoy::config::route::v3 as route;
 
-use crate::config::ProjectionConfig;
+use crate::config::{PlainHttp, ProjectionConfig};
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::route_table::RouteTable;
@@ -33,7 +33,7 @@ use aether_api::ObjectKey;
 mod entry;
 mod report;
 
-use entry::{Entry, decrement, release};
+use entry::{Entry, Valid, decrement, release};
 
 /// Bad input to a full build.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +96,10 @@ pub struct Projector {
     secrets: BTreeMap<TlsSecret, usize>,
     /// The virtual hosts of the included objects.
     table: RouteTable,
+    /// The whole virtual host of each served object with TLS (its chain's):
+    /// the same as in `table` unless TLS hosts are redirected over plain
+    /// HTTP ([`PlainHttp::Redirect`]).
+    tls_table: RouteTable,
     derived: Derived,
     /// The objects whose outcome may have changed since the last
     /// [`Projector::take_touched`].
@@ -128,6 +132,7 @@ impl Projector {
         Self {
             retry: envoy::retry_policy(&config.retry),
             table: RouteTable::new(&config.route_configuration_name),
+            tls_table: RouteTable::new(&config.route_configuration_name),
             config,
             objects: HashMap::new(),
             claims: HashMap::new(),
@@ -359,13 +364,19 @@ impl Projector {
                 let routes = &new.virtual_host[new.routes_at..];
                 let virtual_host = envoy::virtual_host_entry(&new.name, &old.domains, routes);
                 new.routes_at = virtual_host.len() - routes.len();
-                if old.included && virtual_host != old.virtual_host {
-                    self.table.insert(key.clone(), virtual_host.clone());
-                }
                 new.virtual_host = virtual_host;
                 new.domains = std::mem::take(&mut old.domains);
                 new.included = old.included;
                 *old = new;
+                if old.included {
+                    serve(
+                        &mut self.table,
+                        &mut self.tls_table,
+                        self.config.tls_hosts_over_plain_http,
+                        key,
+                        old,
+                    );
+                }
                 self.touched.insert(key.clone());
                 Ok(())
             }
@@ -390,6 +401,7 @@ impl Projector {
         if valid.included {
             release(&mut self.dependencies, &mut self.secrets, &valid);
             self.table.remove(key);
+            self.tls_table.remove(key);
         }
         self.included.remove(key);
         self.hostless.remove(key);
@@ -444,9 +456,16 @@ impl Projector {
         }
         let include = !valid.domains.is_empty();
         if include && (domains_changed || !valid.included) {
-            self.table.insert(key.clone(), valid.virtual_host.clone());
+            serve(
+                &mut self.table,
+                &mut self.tls_table,
+                self.config.tls_hosts_over_plain_http,
+                key,
+                valid,
+            );
         } else if !include && valid.included {
             self.table.remove(key);
+            self.tls_table.remove(key);
         }
         if include != valid.included {
             valid.included = include;
@@ -469,4 +488,20 @@ impl Projector {
             self.hostless.insert(key.clone());
         }
     }
+}
+
+/// Puts served object `key`'s virtual host in the tables: whole in
+/// `tls_table` when it has TLS, and in `table` whole or, when `plain` says
+/// so, as a redirect to HTTPS naming its domains alone.
+fn serve(table: &mut RouteTable, tls_table: &mut RouteTable, plain: PlainHttp, key: &ObjectKey, valid: &Valid) {
+    if valid.secret.is_some() {
+        tls_table.put(key, valid.virtual_host.clone());
+        if plain == PlainHttp::Redirect {
+            table.put(key, envoy::redirect_virtual_host_entry(&valid.name, &valid.domains));
+            return;
+        }
+    } else {
+        tls_table.remove(key);
+    }
+    table.put(key, valid.virtual_host.clone());
 }

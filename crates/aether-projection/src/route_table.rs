@@ -122,6 +122,18 @@ impl RouteTable {
         }
     }
 
+    /// [`RouteTable::insert`], unless `key` has these very bytes already
+    /// (then the table stays shared with its clones).
+    pub(crate) fn put(&mut self, key: &ObjectKey, entry: Bytes) {
+        if self
+            .entries
+            .get(key)
+            .is_none_or(|held| !same_bytes(&held.encoded, &entry))
+        {
+            self.insert(key.clone(), entry);
+        }
+    }
+
     /// Stops serving `key`'s virtual host.
     pub(crate) fn remove(&mut self, key: &ObjectKey) {
         if let Some(old) = self.entries.remove(key) {
@@ -365,7 +377,10 @@ mod tests {
     fn changed_since_names_what_was_added_changed_or_removed() {
         let mut older = RouteTable::new("edge");
         for name in ["a", "b", "c"] {
-            older.insert(key(name), entry(&format!("default/{name}"), &format!("{name}.example.com")));
+            older.insert(
+                key(name),
+                entry(&format!("default/{name}"), &format!("{name}.example.com")),
+            );
         }
         let mut newer = older.clone();
         assert!(newer.changed_since(&older).is_empty());

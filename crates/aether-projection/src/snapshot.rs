@@ -9,9 +9,9 @@ use prost::Message;
 use prost::bytes::Bytes;
 use serde::Serialize;
 
+pub use crate::envoy::{MISDIRECTED_STATUS, MISDIRECTED_VIRTUAL_HOST};
 use crate::route_table::RouteTable;
 use crate::tls::{TlsChain, TlsSecret};
-pub use crate::envoy::{MISDIRECTED_STATUS, MISDIRECTED_VIRTUAL_HOST};
 use aether_api::ObjectKey;
 use aether_api::validate::Violation;
 
@@ -31,6 +31,10 @@ pub struct Snapshot {
     /// [`Snapshot::route_configuration`] for those), and as its virtual
     /// hosts, so that a change of one is not a copy of all.
     pub(crate) routes: RouteTable,
+    /// The whole virtual host of each object served with TLS, which its
+    /// chain routes with (the same as in `routes`, unless the plain
+    /// configuration redirects TLS hosts to HTTPS).
+    pub(crate) tls_routes: RouteTable,
     /// The route configuration in one buffer, made on first use.
     pub(crate) route_configuration: Lazy<Bytes>,
     /// Every backend service the route configuration sends to, with its
@@ -159,10 +163,29 @@ impl Snapshot {
     /// when the object has no virtual host here (not a chain of this
     /// snapshot). O(size of that virtual host).
     pub fn chain_route_configuration(&self, chain: &TlsChain) -> Option<Bytes> {
-        let virtual_host = self.routes.virtual_host(&chain.object)?;
+        let virtual_host = self.tls_routes.virtual_host(&chain.object)?;
         let misdirected = crate::envoy::misdirected_virtual_host(&chain.misdirected);
         let name = chain.route_configuration_name(self.routes.name());
-        Some(Bytes::from(self.routes.encode_named(&name, &[virtual_host, &misdirected])))
+        Some(Bytes::from(
+            self.routes.encode_named(&name, &[virtual_host, &misdirected]),
+        ))
+    }
+
+    /// Served object `key`'s whole virtual host (encoded
+    /// `envoy.config.route.v3.VirtualHost`): as its TLS chain routes, which
+    /// is as the plain configuration routes unless that redirects TLS hosts
+    /// to HTTPS. O(log n).
+    pub fn virtual_host(&self, key: &ObjectKey) -> Option<&Bytes> {
+        self.tls_routes
+            .virtual_host(key)
+            .or_else(|| self.routes.virtual_host(key))
+    }
+
+    /// The whole virtual hosts of the objects served with TLS, as their
+    /// chains route (see [`Snapshot::virtual_host`]); shared between
+    /// snapshots like [`Snapshot::routes`].
+    pub fn tls_routes(&self) -> &RouteTable {
+        &self.tls_routes
     }
 
     /// The route configuration as its virtual hosts: its version, its

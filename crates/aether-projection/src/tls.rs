@@ -117,7 +117,11 @@ pub(crate) fn chains<'a>(
         .iter()
         .enumerate()
         .flat_map(|(at, chain)| chain.server_names.iter().map(move |name| (name, at)))
-        .filter_map(|(name, at)| name.strip_prefix('*').filter(|suffix| suffix.starts_with('.')).map(|suffix| (suffix, at)))
+        .filter_map(|(name, at)| {
+            name.strip_prefix('*')
+                .filter(|suffix| suffix.starts_with('.'))
+                .map(|suffix| (suffix, at))
+        })
         .collect();
     let mut uncovered: Vec<String> = Vec::new();
     if !wildcard_chains.is_empty() {

@@ -34,7 +34,11 @@ fn snapshot(objects: Vec<VirtualHostObject>) -> Snapshot {
 }
 
 fn fixture() -> Snapshot {
-    snapshot(vec![
+    snapshot(fixture_objects())
+}
+
+fn fixture_objects() -> Vec<VirtualHostObject> {
+    vec![
         object(
             "default",
             "api",
@@ -73,7 +77,7 @@ fn fixture() -> Snapshot {
             &["plain.example.com", "plain.example.org"],
             None,
         ),
-    ])
+    ]
 }
 
 fn kubernetes(namespace: &str, name: &str) -> TlsSecret {
@@ -122,7 +126,12 @@ fn chains_follow_the_host_dedup_one_per_object() {
     // The wildcard names every other object's host it covers.
     assert_eq!(
         snapshot.tls_chains[3].misdirected,
-        strings(&["api.example.com", "legacy.example.com", "plain.example.com", "www.example.com"])
+        strings(&[
+            "api.example.com",
+            "legacy.example.com",
+            "plain.example.com",
+            "www.example.com"
+        ])
     );
     assert_eq!(*snapshot.plain_hosts_under_tls_wildcards, ["plain.example.com"]);
     assert_eq!(
@@ -308,8 +317,8 @@ fn the_listener_and_a_secret_round_trip_through_envoys_json() {
         "/out/chains/default.api/routes.json"
     );
     assert_eq!(
-        json["filterChains"][0]["filters"][0]["typedConfig"]["rds"]["configSource"]["pathConfigSource"]
-            ["watchedDirectory"]["path"],
+        json["filterChains"][0]["filters"][0]["typedConfig"]["rds"]["configSource"]["pathConfigSource"]["watchedDirectory"]
+            ["path"],
         "/out/chains/default.api"
     );
     assert_eq!(
@@ -325,5 +334,66 @@ fn the_listener_and_a_secret_round_trip_through_envoys_json() {
     assert_eq!(
         secret_file(&kubernetes("default", "example-tls")).as_deref(),
         Some("secrets/default.example-tls.json")
+    );
+}
+
+/// Redirecting TLS hosts over plain HTTP: the plain configuration names
+/// their domains alone, so an edit of their routes leaves it as it was and
+/// changes only the chain's.
+#[test]
+fn with_tls_hosts_redirected_a_route_edit_changes_only_the_chains_configuration() {
+    use aether_projection::envoy_route::{RouteConfiguration, virtual_host::TlsRequirementType};
+    use aether_projection::{PlainHttp, Projector};
+    let config = ProjectionConfig {
+        tls_hosts_over_plain_http: PlainHttp::Redirect,
+        ..ProjectionConfig::default()
+    };
+    let mut projector = Projector::new(config);
+    for object in fixture_objects() {
+        projector.upsert(object);
+    }
+    let before = projector.snapshot();
+    let plain = before.route_configuration().unwrap();
+    let host = |name: &str| {
+        plain
+            .virtual_hosts
+            .iter()
+            .find(|host| host.name == name)
+            .unwrap()
+            .clone()
+    };
+    let api = host("default/api");
+    assert_eq!(api.require_tls, TlsRequirementType::All as i32);
+    assert!(api.routes.is_empty());
+    assert_eq!(api.domains, ["api.example.com"]);
+    let unredirected = host("default/plain");
+    assert_eq!(unredirected.require_tls, TlsRequirementType::None as i32);
+    assert!(!unredirected.routes.is_empty());
+    // The chain routes with the whole virtual host, as without redirects.
+    let served = fixture();
+    let chain = before
+        .tls_chain_of(&aether_projection::ObjectKey::new("default", "api"))
+        .unwrap();
+    assert_eq!(
+        RouteConfiguration::decode(before.chain_route_configuration(chain).unwrap()).unwrap(),
+        RouteConfiguration::decode(served.chain_route_configuration(chain).unwrap()).unwrap()
+    );
+
+    projector.upsert(
+        objects::object("default", "api")
+            .created("2026-01-01T00:00:00Z")
+            .hosts(["api.example.com"])
+            .route("/v2", "svc-api")
+            .tls("example-tls")
+            .build(),
+    );
+    let after = projector.snapshot();
+    assert!(
+        after.routes().shares(before.routes()),
+        "the plain configuration is unchanged"
+    );
+    assert_eq!(
+        after.tls_routes().changed_since(before.tls_routes()),
+        [aether_projection::ObjectKey::new("default", "api")]
     );
 }

@@ -41,7 +41,7 @@ pub(crate) struct ChainSource {
 impl ChainSource {
     fn of(snapshot: &Snapshot, chain: &TlsChain) -> Option<Self> {
         Some(Self {
-            virtual_host: snapshot.routes().virtual_host(&chain.object)?.clone(),
+            virtual_host: snapshot.tls_routes().virtual_host(&chain.object)?.clone(),
             misdirected: chain.misdirected.clone(),
         })
     }
@@ -132,7 +132,9 @@ pub(crate) fn read_existing(dir: &Path) -> BTreeMap<String, ChainWritten> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let chain_dir = entry.path();
         let _ = fs::remove_file(chain_dir.join(super::temporary_name(CHAIN_ROUTES_FILE)));
-        let digest = fs::read(chain_dir.join(CHAIN_ROUTES_FILE)).map(|bytes| digest(&bytes)).unwrap_or_default();
+        let digest = fs::read(chain_dir.join(CHAIN_ROUTES_FILE))
+            .map(|bytes| digest(&bytes))
+            .unwrap_or_default();
         chains.insert(format!("{CHAINS_DIR}/{name}"), ChainWritten { source: None, digest });
     }
     chains
@@ -148,9 +150,11 @@ pub(crate) fn write_rendered(out: &Path, files: &ChainFiles, written: &mut Writt
         let held = written.chains.entry(file.dir.clone()).or_default();
         if held.digest != hash {
             let dir = out.join(&file.dir);
-            fs::create_dir_all(&dir).map_err(|err| io::Error::new(err.kind(), format!("creating {}: {err}", file.dir)))?;
-            write_atomic(&dir, CHAIN_ROUTES_FILE, &file.json)
-                .map_err(|err| io::Error::new(err.kind(), format!("writing {}/{CHAIN_ROUTES_FILE}: {err}", file.dir)))?;
+            fs::create_dir_all(&dir)
+                .map_err(|err| io::Error::new(err.kind(), format!("creating {}: {err}", file.dir)))?;
+            write_atomic(&dir, CHAIN_ROUTES_FILE, &file.json).map_err(|err| {
+                io::Error::new(err.kind(), format!("writing {}/{CHAIN_ROUTES_FILE}: {err}", file.dir))
+            })?;
             held.digest = hash;
             count += 1;
         }
@@ -195,7 +199,11 @@ impl WatchLimit {
     /// Read from `/proc/sys/fs/inotify/max_user_instances` (the kernel's,
     /// which the controller's container and Envoy's share).
     pub fn read() -> Self {
-        Self::parse(fs::read_to_string("/proc/sys/fs/inotify/max_user_instances").ok().as_deref())
+        Self::parse(
+            fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
+                .ok()
+                .as_deref(),
+        )
     }
 
     fn parse(text: Option<&str>) -> Self {
@@ -239,5 +247,48 @@ mod tests {
         assert!(error.contains("max_user_instances=256"), "{error}");
         assert!(WatchLimit::parse(None).check(1 << 30).is_ok());
         assert!(WatchLimit::parse(Some("x")).check(1 << 30).is_ok());
+    }
+
+    #[test]
+    fn a_listener_envoy_could_not_watch_is_not_written_nor_are_new_chains() {
+        let names: Vec<String> = (0..8).map(|i| format!("o{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let snapshot = crate::listener::tests::snapshot(&names);
+        let tls = crate::tls::EdgeTls {
+            settings: crate::tls::TlsSettings::new("/envoy"),
+            resolutions: Default::default(),
+        };
+        let plan = |limit: usize| {
+            let written = Written::default().with_watch_limit(WatchLimit {
+                max_user_instances: Some(limit),
+            });
+            crate::plan(
+                &snapshot,
+                &tls,
+                &Default::default(),
+                &written,
+                jiff::Timestamp::UNIX_EPOCH,
+            )
+            .unwrap()
+        };
+        // 8 chains and 2 files, 16 kept free.
+        let fits = plan(26);
+        assert_eq!(fits.listener_refused, None);
+        assert!(
+            fits.writes
+                .iter()
+                .any(|(name, _)| *name == super::super::LISTENERS_FILE)
+        );
+        assert_eq!(fits.chain_files.rendered.len(), 8);
+        let refused = plan(25);
+        let why = refused.listener_refused.unwrap();
+        assert!(why.contains("fs.inotify.max_user_instances is 25"), "{why}");
+        assert!(
+            !refused
+                .writes
+                .iter()
+                .any(|(name, _)| *name == super::super::LISTENERS_FILE)
+        );
+        assert!(refused.chain_files.rendered.is_empty());
     }
 }

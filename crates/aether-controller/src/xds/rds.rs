@@ -6,7 +6,8 @@
 //!
 //! Each publication is made from the last one, redoing only what changed:
 //! an edit of one object's routes re-encodes that object's chain (found
-//! through [`RouteTable::changed_since`], O(changes)); a change of the
+//! through [`RouteTable::changed_since`] of the chains' virtual hosts,
+//! [`Snapshot::tls_routes`], O(changes)); a change of the
 //! chains themselves (hosts, TLS, objects added or removed) walks them,
 //! comparing each with the chain it was made from, and re-encodes only
 //! those whose virtual host or misdirected hosts differ.
@@ -21,6 +22,8 @@ use super::{Encoded, Resources};
 #[derive(Debug, Clone)]
 pub(crate) struct Source {
     table: RouteTable,
+    /// The chains' virtual hosts ([`Snapshot::tls_routes`]).
+    tls_table: RouteTable,
     chains: Arc<[TlsChain]>,
 }
 
@@ -28,7 +31,9 @@ impl Source {
     /// Whether `snapshot` is what this was made from: O(1) while nothing
     /// changed (the projector shares its parts).
     pub(crate) fn is(&self, snapshot: &Snapshot) -> bool {
-        self.table.shares(snapshot.routes()) && Arc::ptr_eq(&self.chains, &snapshot.tls_chains)
+        self.table.shares(snapshot.routes())
+            && self.tls_table.shares(snapshot.tls_routes())
+            && Arc::ptr_eq(&self.chains, &snapshot.tls_chains)
     }
 }
 
@@ -36,6 +41,7 @@ impl Source {
 /// to serve `snapshot`; returns what it is now made from.
 pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot: &Snapshot) -> Source {
     let table = snapshot.routes();
+    let tls_table = snapshot.tls_routes();
     let base = table.name();
     resources.put(base, Encoded::Routes(table.clone()));
     let put = |resources: &mut Resources, chain: &TlsChain| {
@@ -45,7 +51,7 @@ pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot:
     };
     match last {
         Some(last) if Arc::ptr_eq(&last.chains, &snapshot.tls_chains) && last.table.name() == base => {
-            for key in table.changed_since(&last.table) {
+            for key in tls_table.changed_since(&last.tls_table) {
                 if let Some(chain) = snapshot.tls_chain_of(&key) {
                     put(resources, chain);
                 }
@@ -67,8 +73,8 @@ pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot:
                 let same = old(chain).is_some_and(|old| {
                     old.misdirected == chain.misdirected
                         && same_buffer(
-                            last.table.virtual_host(&chain.object),
-                            table.virtual_host(&chain.object),
+                            last.tls_table.virtual_host(&chain.object),
+                            tls_table.virtual_host(&chain.object),
                         )
                 });
                 if !same {
@@ -86,6 +92,7 @@ pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot:
     }
     Source {
         table: table.clone(),
+        tls_table: tls_table.clone(),
         chains: snapshot.tls_chains.clone(),
     }
 }

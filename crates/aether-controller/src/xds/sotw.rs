@@ -78,7 +78,14 @@ impl Kind {
             .into_iter()
             .map(|(_, item)| &item.body)
             .collect();
-        wire::response(self.type_url, resources.version(), &items, &nonce.to_string())
+        // By name, the version of what is sent (for the one plain route
+        // configuration, `routes.json`'s versionInfo), not of every chain's.
+        wire::response(
+            self.type_url,
+            &self.digest(resources, names),
+            &items,
+            &nonce.to_string(),
+        )
     }
 }
 

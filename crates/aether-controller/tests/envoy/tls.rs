@@ -112,11 +112,23 @@ fn sni_selects_the_certificate_and_tls_routes_as_plain(mode: Mode) {
         assert_eq!(tls.header_values("x-forwarded-proto"), ["https"], "{host}{path}");
         assert_eq!(plain.header_values("x-forwarded-proto"), ["http"], "{host}{path}");
     }
-    // A Host that no object serves is Envoy's 404 over TLS too.
-    let response = edge
-        .get_tls("foo.example.com", "nothing.example.net", "/", &ca.der)
-        .unwrap();
-    assert_eq!(response.status, 404);
+    // A chain serves its object's hosts alone: any other Host on its
+    // connection is misdirected (421), whether no object serves it, the
+    // wildcard's certificate covers another object's host (a client
+    // coalescing connections), or that host is served without TLS.
+    for (sni, host) in [
+        ("foo.example.com", "nothing.example.net"),
+        ("foo.example.com", "api.example.com"),
+        ("foo.example.com", "plain.example.com"),
+        ("api.example.com", "foo.example.com"),
+    ] {
+        let response = edge.get_tls(sni, host, "/", &ca.der).unwrap();
+        assert_eq!(
+            response.status,
+            aether_projection::MISDIRECTED_STATUS as u16,
+            "{sni} {host}"
+        );
+    }
     assert_eq!(edge.listeners_rejected(), 0, "{}", edge.logs());
     let (status, reason, message) = edge.resolved_refs("default/api");
     assert_eq!(

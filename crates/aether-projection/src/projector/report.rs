@@ -30,6 +30,7 @@ impl Projector {
             .clone();
         Snapshot {
             routes: self.table.clone(),
+            tls_routes: self.tls_table.clone(),
             route_configuration: Default::default(),
             dependencies: derived
                 .dependencies

@@ -8,8 +8,16 @@ use super::*;
 /// `name` in namespace `shop` with `hosts`, a route to `service`, TLS or not.
 fn object(name: &str, hosts: &[&str], service: &str, tls: bool) -> aether_projection::VirtualHostObject {
     let created = format!("2026-01-01T00:00:{:02}Z", name.len());
-    let object = objects::object("shop", name).created(&created).hosts(hosts).route("/", service);
-    if tls { object.tls(&format!("{name}-tls")) } else { object }.build()
+    let object = objects::object("shop", name)
+        .created(&created)
+        .hosts(hosts)
+        .route("/", service);
+    if tls {
+        object.tls(&format!("{name}-tls"))
+    } else {
+        object
+    }
+    .build()
 }
 
 /// The names and versions of every item.
