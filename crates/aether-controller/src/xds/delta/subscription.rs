@@ -44,8 +44,9 @@ impl Subscription {
     /// Applies the subscription part of `request`; returns whether the
     /// names asked for changed (the first request counts as a change).
     pub(crate) fn apply(&mut self, request: &DeltaDiscoveryRequest) -> bool {
-        let before = (self.asked, self.wildcard, self.names.clone());
-        if !self.asked {
+        let first = !self.asked;
+        let mut changed = first;
+        if first {
             self.asked = true;
             self.full = true;
             // A reconnecting Envoy's resources: not sent again unless changed.
@@ -57,16 +58,16 @@ impl Subscription {
             // The legacy wildcard: a first request naming nothing.
             self.wildcard = request.resource_names_subscribe.is_empty();
         }
-        let first = !before.0;
         for name in &request.resource_names_subscribe {
             if name == WILDCARD {
                 if !self.wildcard {
                     self.wildcard = true;
                     self.full = true;
+                    changed = true;
                 }
                 continue;
             }
-            self.names.insert(name.clone());
+            changed |= self.names.insert(name.clone());
             self.dirty.insert(name.clone());
             if !first {
                 // Asked anew after the first request: sent again.
@@ -75,19 +76,20 @@ impl Subscription {
         }
         for name in &request.resource_names_unsubscribe {
             if name == WILDCARD {
+                changed |= self.wildcard;
                 self.wildcard = false;
                 // Envoy drops what it no longer asks for.
                 let names = &self.names;
                 self.held.retain(|held, _| names.contains(held));
                 continue;
             }
-            self.names.remove(name);
+            changed |= self.names.remove(name);
             self.dirty.remove(name);
             if !self.wildcard {
                 self.held.remove(name);
             }
         }
-        before != (self.asked, self.wildcard, self.names.clone())
+        changed
     }
 
     /// The names asked for, in order (none: every resource).
