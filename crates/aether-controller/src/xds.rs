@@ -57,6 +57,8 @@ use tracing::{info, warn};
 use crate::metrics::Metrics;
 use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 
+mod body;
+pub mod delta;
 pub mod listeners_secrets;
 mod rds;
 pub mod requests;
@@ -66,8 +68,8 @@ pub mod transport;
 
 pub use requests::{MAX_BUFFERED_REQUEST_BYTES, MAX_REQUEST_BYTES, RequestBudget};
 
+pub use body::ResponseBody;
 pub use resources::{Encoded, Item, Resources};
-pub use sotw::ResponseBody;
 use sotw::{Current, Kind};
 
 /// One version of the route configuration (its one resource, the
@@ -153,6 +155,9 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
     };
     (publisher, service)
 }
+
+/// The aggregated service (ADS): delta only.
+const AGGREGATED_SERVICE: &str = "envoy.service.discovery.v3.AggregatedDiscoveryService";
 
 /// Connections served at once (an edge has one per Envoy); fitted under
 /// the descriptor limit by the binary.
@@ -272,6 +277,29 @@ impl Discovery {
         }
     }
 
+    /// The types of the aggregated stream, in the order responses go out
+    /// when several are owed: listeners, routes, secrets (see [`delta`]).
+    fn aggregated(&self) -> Vec<delta::Served> {
+        [
+            "envoy.service.listener.v3.ListenerDiscoveryService",
+            "envoy.service.route.v3.RouteDiscoveryService",
+            "envoy.service.secret.v3.SecretDiscoveryService",
+        ]
+        .into_iter()
+        .filter_map(|service| self.resources(service))
+        .map(|(_, kind, current)| delta::Served {
+            kind,
+            current: current.clone(),
+        })
+        .collect()
+    }
+
+    /// A delta stream of `types` on `request`.
+    fn delta(&self, request: Request<Incoming>, types: Vec<delta::Served>) -> Response<ResponseBody> {
+        let requests = delta::DeltaRequests::new(request.into_body(), self.budget.clone());
+        delta::stream(types, requests, self.metrics.clone(), self.closing.clone()).into_response()
+    }
+
     /// The request messages of a call, within the shared budget.
     fn requests(&self, request: Request<Incoming>) -> requests::Requests {
         requests::Requests::new(request.into_body(), self.budget.clone())
@@ -283,6 +311,17 @@ impl Discovery {
         let Some((service, method)) = path.trim_start_matches('/').split_once('/') else {
             return Status::unimplemented(format!("no method {path}")).into_http();
         };
+        if service == AGGREGATED_SERVICE {
+            return match method {
+                "DeltaAggregatedResources" => self.delta(request, self.aggregated()),
+                "StreamAggregatedResources" => Status::unimplemented(
+                    "state-of-the-world ADS is not served: use DeltaAggregatedResources (ads_config api_type \
+                     DELTA_GRPC), or the per-type streams",
+                )
+                .into_http(),
+                _ => Status::unimplemented(format!("no method {path}")).into_http(),
+            };
+        }
         let Some((noun, kind, current)) = self.resources(service) else {
             return Status::unimplemented(format!("no service {service}")).into_http();
         };
@@ -309,7 +348,8 @@ impl Discovery {
                 Err(status) => status.into_http(),
             }
         } else if verb == "Delta" {
-            Status::unimplemented("delta xDS is not served; use the state-of-the-world stream").into_http()
+            let current = current.clone();
+            self.delta(request, vec![delta::Served { kind, current }])
         } else {
             Status::unimplemented(format!("no method {path}")).into_http()
         }

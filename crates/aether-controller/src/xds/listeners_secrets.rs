@@ -178,4 +178,4 @@ pub(crate) fn kind(type_url: &'static str) -> Kind {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -20,14 +20,12 @@
 //! - a response is pieces around its resources' encodings (`wire.rs`): the
 //!   `Bytes` each version holds once, shared by every response carrying it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use envoy_types::pb::envoy::config::core::v3::Node;
 use futures_util::StreamExt;
-use futures_util::task::AtomicWaker;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tonic::Status;
 use tracing::{debug, warn};
@@ -35,10 +33,10 @@ use tracing::{debug, warn};
 pub use super::resources::{Encoded, Item, Resources};
 use crate::metrics::Metrics;
 
-mod body;
 pub(crate) mod wire;
 
-pub use body::ResponseBody;
+pub use super::body::ResponseBody;
+use super::body::{Owes, Signals};
 
 /// What the server publishes for one type: the latest version, if any.
 pub type Current = watch::Receiver<Option<Arc<Resources>>>;
@@ -97,11 +95,7 @@ pub(crate) struct Outbox {
     /// The latest version; the body reads it when it writes.
     current: Current,
     metrics: Arc<Metrics>,
-    /// Wakes the body: something may be owed.
-    body: AtomicWaker,
-    /// Set when the body is dropped (the stream is gone).
-    closed: AtomicBool,
-    closed_notify: Notify,
+    signals: Signals,
 }
 
 #[derive(Default)]
@@ -116,8 +110,6 @@ struct Owed {
     nonce: u64,
     /// Digest of what was last sent, or last NACKed: not sent again.
     sent: Option<String>,
-    /// End the stream with this status, once what is being sent is sent.
-    end: Option<Status>,
 }
 
 impl Outbox {
@@ -127,9 +119,7 @@ impl Outbox {
             owed: Mutex::new(Owed::default()),
             current,
             metrics,
-            body: AtomicWaker::new(),
-            closed: AtomicBool::new(false),
-            closed_notify: Notify::new(),
+            signals: Signals::default(),
         })
     }
 
@@ -139,33 +129,18 @@ impl Outbox {
     }
 
     fn wake(&self) {
-        self.body.wake();
+        self.signals.wake();
     }
 
     /// Ends the stream with `status` once what is being written is written.
     fn end(&self, status: Status) {
-        self.lock().end.get_or_insert(status);
-        self.wake();
+        self.signals.end(status);
     }
+}
 
-    fn take_end(&self) -> Option<Status> {
-        self.lock().end.take()
-    }
-
-    /// The body is gone: the request task stops.
-    fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        self.closed_notify.notify_one();
-    }
-
-    async fn closed(&self) {
-        loop {
-            let notified = self.closed_notify.notified();
-            if self.closed.load(Ordering::Acquire) {
-                return;
-            }
-            notified.await;
-        }
+impl Owes for Outbox {
+    fn signals(&self) -> &Signals {
+        &self.signals
     }
 
     /// The next response owed, as pieces, if any: the current resources,
@@ -230,7 +205,7 @@ async fn read_requests(mut requests: super::requests::Requests, outbox: Arc<Outb
     let _open = OpenStream(&metrics);
     loop {
         let request = tokio::select! {
-            () = outbox.closed() => return,
+            () = outbox.signals.closed() => return,
             () = closing.cancelled() => {
                 outbox.end(Status::unavailable("the controller is shutting down"));
                 return;

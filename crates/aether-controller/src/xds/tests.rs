@@ -214,7 +214,7 @@ async fn names_filter_the_resources_and_a_foreign_type_ends_the_stream() {
 }
 
 #[tokio::test]
-async fn fetch_answers_with_the_current_version_and_delta_is_unimplemented() {
+async fn fetch_answers_with_the_current_version() {
     let session = start().await;
     let mut client = RouteDiscoveryServiceClient::connect(format!("http://{}", session.addr))
         .await
@@ -228,10 +228,6 @@ async fn fetch_answers_with_the_current_version_and_delta_is_unimplemented() {
         Some(fetched.version_info),
         session.publisher.current().map(|v| v.version().to_owned())
     );
-
-    let (_requests, outbound) = mpsc::channel(1);
-    let status = client.delta_routes(ReceiverStream::new(outbound)).await.unwrap_err();
-    assert_eq!(status.code(), Code::Unimplemented);
 }
 
 /// Captures the log lines of the thread that holds the capture (on a
@@ -370,4 +366,5 @@ async fn names_not_served_are_warned_about_once_per_stream_and_request_and_count
     assert_eq!((count(&session), unknown().len()), (4, 4));
 }
 
+mod delta;
 mod serving;

@@ -21,11 +21,11 @@ use crate::tls::certificate::check;
 use crate::tls::{EdgeTls, Resolution, Resolutions, TlsSettings};
 use crate::xds::{Publisher, channel};
 
-fn snapshot() -> aether_projection::Snapshot {
+pub(crate) fn snapshot() -> aether_projection::Snapshot {
     crate::listener::tests::snapshot(&["a", "b"])
 }
 
-fn secret(name: &str) -> TlsSecret {
+pub(crate) fn secret(name: &str) -> TlsSecret {
     TlsSecret {
         provider: aether_api::config::v1::SecretProvider::Kubernetes,
         namespace: Some("shop".into()),
@@ -34,7 +34,7 @@ fn secret(name: &str) -> TlsSecret {
 }
 
 /// A ready certificate for `host`.
-fn ready(ca: &TestCa, host: &str, serial: u64) -> Resolution {
+pub(crate) fn ready(ca: &TestCa, host: &str, serial: u64) -> Resolution {
     let issued = ca.issue(&Leaf::new(&[host], serial));
     Resolution::Ready(Arc::new(
         check(issued.chain_pem.as_bytes(), issued.key_pem.as_bytes()).unwrap(),
@@ -42,7 +42,7 @@ fn ready(ca: &TestCa, host: &str, serial: u64) -> Resolution {
 }
 
 /// Both secrets ready, with these certificates.
-fn tls(a: &Resolution, b: &Resolution) -> EdgeTls {
+pub(crate) fn tls(a: &Resolution, b: &Resolution) -> EdgeTls {
     let mut resolutions = Resolutions::default();
     resolutions.insert(secret("a-tls"), a.clone());
     resolutions.insert(secret("b-tls"), b.clone());

@@ -21,20 +21,20 @@ const RESOURCES: u32 = 2;
 const TYPE_URL: u32 = 4;
 const NONCE: u32 = 5;
 /// Field numbers of `google.protobuf.Any`.
-const ANY_TYPE_URL: u32 = 1;
-const ANY_VALUE: u32 = 2;
+pub(crate) const ANY_TYPE_URL: u32 = 1;
+pub(crate) const ANY_VALUE: u32 = 2;
 
 /// The encoded length of a length-delimited field `tag` of `len` bytes.
-fn delimited_len(tag: u32, len: usize) -> usize {
+pub(crate) fn delimited_len(tag: u32, len: usize) -> usize {
     key_len(tag) + encoded_len_varint(len as u64) + len
 }
 
 /// A string or bytes field as prost encodes a proto3 one: left out when empty.
-fn field_len(tag: u32, len: usize) -> usize {
+pub(crate) fn field_len(tag: u32, len: usize) -> usize {
     if len == 0 { 0 } else { delimited_len(tag, len) }
 }
 
-fn put_string(tag: u32, value: &str, buf: &mut BytesMut) {
+pub(crate) fn put_string(tag: u32, value: &str, buf: &mut BytesMut) {
     if !value.is_empty() {
         encode_key(tag, WireType::LengthDelimited, buf);
         encode_varint(value.len() as u64, buf);

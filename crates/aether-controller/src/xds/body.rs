@@ -1,18 +1,77 @@
 //! The HTTP/2 response body of a gRPC call: one answer, or a stream's
-//! responses built when hyper asks for more (see the parent module).
+//! responses built when hyper asks for more (state of the world or delta:
+//! see [`super::sotw`] for why they are pulled, not pushed).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
+use futures_util::task::AtomicWaker;
 use http::{HeaderMap, HeaderValue, Response};
 use http_body::Frame;
+use tokio::sync::Notify;
 use tonic::Status;
 
-use super::Outbox;
+/// What a stream owes its client, as its body asks for it.
+pub(crate) trait Owes: Send + Sync {
+    /// How the stream's request task and its body signal each other.
+    fn signals(&self) -> &Signals;
+    /// The next response owed, as pieces, if any; built now.
+    fn next(&self) -> Option<Vec<Bytes>>;
+}
+
+/// The signals between a stream's request task and its body.
+#[derive(Default)]
+pub(crate) struct Signals {
+    /// Wakes the body: something may be owed.
+    body: AtomicWaker,
+    /// Set when the body is dropped (the stream is gone).
+    closed: AtomicBool,
+    closed_notify: Notify,
+    /// End the stream with this status, once what is being sent is sent.
+    end: Mutex<Option<Status>>,
+}
+
+impl Signals {
+    /// Tells the body something may be owed.
+    pub(crate) fn wake(&self) {
+        self.body.wake();
+    }
+
+    /// Ends the stream with `status` once what is being written is written.
+    pub(crate) fn end(&self, status: Status) {
+        self.end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(status);
+        self.wake();
+    }
+
+    fn take_end(&self) -> Option<Status> {
+        self.end.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// The body is gone: the request task stops.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.closed_notify.notify_one();
+    }
+
+    /// Resolves once the body is gone.
+    pub(crate) async fn closed(&self) {
+        loop {
+            let notified = self.closed_notify.notified();
+            if self.closed.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
 
 /// Pieces smaller than this are sent together, copied into a frame of at
 /// most this size: a route table is a piece per virtual host (a few hundred
@@ -26,7 +85,7 @@ pub struct ResponseBody {
     /// The pieces of the response being written.
     pieces: VecDeque<Bytes>,
     /// A stream's: what it is owed.
-    outbox: Option<Arc<Outbox>>,
+    outbox: Option<Arc<dyn Owes>>,
     /// The status for the trailers, once the call ends.
     end: Option<Status>,
     /// The trailers went out: nothing more.
@@ -47,7 +106,7 @@ impl Default for ResponseBody {
 
 impl ResponseBody {
     /// The body of a stream: whatever `outbox` is owed, as it is owed.
-    pub(crate) fn stream(outbox: Arc<Outbox>) -> Self {
+    pub(crate) fn stream(outbox: Arc<dyn Owes>) -> Self {
         Self {
             pieces: VecDeque::new(),
             outbox: Some(outbox),
@@ -117,14 +176,14 @@ impl http_body::Body for ResponseBody {
         }
         if let Some(outbox) = self.outbox.clone() {
             // Registered before looking, so a change after the look wakes us.
-            outbox.body.register(cx.waker());
+            outbox.signals().body.register(cx.waker());
             if let Some(pieces) = outbox.next() {
                 self.pieces = pieces.into();
                 if let Some(data) = self.next_data() {
                     return Poll::Ready(Some(Ok(Frame::data(data))));
                 }
             }
-            if let Some(status) = outbox.take_end() {
+            if let Some(status) = outbox.signals().take_end() {
                 self.end = Some(status);
             }
         }
@@ -145,7 +204,7 @@ impl http_body::Body for ResponseBody {
 impl Drop for ResponseBody {
     fn drop(&mut self) {
         if let Some(outbox) = &self.outbox {
-            outbox.close();
+            outbox.signals().close();
         }
     }
 }

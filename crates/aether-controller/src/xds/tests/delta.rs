@@ -1,0 +1,209 @@
+//! Delta xDS against envoy-types' tonic clients on 127.0.0.1: the
+//! aggregated stream, a stream of one type, and state-of-the-world ADS
+//! refused.
+
+use std::collections::HashMap;
+
+use aether_testing::pki::TestCa;
+use envoy_types::pb::envoy::config::listener::v3::Listener;
+use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::Secret;
+use envoy_types::pb::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient;
+use envoy_types::pb::envoy::service::discovery::v3::{DeltaDiscoveryRequest, DeltaDiscoveryResponse};
+
+use super::*;
+use crate::xds::listeners_secrets::tests::{ready, snapshot as tls_snapshot, tls};
+use crate::xds::listeners_secrets::{LISTENER_TYPE, SECRET_TYPE};
+
+const A: &str = "kubernetes://shop/a-tls";
+const B: &str = "kubernetes://shop/b-tls";
+
+async fn serve() -> (Publisher, Arc<Metrics>, std::net::SocketAddr) {
+    logs::init();
+    let metrics = Arc::new(Metrics::new());
+    let (publisher, service) = channel("aether-edge", metrics.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(service.serve(listener));
+    (publisher, metrics, addr)
+}
+
+type Delta = (mpsc::Sender<DeltaDiscoveryRequest>, Streaming<DeltaDiscoveryResponse>);
+
+async fn aggregated(addr: std::net::SocketAddr) -> Delta {
+    let mut client = AggregatedDiscoveryServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let (requests, outbound) = mpsc::channel(8);
+    let responses = client
+        .delta_aggregated_resources(ReceiverStream::new(outbound))
+        .await
+        .unwrap()
+        .into_inner();
+    (requests, responses)
+}
+
+fn subscribe(type_url: &str, names: &[&str]) -> DeltaDiscoveryRequest {
+    DeltaDiscoveryRequest {
+        type_url: type_url.to_owned(),
+        resource_names_subscribe: names.iter().map(|name| (*name).to_owned()).collect(),
+        ..DeltaDiscoveryRequest::default()
+    }
+}
+
+fn ack(response: &DeltaDiscoveryResponse) -> DeltaDiscoveryRequest {
+    DeltaDiscoveryRequest {
+        type_url: response.type_url.clone(),
+        response_nonce: response.nonce.clone(),
+        ..DeltaDiscoveryRequest::default()
+    }
+}
+
+async fn next_delta(responses: &mut Streaming<DeltaDiscoveryResponse>) -> DeltaDiscoveryResponse {
+    tokio::time::timeout(Duration::from_secs(10), responses.message())
+        .await
+        .expect("a response within 10 s")
+        .unwrap()
+        .expect("the stream is open")
+}
+
+async fn silent_delta(responses: &mut Streaming<DeltaDiscoveryResponse>) {
+    if let Ok(message) = tokio::time::timeout(Duration::from_millis(300), responses.message()).await {
+        panic!("expected no response, got {message:?}");
+    }
+}
+
+fn names(response: &DeltaDiscoveryResponse) -> Vec<&str> {
+    response
+        .resources
+        .iter()
+        .map(|resource| resource.name.as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn one_aggregated_stream_serves_listeners_routes_and_secrets_by_change() {
+    let (publisher, metrics, addr) = serve().await;
+    let ca = TestCa::new();
+    let (a1, a4, b2) = (
+        ready(&ca, "a.example.com", 1),
+        ready(&ca, "a.example.com", 4),
+        ready(&ca, "b.example.com", 2),
+    );
+    let snapshot = tls_snapshot();
+    publisher.publish(&snapshot);
+    publisher.publish_tls(&snapshot, &tls(&a1, &b2));
+
+    // Envoy's order: the listeners (wildcard), then what the listener names.
+    let (requests, mut responses) = aggregated(addr).await;
+    requests.send(subscribe(LISTENER_TYPE, &[])).await.unwrap();
+    let listeners = next_delta(&mut responses).await;
+    assert_eq!(listeners.type_url, LISTENER_TYPE);
+    assert_eq!(listeners.resources.len(), 1);
+    let listener = &listeners.resources[0];
+    let decoded = Listener::decode(listener.resource.as_ref().unwrap().value.as_slice()).unwrap();
+    assert_eq!(decoded.name, listener.name);
+    assert_eq!(listener.version.len(), 16);
+    requests.send(ack(&listeners)).await.unwrap();
+    requests
+        .send(subscribe(ROUTE_CONFIGURATION_TYPE, &["aether-edge"]))
+        .await
+        .unwrap();
+    requests.send(subscribe(SECRET_TYPE, &[A, B])).await.unwrap();
+    let routes = next_delta(&mut responses).await;
+    assert_eq!(
+        (routes.type_url.as_str(), names(&routes)),
+        (ROUTE_CONFIGURATION_TYPE, vec!["aether-edge"])
+    );
+    assert_eq!(routes.resources[0].version, snapshot.routes().version());
+    let secrets = next_delta(&mut responses).await;
+    assert_eq!((secrets.type_url.as_str(), names(&secrets)), (SECRET_TYPE, vec![A, B]));
+    let decoded = Secret::decode(secrets.resources[0].resource.as_ref().unwrap().value.as_slice()).unwrap();
+    assert_eq!(decoded.name, A);
+    let nonces = [&listeners.nonce, &routes.nonce, &secrets.nonce];
+    assert!(nonces[0] != nonces[1] && nonces[1] != nonces[2]);
+    requests.send(ack(&routes)).await.unwrap();
+    requests.send(ack(&secrets)).await.unwrap();
+    silent_delta(&mut responses).await;
+
+    // One certificate rotates: that secret alone, nothing else.
+    publisher.publish_tls(&snapshot, &tls(&a4, &b2));
+    let rotated = next_delta(&mut responses).await;
+    assert_eq!((rotated.type_url.as_str(), names(&rotated)), (SECRET_TYPE, vec![A]));
+    assert_ne!(rotated.resources[0].version, secrets.resources[0].version);
+    requests.send(ack(&rotated)).await.unwrap();
+    silent_delta(&mut responses).await;
+    assert_eq!(metrics.xds_nacks.get(), 0);
+
+    // A reconnecting Envoy that has everything is sent an empty answer per type.
+    let (again, mut answers) = aggregated(addr).await;
+    let mut request = subscribe(SECRET_TYPE, &[A, B]);
+    request.initial_resource_versions = HashMap::from([
+        (A.to_owned(), rotated.resources[0].version.clone()),
+        (B.to_owned(), secrets.resources[1].version.clone()),
+    ]);
+    again.send(request).await.unwrap();
+    let answer = next_delta(&mut answers).await;
+    assert_eq!(answer.type_url, SECRET_TYPE);
+    assert!(
+        answer.resources.is_empty() && answer.removed_resources.is_empty(),
+        "{answer:?}"
+    );
+    silent_delta(&mut answers).await;
+
+    // A type this server does not serve is ignored; the stream goes on.
+    again
+        .send(subscribe("type.googleapis.com/envoy.config.cluster.v3.Cluster", &[]))
+        .await
+        .unwrap();
+    silent_delta(&mut answers).await;
+    publisher.publish(&super::snapshot(&["z.example.com"]));
+    let routes_for_first = next_delta(&mut responses).await;
+    assert_eq!(names(&routes_for_first), ["aether-edge"]);
+    silent_delta(&mut answers).await;
+}
+
+#[tokio::test]
+async fn a_delta_stream_of_one_type_and_no_state_of_the_world_ads() {
+    let (publisher, _, addr) = serve().await;
+    publisher.publish(&snapshot(&["a.example.com"]));
+    let mut client = RouteDiscoveryServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let (requests, outbound) = mpsc::channel(8);
+    let mut responses = client
+        .delta_routes(ReceiverStream::new(outbound))
+        .await
+        .unwrap()
+        .into_inner();
+    requests.send(subscribe("", &["aether-edge"])).await.unwrap();
+    let first = next_delta(&mut responses).await;
+    assert_eq!(names(&first), ["aether-edge"]);
+    let config = RouteConfiguration::decode(first.resources[0].resource.as_ref().unwrap().value.as_slice()).unwrap();
+    assert_eq!(config.virtual_hosts[0].domains, ["a.example.com"]);
+    requests.send(ack(&first)).await.unwrap();
+    publisher.publish(&snapshot(&["b.example.com"]));
+    let second = next_delta(&mut responses).await;
+    assert_ne!(second.resources[0].version, first.resources[0].version);
+    // Another type on it ends it.
+    requests.send(subscribe(SECRET_TYPE, &[A])).await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), responses.message())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+
+    let mut ads = AggregatedDiscoveryServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let (_requests, outbound) = mpsc::channel(1);
+    let status = ads
+        .stream_aggregated_resources(ReceiverStream::new(outbound))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unimplemented);
+    assert!(
+        status.message().contains("DeltaAggregatedResources"),
+        "{}",
+        status.message()
+    );
+}
