@@ -13,7 +13,15 @@
 //! cargo bench -p aether-controller --bench edge            # 1,000 and 10,000 objects
 //! cargo bench -p aether-controller --bench edge -- 50000   # other sizes
 //! cargo bench -p aether-controller --bench edge -- 50000 grpc   # one mode: files or grpc
+//! cargo bench -p aether-controller --bench edge -- 10000 https  # a fleet of HTTPS hosts
 //! ```
+//!
+//! The fleet's objects all name TLS secrets. By default none is given, so
+//! every host is served over plain HTTP alone, on the one plain route
+//! configuration. With `https` each secret is given (one certificate for
+//! the fleet's domains), every object has its TLS chain and route
+//! configuration, plain HTTP redirects to HTTPS
+//! (`--tls-hosts-over-plain-http=redirect`), and the edit is read over TLS.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime};
@@ -23,6 +31,7 @@ use aether_e2e::{Controller, Edge, Mode, wait_until};
 use aether_projection::VirtualHostObject;
 use aether_testing::fleet;
 use aether_testing::objects::ObjectBuilder;
+use aether_testing::pki::{Leaf, TestCa, write_secret};
 
 /// Objects per manifest file.
 const PER_FILE: usize = 100;
@@ -43,6 +52,42 @@ struct Sample {
     /// Over gRPC: how far into the pass the snapshot was published.
     published: Option<f64>,
     after_pass: f64,
+    /// Envoy's CPU time (user and system) from the edit until it is idle
+    /// again, in ms.
+    envoy_cpu: f64,
+}
+
+/// The CPU time a process has used (user and system), in ms.
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |at: usize| {
+        fields
+            .get(at)
+            .and_then(|field| field.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // Clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    (ticks(11) + ticks(12)) * 10.0
+}
+
+/// Envoy's CPU time once it has been idle for 300 ms (at most `patience`).
+fn cpu_when_idle(pid: u32, patience: Duration) -> f64 {
+    let clock = Instant::now();
+    let mut last = cpu_ms(pid);
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = cpu_ms(pid);
+        if now == last || clock.elapsed() > patience {
+            return now;
+        }
+        last = now;
+    }
 }
 
 /// The controller's pass that served the edit after `since`: over files the
@@ -100,7 +145,14 @@ fn patience(n: usize) -> Duration {
     PATIENCE * n.div_ceil(10_000).max(1) as u32
 }
 
-fn measure(n: usize, mode: Mode) {
+/// The fleet's hosts, served plain or over TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fleet {
+    Http,
+    Https,
+}
+
+fn measure(n: usize, mode: Mode, fleet_kind: Fleet) {
     let edited = n / 2;
     let file_of = |i: usize| format!("objects-{:04}.yaml", i / PER_FILE);
     let files: Vec<(String, String)> = fleet::objects(n)
@@ -115,27 +167,64 @@ fn measure(n: usize, mode: Mode) {
     };
     let needed: BTreeSet<String> = clusters(&[&manifest([fleet::object(edited, 1)])]);
     let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let https = fleet_kind == Fleet::Https;
     let controller = Controller {
         poll_ms: 20,
         debounce_ms: 20,
         max_delay_ms: 100,
         settle_ms: 20,
         start_patience: patience(n),
+        args: if https {
+            vec!["--tls-hosts-over-plain-http=redirect".to_owned()]
+        } else {
+            Vec::new()
+        },
         ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
     };
+    let ca = TestCa::new();
+    let certificate = ca.issue(&Leaf::new(&["*.example.com", "*.example.net"], 0x0b01));
     let started = Instant::now();
-    let edge = Edge::start(controller, mode, &pairs, &needed);
+    let edge = Edge::start_with_secrets(controller, mode, &pairs, &needed, |dir| {
+        if https {
+            // The secrets the fleet names: tls-K of team-(K % 100).
+            for k in 0..1000.min(n) {
+                let namespace = format!("team-{}", k % 100);
+                write_secret(
+                    dir,
+                    &namespace,
+                    &format!("tls-{k}"),
+                    &certificate.chain_pem,
+                    &certificate.key_pem,
+                );
+            }
+        }
+    });
     let host = format!("app-{edited}.example.com");
-    edge.wait_for(&host, "/api/v1/r1", Some(&needed_cluster(edited)));
+    let cluster_of = |path: &str| {
+        if https {
+            edge.served_tls(&host, path, &ca.der).map(|served| served.cluster)
+        } else {
+            edge.cluster(&host, path)
+        }
+    };
+    let first = Some(needed_cluster(edited));
+    wait_until(
+        "the edited host served",
+        patience(n),
+        || edge.logs(),
+        || (cluster_of("/api/v1/r1") == first).then_some(()),
+    );
     let ready = started.elapsed();
     let mut samples = Vec::new();
     for version in 2..=EDITS + 1 {
         let path = format!("/api/v{version}/r1");
+        let envoy_pid = edge.envoy.id();
+        let cpu_before = cpu_when_idle(envoy_pid, patience(n));
         let edit = SystemTime::now();
         let clock = Instant::now();
         edge.write(&file_of(edited), &edited_text(version));
         loop {
-            if edge.cluster(&host, &path).is_some() {
+            if cluster_of(&path).is_some() {
                 break;
             }
             assert!(
@@ -154,7 +243,9 @@ fn measure(n: usize, mode: Mode) {
             || pass_after(&log, edit, mode),
         );
         let served_at = edit + served;
+        let envoy_cpu = cpu_when_idle(envoy_pid, patience(n)) - cpu_before;
         samples.push(Sample {
+            envoy_cpu,
             served: ms(served),
             pass,
             published,
@@ -175,8 +266,9 @@ fn measure(n: usize, mode: Mode) {
     let (low, high) = samples
         .iter()
         .fold((f64::MAX, 0f64), |(lo, hi), s| (lo.min(s.served), hi.max(s.served)));
+    let envoy_cpu = median(samples.iter().map(|s| s.envoy_cpu).collect());
     println!(
-        "| {n:>6} | {mode:<5?} | {served:>7.0} ({low:.0}–{high:.0}) | {pass:>6.0} | {controller:>6.0} | {after:>6.0} | {share:>4.0}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {ready:>5.1} |",
+        "| {n:>6} | {fleet_kind:<5?} | {mode:<5?} | {served:>7.0} ({low:.0}–{high:.0}) | {pass:>6.0} | {controller:>6.0} | {after:>6.0} | {share:>4.0}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {envoy_cpu:>6.0} | {ready:>5.1} |",
         share = 100.0 * controller / served,
         ready = ready.as_secs_f64(),
     );
@@ -206,12 +298,17 @@ fn main() {
     };
     println!("edit → served by Envoy, median of {EDITS} edits (ms); controller poll 20 ms, debounce 20 ms");
     println!(
-        "| objects | mode | edit → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | start s |"
+        "| objects | hosts | mode | edit → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per edit | start s |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let fleet_kind = if args.iter().any(|arg| arg == "https") {
+        Fleet::Https
+    } else {
+        Fleet::Http
+    };
     for n in sizes {
         for &mode in &modes {
-            measure(n, mode);
+            measure(n, mode, fleet_kind);
         }
     }
 }

@@ -58,6 +58,8 @@ pub struct Controller {
     /// thousands of objects (a cold first pass of 50,000 and Envoy's
     /// parsing of their 190 MB `routes.json` together took over 30 s).
     pub start_patience: Duration,
+    /// More arguments for the controller, after the harness's own.
+    pub args: Vec<String>,
 }
 
 impl Controller {
@@ -71,6 +73,7 @@ impl Controller {
             max_delay_ms: 200,
             settle_ms: 50,
             start_patience: PATIENCE,
+            args: Vec::new(),
         }
     }
 }
@@ -89,6 +92,7 @@ impl Controller {
             .arg(format!("--debounce-ms={}", self.debounce_ms))
             .arg(format!("--max-delay-ms={}", self.max_delay_ms))
             .arg(format!("--settle-ms={}", self.settle_ms))
+            .args(&self.args)
             .env("RUST_LOG", "info");
         command
     }
@@ -281,7 +285,13 @@ impl Edge {
 
     /// Envoy's count of rejected route configurations.
     pub fn rejected(&self) -> u64 {
-        self.envoy.stat(UPDATE_REJECTED)
+        // The plain configuration's and every chain's.
+        let all: u64 = self
+            .envoy
+            .stats_matching("http.edge.rds.", ".update_rejected")
+            .values()
+            .sum();
+        all.max(self.envoy.stat(UPDATE_REJECTED))
     }
 
     /// The controller's whole log so far.

@@ -119,6 +119,24 @@ impl Envoy {
             .unwrap_or(0)
     }
 
+    /// Every counter or gauge whose name starts with `prefix` and ends with
+    /// `suffix`, by name (`http.edge.rds.`, `.update_success`: each route
+    /// configuration's updates).
+    pub fn stats_matching(&self, prefix: &str, suffix: &str) -> std::collections::BTreeMap<String, u64> {
+        let response = self.admin("/stats?format=json");
+        let stats: Value = serde_json::from_slice(&response.body).expect("/stats?format=json is JSON");
+        stats["stats"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|stat| {
+                let name = stat["name"].as_str()?;
+                let value = stat["value"].as_u64()?;
+                (name.starts_with(prefix) && name.ends_with(suffix)).then(|| (name.to_owned(), value))
+            })
+            .collect()
+    }
+
     /// The dynamic route configuration Envoy runs, as its `/config_dump`
     /// shows it (`version_info`, `route_config`), if it has one. `None`
     /// too when the admin interface does not answer within the read

@@ -6,6 +6,7 @@
 //! `cargo test -p aether-controller --test envoy` runs it alone.
 
 mod actions;
+mod chains;
 mod escapes;
 mod examples;
 mod faults;

@@ -1,0 +1,136 @@
+//! One object, one resource: each HTTPS object's chain routes on a route
+//! configuration of its own, so Envoy applies an edit of one object as one
+//! small update, and adding an object updates the listener in place.
+//! Plain HTTP redirects the TLS hosts (`--tls-hosts-over-plain-http=redirect`),
+//! so the plain configuration does not change with their routes either.
+
+use std::collections::BTreeMap;
+
+use aether_e2e::edge::PATIENCE;
+use aether_e2e::{Controller, Edge, Mode, wait_until};
+use aether_testing::pki::{Leaf, TestCa};
+
+use crate::controller;
+use crate::tls::clusters;
+
+/// `namespace/name` claiming `host`, `/v{version}` to `svc-NAME-api`.
+fn object(name: &str, version: u32) -> String {
+    aether_testing::objects::object("default", name)
+        .hosts([format!("{name}.example.com")])
+        .route(&format!("/v{version}"), &format!("svc-{name}-api"))
+        .route("/", &format!("svc-{name}"))
+        .tls("wild-tls")
+        .manifest()
+}
+
+/// Each route configuration's `update_success`, by configuration.
+fn updates(edge: &Edge) -> BTreeMap<String, u64> {
+    edge.envoy
+        .stats_matching("http.edge.rds.", ".update_success")
+        .into_iter()
+        .map(|(name, value)| {
+            let name = name["http.edge.rds.".len()..name.len() - ".update_success".len()].to_owned();
+            (name, value)
+        })
+        .collect()
+}
+
+fn one_edit_is_one_updated_configuration(mode: Mode) {
+    let ca = TestCa::new();
+    let wild = ca.issue(&Leaf::new(&["*.example.com"], 0x0c01));
+    let settings = Controller {
+        args: vec!["--tls-hosts-over-plain-http=redirect".to_owned()],
+        ..controller()
+    };
+    let names = ["a", "b", "c", "d"];
+    let files: Vec<(String, String)> = names[..3]
+        .iter()
+        .map(|name| (format!("{name}.yaml"), object(name, 1)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let edge = Edge::start_with_secrets(settings, mode, &pairs, &clusters(&names), |dir| {
+        aether_testing::pki::write_secret(dir, "default", "wild-tls", &wild.chain_pem, &wild.key_pem);
+    });
+    let served = |name: &str, path: &str| {
+        let host = format!("{name}.example.com");
+        edge.served_tls(&host, path, &ca.der).map(|served| served.cluster)
+    };
+    for name in &names[..3] {
+        wait_until(
+            "every chain served",
+            PATIENCE,
+            || edge.logs(),
+            || (served(name, "/v1").as_deref() == Some(format!("svc-{name}-api").as_str())).then_some(()),
+        );
+    }
+    // Plain HTTP redirects a TLS host to HTTPS.
+    let plain = edge.envoy.get("a.example.com", "/v1");
+    assert_eq!(plain.status, 301, "{plain:?}");
+    assert!(
+        plain
+            .header("location")
+            .is_some_and(|to| to.starts_with("https://a.example.com")),
+        "{plain:?}"
+    );
+
+    // An edit of a: a's configuration alone is updated, once.
+    let before = updates(&edge);
+    assert!(before.contains_key("aether-edge/default/a"), "{before:?}");
+    let listeners = edge.envoy.stat("listener_manager.listener_modified");
+    edge.write("a.yaml", &object("a", 2));
+    wait_until(
+        "a's edit served",
+        PATIENCE,
+        || edge.logs(),
+        || (served("a", "/v2").as_deref() == Some("svc-a-api")).then_some(()),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let after = updates(&edge);
+    let changed: Vec<(&String, u64)> = after
+        .iter()
+        .filter(|(name, value)| before.get(*name) != Some(*value))
+        .map(|(name, value)| (name, value - before.get(name).copied().unwrap_or(0)))
+        .collect();
+    assert_eq!(
+        changed,
+        [(&"aether-edge/default/a".to_owned(), 1)],
+        "{before:?} {after:?}"
+    );
+    assert_eq!(edge.envoy.stat("listener_manager.listener_modified"), listeners);
+
+    // A new object: a new chain, the listener updated in place, the other
+    // chains' configurations untouched.
+    let in_place = edge.envoy.stat("listener_manager.listener_in_place_updated");
+    let before = updates(&edge);
+    edge.write("d.yaml", &object("d", 1));
+    wait_until(
+        "d served",
+        PATIENCE,
+        || edge.logs(),
+        || {
+            edge.envoy
+                .stat("listener_manager.listener_in_place_updated")
+                .gt(&in_place)
+                .then_some(())
+                .and_then(|()| (served("d", "/v1").as_deref() == Some("svc-d-api")).then_some(()))
+        },
+    );
+    let after = updates(&edge);
+    for name in &names[..3] {
+        let key = format!("aether-edge/default/{name}");
+        assert_eq!(after.get(&key), before.get(&key), "{key}: {before:?} {after:?}");
+    }
+    assert_eq!(served("a", "/v2").as_deref(), Some("svc-a-api"));
+    assert_eq!(edge.rejected(), 0, "{}", edge.logs());
+    assert_eq!(edge.listeners_rejected(), 0, "{}", edge.logs());
+}
+
+#[test]
+fn one_edit_is_one_updated_configuration_over_files() {
+    one_edit_is_one_updated_configuration(Mode::Files);
+}
+
+#[test]
+fn one_edit_is_one_updated_configuration_over_xds() {
+    one_edit_is_one_updated_configuration(Mode::Xds);
+}
