@@ -100,7 +100,7 @@ impl Publisher {
         let listener = self
             .tls
             .listener
-            .get(snapshot, tls, listener::xds_source(tls), &self.name, |listener| {
+            .get(snapshot, tls, listener::xds_source(), &self.name, |listener| {
                 Ok::<_, std::convert::Infallible>(Arc::new(Resources::new(vec![(
                     listener.name.clone(),
                     Bytes::from(listener.encode_to_vec()).into(),
