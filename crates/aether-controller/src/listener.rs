@@ -31,7 +31,7 @@ pub fn files_listener(snapshot: &Snapshot, tls: &EdgeTls, route_configuration_na
 
 /// The listener as the xDS server sends it.
 pub fn xds_listener(snapshot: &Snapshot, tls: &EdgeTls, route_configuration_name: &str) -> Listener {
-    listener(snapshot, tls, xds_source(tls), route_configuration_name)
+    listener(snapshot, tls, xds_source(), route_configuration_name)
 }
 
 /// Where `listeners.json`'s listener takes its routes and secrets.
@@ -39,9 +39,10 @@ pub fn files_source(tls: &EdgeTls) -> EdgeSource {
     EdgeSource::Files(tls.settings.envoy_dir.clone())
 }
 
-/// Where the xDS server's listener takes its routes and secrets.
-pub fn xds_source(tls: &EdgeTls) -> EdgeSource {
-    EdgeSource::Xds(tls.settings.xds_cluster.clone())
+/// Where the xDS server's listener takes its routes and secrets: the
+/// aggregated stream it came on (the bootstrap's `ads_config`).
+pub fn xds_source() -> EdgeSource {
+    EdgeSource::Ads
 }
 
 /// The last listener made, kept as what was made of it (its file, its xDS
@@ -214,11 +215,11 @@ pub(crate) mod tests {
             (made.get(), &renamed),
             (4, &files_listener(&only_a, &a_usable, "other"))
         );
-        let xds = get(&only_a, &a_usable, xds_source(&a_usable), "other");
+        let xds = get(&only_a, &a_usable, xds_source(), "other");
         assert_eq!((made.get(), &xds), (5, &xds_listener(&only_a, &a_usable, "other")));
         // A secret no chain names changes nothing.
         let more = tls(&["a-tls", "z-tls"]);
-        assert_eq!(get(&only_a, &more, xds_source(&more), "other"), xds);
+        assert_eq!(get(&only_a, &more, xds_source(), "other"), xds);
         assert_eq!(made.get(), 5);
     }
 }

@@ -112,10 +112,11 @@ struct Cli {
     /// listeners.json; default --out (mount it at the same path).
     #[arg(long, value_name = "DIR")]
     envoy_dir: Option<PathBuf>,
-    /// Envoy's cluster for this controller's xDS server, which the HTTPS
-    /// listener served over xDS takes its routes and secrets through.
-    #[arg(long, value_name = "NAME", default_value = "aether-controller-xds")]
-    xds_cluster: String,
+    /// Ignored: the HTTPS listener served over xDS takes its routes and
+    /// secrets from Envoy's aggregated stream (its bootstrap's ads_config).
+    /// Accepted so that Deployments that still pass it start.
+    #[arg(long, value_name = "NAME", hide = true)]
+    xds_cluster: Option<String>,
     /// What a host of an object with `tls` answers over plain HTTP: routed
     /// as over TLS (`serve`), or redirected to HTTPS (`redirect`, 301): then
     /// an edit of its routes is one small configuration for Envoy, not the
@@ -178,6 +179,10 @@ fn main() -> ExitCode {
             }
         },
     };
+    if let Some(cluster) = &cli.xds_cluster {
+        warn!(%cluster, "--xds-cluster is ignored: the listener served over xDS takes its routes and secrets \
+            from Envoy's aggregated stream (the bootstrap's ads_config names the cluster); drop the flag");
+    }
     aether_http_server::raise_fd_limit();
     let result = match cli.manifests.clone() {
         Some(manifests) => run_local(&cli, manifests, xds_transport),
@@ -221,7 +226,6 @@ fn tls_settings(cli: &Cli) -> anyhow::Result<TlsSettings> {
     Ok(TlsSettings {
         https_address: cli.https_addr.ip().to_string(),
         https_port: cli.https_addr.port(),
-        xds_cluster: cli.xds_cluster.clone(),
         mesh_sds_cluster: cli.mesh_sds_cluster.clone(),
         ..TlsSettings::new(envoy_dir)
     })

@@ -1,41 +1,44 @@
-//! The edge's configuration over gRPC: Envoy's Route Discovery Service
-//! (`envoy.service.route.v3.RouteDiscoveryService`, state of the world).
-//! An alternative to `routes.json` for Envoys that do not share the
-//! controller's file system. Beside it, on the same server and through the
-//! same stream implementation ([`sotw`]), the HTTPS listener (LDS) and its
-//! certificates (SDS): see [`listeners_secrets`].
+//! The edge's configuration over gRPC: the RouteConfiguration (RDS), the
+//! HTTPS listener (LDS) and its certificates (SDS, see
+//! [`listeners_secrets`]). An alternative to `routes.json` for Envoys that
+//! do not share the controller's file system. Served:
+//! - `AggregatedDiscoveryService/DeltaAggregatedResources`: all three types
+//!   on one delta stream, what Envoy's bootstrap uses ([`delta`]); and the
+//!   delta stream of each type (`DeltaRoutes`, `DeltaListeners`,
+//!   `DeltaSecrets`);
+//! - the state-of-the-world stream of each type (`StreamRoutes`, ...) and
+//!   `FetchRoutes` ([`sotw`]); state-of-the-world ADS is `UNIMPLEMENTED`.
 //!
-//! Each pass [`Publisher::publish`]es the snapshot's RouteConfiguration as
-//! its route table (a piece per virtual host, shared with the projection:
-//! O(1), no copy); its version is the table's, made of its virtual hosts'
-//! digests, so every replica gives the same configuration the same version
-//! and an unchanged one is not pushed again.
-//! Per stream (the xDS protocol, SotW):
-//! - the first request gets the current configuration (or waits for the
-//!   first pass); later ones are ACKs or NACKs of what was sent, matched by
-//!   nonce; a request with an older nonce is stale and ignored;
+//! Each type's publication is a persistent map of resources ([`resources`]),
+//! each with its version, made from the last publication so that streams
+//! find what changed in O(changes). Each pass [`Publisher::publish`]es the
+//! snapshot's RouteConfiguration as its route table (a piece per virtual
+//! host, shared with the projection: O(1), no copy); its version is the
+//! table's, made of its virtual hosts' digests, so every replica gives the
+//! same configuration the same version and an unchanged one is not pushed
+//! again.
+//! Per stream, SotW or delta:
+//! - ACKs and NACKs are matched by nonce; a request with an older nonce is
+//!   stale (its ACK or NACK is ignored);
 //! - a NACK is logged with Envoy's message and counted, and the rejected
 //!   version is not sent again; the next change is;
-//! - `resource_names` filters (the configuration's name is the projection's
-//!   `route_configuration_name`, `aether-edge` by default); a request naming
-//!   other resources gets a response without them. Envoy then waits for
+//! - names filter (the configuration's name is the projection's
+//!   `route_configuration_name`, `aether-edge` by default); a stream naming
+//!   other route configurations gets none of them. Envoy then waits for
 //!   them (15 s by default) and serves its listener no routes, a mistake
 //!   of configuration seen only on its side: so each such request is
 //!   logged as a warning naming what was asked and what is served, and
 //!   counted, once per stream and list of names (Envoy repeats its names
-//!   in every ACK);
+//!   in every SotW ACK);
 //! - a client that does not read holds at most the latest version, shared
-//!   with every other stream ([`sotw`]).
+//!   with every other stream ([`sotw`], [`delta`]).
 //!
 //! The server is the shared listener's (`aether-http-server`: connection bound
 //! with eviction of idle connections, handshake, preface and idle
 //! timeouts, HTTP/2 keepalive, accept back-off, graceful shutdown), HTTP/2
 //! over mutual TLS (Envoy presents a client certificate; [`transport`]),
 //! or with prior knowledge in plaintext when the binary is told so. Its service is a hyper service: tonic decodes the requests,
-//! and the responses are framed in `sotw/wire.rs`.
-//!
-//! Delta xDS is not served (`UNIMPLEMENTED`): one resource gains nothing
-//! from it.
+//! and the responses are framed in `sotw/wire.rs` and `delta/wire.rs`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -162,7 +165,8 @@ const AGGREGATED_SERVICE: &str = "envoy.service.discovery.v3.AggregatedDiscovery
 /// Connections served at once (an edge has one per Envoy); fitted under
 /// the descriptor limit by the binary.
 pub const MAX_CONNECTIONS: usize = 1024;
-/// Streams per connection (Envoy opens one each for RDS, LDS and SDS).
+/// Streams per connection (Envoy opens one aggregated stream; one per type
+/// without ADS).
 pub const MAX_STREAMS_PER_CONNECTION: u32 = 16;
 
 /// The listener's bounds for the xDS server, `max_connections` at once.

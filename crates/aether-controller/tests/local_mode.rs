@@ -168,6 +168,8 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"));
     command.arg("--manifests").arg(examples).arg("--out").arg(out.path());
     command.arg(format!("--xds-addr={addr}")).arg("--xds-plaintext");
+    // A flag of Deployments written before the aggregated stream: accepted, ignored.
+    command.arg("--xds-cluster=aether-controller-xds");
     let log = tempfile::NamedTempFile::new().unwrap();
     let _child = aether_e2e::Process::spawn("aether-controller", command, log.path());
     let started = std::time::Instant::now();
@@ -224,6 +226,8 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
             .iter()
             .any(|host| host.domains == ["api.example.com"])
     );
+    let logged = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(logged.matches("--xds-cluster is ignored").count(), 1, "{logged}");
 }
 
 /// When every status's condition last flipped, as `status.json` holds it.

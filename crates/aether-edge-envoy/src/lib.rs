@@ -11,9 +11,9 @@
 pub mod descriptors;
 
 use envoy_types::pb::envoy::config::core::v3::{
-    ApiConfigSource, ApiVersion, ConfigSource, GrpcService, Http2ProtocolOptions, HttpProtocolOptions,
-    PathConfigSource, WatchedDirectory, api_config_source::ApiType, config_source::ConfigSourceSpecifier, grpc_service,
-    http_protocol_options,
+    AggregatedConfigSource, ApiConfigSource, ApiVersion, ConfigSource, GrpcService, Http2ProtocolOptions,
+    HttpProtocolOptions, PathConfigSource, WatchedDirectory, api_config_source::ApiType,
+    config_source::ConfigSourceSpecifier, grpc_service, http_protocol_options,
 };
 use envoy_types::pb::envoy::extensions::filters::http::router::v3::Router;
 use envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3::{
@@ -32,9 +32,13 @@ pub enum EdgeSource {
     /// Files the controller writes into this directory, as Envoy sees it
     /// (an absolute path), each watched by its path.
     Files(String),
-    /// The controller's xDS server, through the Envoy cluster so named
-    /// (HTTP/2, static in the bootstrap).
+    /// An xDS server through the Envoy cluster so named (HTTP/2, static in
+    /// the bootstrap), on a stream per subscription: the mesh's SDS.
     Xds(String),
+    /// The bootstrap's aggregated stream (`dynamic_resources.ads_config`,
+    /// [`ads_config`]): the controller's xDS server, every type on one
+    /// delta stream.
+    Ads,
 }
 
 /// The `ConfigSource` of `file` (relative to the output directory) from
@@ -46,6 +50,7 @@ pub fn config_source(source: &EdgeSource, file: &str) -> ConfigSource {
             ..Default::default()
         }),
         EdgeSource::Xds(cluster) => grpc(cluster),
+        EdgeSource::Ads => ConfigSourceSpecifier::Ads(AggregatedConfigSource {}),
     };
     ConfigSource {
         resource_api_version: ApiVersion::V3 as i32,
@@ -55,8 +60,22 @@ pub fn config_source(source: &EdgeSource, file: &str) -> ConfigSource {
 }
 
 fn grpc(cluster: &str) -> ConfigSourceSpecifier {
-    ConfigSourceSpecifier::ApiConfigSource(ApiConfigSource {
-        api_type: ApiType::Grpc as i32,
+    ConfigSourceSpecifier::ApiConfigSource(api_config_source(ApiType::Grpc, cluster))
+}
+
+/// The bootstrap's `dynamic_resources.ads_config` for [`EdgeSource::Ads`]:
+/// delta xDS over one stream through `cluster`, the node sent in the
+/// first request only (it is tens of KB, and the stream's identity).
+pub fn ads_config(cluster: &str) -> ApiConfigSource {
+    ApiConfigSource {
+        set_node_on_first_message_only: true,
+        ..api_config_source(ApiType::DeltaGrpc, cluster)
+    }
+}
+
+fn api_config_source(api_type: ApiType, cluster: &str) -> ApiConfigSource {
+    ApiConfigSource {
+        api_type: api_type as i32,
         transport_api_version: ApiVersion::V3 as i32,
         grpc_services: vec![GrpcService {
             target_specifier: Some(grpc_service::TargetSpecifier::EnvoyGrpc(grpc_service::EnvoyGrpc {
@@ -66,7 +85,7 @@ fn grpc(cluster: &str) -> ConfigSourceSpecifier {
             ..Default::default()
         }],
         ..Default::default()
-    })
+    }
 }
 
 /// [`config_source`] of `dir/file` for a resource whose file is alone in
@@ -143,5 +162,36 @@ pub fn http_connection_manager(route_configuration_name: &str, rds_source: Confi
             ..Default::default()
         }],
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aggregated_source_names_the_bootstraps_delta_stream() {
+        let source = config_source(&EdgeSource::Ads, "routes.json");
+        assert_eq!(source.resource_api_version, ApiVersion::V3 as i32);
+        assert_eq!(
+            source.config_source_specifier,
+            Some(ConfigSourceSpecifier::Ads(AggregatedConfigSource {}))
+        );
+        let ads = ads_config("aether-controller-xds");
+        assert_eq!(ads.api_type, ApiType::DeltaGrpc as i32);
+        assert_eq!(ads.transport_api_version, ApiVersion::V3 as i32);
+        assert!(ads.set_node_on_first_message_only);
+        let Some(grpc_service::TargetSpecifier::EnvoyGrpc(target)) = &ads.grpc_services[0].target_specifier else {
+            panic!("an Envoy gRPC target: {ads:?}");
+        };
+        assert_eq!(target.cluster_name, "aether-controller-xds");
+        // The per-subscription source stays state of the world.
+        let Some(ConfigSourceSpecifier::ApiConfigSource(api)) =
+            config_source(&EdgeSource::Xds("mesh-sds".into()), "").config_source_specifier
+        else {
+            panic!("an API config source");
+        };
+        assert_eq!(api.api_type, ApiType::Grpc as i32);
+        assert!(!api.set_node_on_first_message_only);
     }
 }

@@ -6,8 +6,9 @@
 //!   from its `listeners.json` (`path_config_source`; the listener's
 //!   secrets from the SDS files beside them), for an Envoy pod with the
 //!   controller as a container writing to a shared volume;
-//! - `bootstrap-xds.yaml`: RDS, LDS and SDS over gRPC from the controller's
-//!   Service (`generated/deploy/controller/`), over mutual TLS: Envoy
+//! - `bootstrap-xds.yaml`: RDS, LDS and SDS from the controller's Service
+//!   (`generated/deploy/controller/`) on one delta xDS stream
+//!   (`dynamic_resources.ads_config`, every source `ads: {}`), over mutual TLS: Envoy
 //!   presents the client certificate cert-manager issues it (the Secret
 //!   `aether-edge-xds-client-tls`, mounted at [`XDS_CLIENT_TLS_DIR`]), sends
 //!   the Service's name as SNI and accepts only a server certificate for
@@ -82,8 +83,9 @@ const FILES_NOTE: &str = "\
 
 const XDS_NOTE: &str = "\
 # The edge's Envoy, taking its routes (RDS), its HTTPS listener (LDS) and
-# the listener's certificates (SDS) over gRPC from the controller's
-# Service, over mutual TLS: mount the Secret aether-edge-xds-client-tls
+# the listener's certificates (SDS) from the controller's Service on one
+# delta xDS stream (ads_config; Envoy is sent only what changes), over
+# mutual TLS: mount the Secret aether-edge-xds-client-tls
 # (cert-manager issues it; generated/deploy/controller/) at
 # /etc/envoy/xds-tls. Envoy reads those files at start: restart it within
 # the certificate's lifetime (cert-manager renews it before it ends).
@@ -105,7 +107,7 @@ pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
         (
             "bootstrap-xds.yaml",
             XDS_NOTE,
-            EdgeSource::Xds(XDS_CLUSTER.to_owned()),
+            EdgeSource::Ads,
             vec![xds_cluster(), mesh_sds_cluster()],
         ),
     ];
@@ -144,8 +146,14 @@ fn render<M: Message + Name>(message: &M, packed: bool) -> Result<Value> {
 }
 
 /// A bootstrap whose plain listener routes with the RDS of `source`, and
-/// whose HTTPS listener comes from its LDS.
+/// whose HTTPS listener comes from its LDS (over the aggregated stream to
+/// [`XDS_CLUSTER`] for [`EdgeSource::Ads`]).
 fn bootstrap(source: &EdgeSource, clusters: Vec<Value>) -> Result<Value> {
+    let mut dynamic =
+        json!({"lds_config": render(&aether_edge_envoy::config_source(source, "listeners.json"), false)?});
+    if *source == EdgeSource::Ads {
+        dynamic["ads_config"] = render(&aether_edge_envoy::ads_config(XDS_CLUSTER), false)?;
+    }
     Ok(json!({
         "node": {"id": "aether-edge", "cluster": "aether-edge"},
         // Envoy's admin interface can change its state: loopback only.
@@ -155,7 +163,7 @@ fn bootstrap(source: &EdgeSource, clusters: Vec<Value>) -> Result<Value> {
             "name": "static_layer",
             "static_layer": {"overload": {"global_downstream_max_connections": 50000}}
         }]},
-        "dynamic_resources": {"lds_config": render(&aether_edge_envoy::config_source(source, "listeners.json"), false)?},
+        "dynamic_resources": dynamic,
         "static_resources": {
             "listeners": [plain_listener(source)?],
             "clusters": clusters
@@ -291,10 +299,15 @@ mod tests {
         let (mut by_file, mut by_xds) = (parse(&files[0].1), parse(&files[1].1));
         let rds = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/rds/config_source";
         assert!(by_file.pointer(rds).unwrap()["path_config_source"].is_object());
-        assert!(by_xds.pointer(rds).unwrap()["api_config_source"].is_object());
+        assert_eq!(by_xds.pointer(rds).unwrap()["ads"], json!({}));
         assert_eq!(by_xds["static_resources"]["clusters"][0]["name"], XDS_CLUSTER);
         assert!(by_file["dynamic_resources"]["lds_config"]["path_config_source"].is_object());
-        assert!(by_xds["dynamic_resources"]["lds_config"]["api_config_source"].is_object());
+        assert_eq!(by_xds["dynamic_resources"]["lds_config"]["ads"], json!({}));
+        let ads = &by_xds["dynamic_resources"]["ads_config"];
+        assert_eq!(ads["api_type"], "DELTA_GRPC");
+        assert_eq!(ads["set_node_on_first_message_only"], true);
+        assert_eq!(ads["grpc_services"][0]["envoy_grpc"]["cluster_name"], XDS_CLUSTER);
+        assert!(by_file["dynamic_resources"].get("ads_config").is_none());
         for bootstrap in [&mut by_file, &mut by_xds] {
             *bootstrap.pointer_mut(rds).unwrap() = Value::Null;
             bootstrap["dynamic_resources"] = Value::Null;

@@ -104,9 +104,6 @@ pub struct TlsSettings {
     /// The output directory as Envoy sees it (an absolute path): where
     /// `listeners.json` finds `routes.json` and the SDS files.
     pub envoy_dir: String,
-    /// Envoy's cluster for the controller's xDS server (the xDS listener
-    /// takes its routes and secrets through it).
-    pub xds_cluster: String,
     /// Envoy's cluster for the mesh's SDS (`AWS_SECRETS_MANAGER`); `None`:
     /// those secrets are refused.
     pub mesh_sds_cluster: Option<String>,
@@ -119,7 +116,6 @@ impl TlsSettings {
             https_address: "0.0.0.0".to_owned(),
             https_port: aether_projection::listener::HTTPS_PORT,
             envoy_dir: envoy_dir.into(),
-            xds_cluster: "aether-controller-xds".to_owned(),
             mesh_sds_cluster: None,
         }
     }

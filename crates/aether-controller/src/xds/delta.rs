@@ -3,7 +3,7 @@
 //! secrets (`AggregatedDiscoveryService/DeltaAggregatedResources`), or over
 //! a stream per type (`DeltaListeners`, `DeltaRoutes`, `DeltaSecrets`).
 //!
-//! Per stream and type, a [`subscription`]: the wildcard (a first request
+//! Per stream and type, a subscription (`subscription.rs`): the wildcard (a first request
 //! naming nothing, or `*`) or a set of names, changed by
 //! `resource_names_subscribe`/`_unsubscribe`; what Envoy holds by our
 //! account (each resource's version as sent, or as a reconnecting Envoy

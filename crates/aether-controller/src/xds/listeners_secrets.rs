@@ -1,17 +1,16 @@
 //! The HTTPS listener over LDS (`envoy.service.listener.v3`) and its
-//! certificates over SDS (`envoy.service.secret.v3`), state of the world,
-//! on the RDS server's port and through the same stream implementation
-//! ([`super::sotw`]): first request answered with the current resources,
-//! each change pushed once, ACK/NACK by nonce, a NACK logged and counted
-//! and not re-sent. LDS serves its one listener to a request naming none
+//! certificates over SDS (`envoy.service.secret.v3`), on the RDS server's
+//! port, over the aggregated delta stream ([`super::delta`]: each change
+//! sent once to the streams it concerns) or a stream per type, delta or
+//! state of the world ([`super::sotw`]: first request answered with the
+//! current resources, each change pushed once); ACK/NACK by nonce, a NACK
+//! logged and counted and not re-sent. LDS serves its one listener to a request naming none
 //! (Envoy's wildcard); SDS serves each stream the secrets it names, and
 //! only those. The listener's chains name only secrets that passed the
 //! checks, so Envoy never waits for (or rejects) one; a secret no longer
 //! ready disappears from SDS only after the listener stopped naming it
 //! (the pass publishes secrets, routes, then the listener, and keeps the
 //! secrets of the previous listener until the next pass).
-//!
-//! Delta xDS is not served (`UNIMPLEMENTED`), as for RDS.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -100,7 +99,7 @@ impl Publisher {
         let listener = self
             .tls
             .listener
-            .get(snapshot, tls, listener::xds_source(tls), &self.name, |listener| {
+            .get(snapshot, tls, listener::xds_source(), &self.name, |listener| {
                 Ok::<_, std::convert::Infallible>(Arc::new(Resources::new(vec![(
                     listener.name.clone(),
                     Bytes::from(listener.encode_to_vec()).into(),

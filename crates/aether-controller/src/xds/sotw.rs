@@ -1,6 +1,6 @@
 //! One state-of-the-world xDS stream, for any resource type: RDS, LDS and
 //! SDS all serve through [`stream`] and [`fetch`] (see the parent module
-//! for the protocol as served).
+//! for the protocol as served; delta streams are [`super::delta`]'s).
 //!
 //! What a stream is sent is the published [`Resources`] filtered by the
 //! names its Envoy asked for (all of them when it names none, as Envoy's

@@ -270,7 +270,13 @@ fn bad_secrets_leave_only_their_chain_out(mode: Mode) {
     let fixed = ca.issue(&Leaf::new(&["mismatched.example.net"], 0x0c04));
     edge.write_secret("default", "mismatched-tls", &fixed);
     edge.wait_for_serial("mismatched.example.net", &ca.der, &fixed.serial);
-    assert_eq!(edge.resolved_refs("default/mismatched").0, "True");
+    // The pass publishes before it writes the status: Envoy may be first.
+    wait_until(
+        "the fixed secret's status",
+        PATIENCE,
+        || edge.logs(),
+        || (edge.resolved_refs("default/mismatched").0 == "True").then_some(()),
+    );
     assert_eq!(edge.listeners_rejected(), 0, "{}", edge.logs());
 }
 
