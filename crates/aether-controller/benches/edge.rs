@@ -91,16 +91,17 @@ fn cpu_when_idle(pid: u32, patience: Duration) -> f64 {
 }
 
 /// The controller's pass that served the edit after `since`: over files the
-/// one that wrote `routes.json`, over gRPC (`--xds-only`: no routes.json)
+/// one that wrote `routes.json` or a chain's file, over gRPC (`--xds-only`: no routes.json)
 /// the first that published. When it ended, how long it took and how far
 /// into it the snapshot was published over xDS, from its log line.
 fn pass_after(log: &str, since: SystemTime, mode: Mode) -> Option<(SystemTime, f64, Option<f64>)> {
-    let served_by = match mode {
-        Mode::Files => "routes.json",
-        Mode::Xds => "published_ms=",
+    // Over files, an HTTPS host's edit may write its chain's file alone.
+    let served_by: &[&str] = match mode {
+        Mode::Files => &["\"routes.json\"", "\"chains/\""],
+        Mode::Xds => &["published_ms="],
     };
     log.lines()
-        .filter(|line| line.contains(" reconciled ") && line.contains(served_by))
+        .filter(|line| line.contains(" reconciled ") && served_by.iter().any(|mark| line.contains(mark)))
         .filter_map(|line| {
             let ended: jiff::Timestamp = line.split_whitespace().next()?.parse().ok()?;
             let ended = SystemTime::from(ended);
@@ -235,12 +236,13 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet) {
             std::thread::sleep(Duration::from_millis(2));
         }
         let served = clock.elapsed();
-        let log = edge.controller_log();
+        // Read again while waiting: Envoy may serve the edit before the
+        // pass that published it has ended and logged.
         let (ended, pass, published) = wait_until(
             "the pass's log line",
             PATIENCE,
             || edge.logs(),
-            || pass_after(&log, edit, mode),
+            || pass_after(&edge.controller_log(), edit, mode),
         );
         let served_at = edit + served;
         let envoy_cpu = cpu_when_idle(envoy_pid, patience(n)) - cpu_before;
