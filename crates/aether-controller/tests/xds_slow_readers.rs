@@ -1,7 +1,8 @@
 //! xDS clients that never read hold no queue of versions: however many
 //! versions are published while they do not read, each unread stream is
 //! built at most the response it is being written and the latest version
-//! (state of the world skips the rest). `benches/slow_readers.rs` measures
+//! (state of the world skips the rest; a delta stream syncs with the
+//! latest publication when it is next built). `benches/slow_readers.rs` measures
 //! what this bounds, the resident memory, at 5,000 objects.
 
 use std::sync::Arc;
@@ -12,7 +13,8 @@ use aether_controller::outputs::ROUTE_CONFIGURATION_TYPE;
 use aether_controller::xds;
 use aether_manifests::parse_manifests;
 use aether_projection::{ProjectionConfig, Snapshot, project};
-use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
+use envoy_types::pb::envoy::service::discovery::v3::aggregated_discovery_service_client::AggregatedDiscoveryServiceClient;
+use envoy_types::pb::envoy::service::discovery::v3::{DeltaDiscoveryRequest, DiscoveryRequest, DiscoveryResponse};
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -59,6 +61,17 @@ async fn next(responses: &mut Streaming<DiscoveryResponse>) -> DiscoveryResponse
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_does_not_read_is_built_no_response_per_version() {
+    unread_streams_are_built_no_response_per_version(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delta_stream_that_does_not_read_is_built_no_response_per_version() {
+    unread_streams_are_built_no_response_per_version(true).await;
+}
+
+/// Slow streams of state of the world, or of the aggregated delta stream
+/// (`delta`), against a reader of every version.
+async fn unread_streams_are_built_no_response_per_version(delta: bool) {
     let metrics = Arc::new(Metrics::new());
     let (publisher, service) = xds::channel("aether-edge", metrics.clone());
     publisher.publish(&snapshot(0));
@@ -75,7 +88,26 @@ async fn a_stream_that_does_not_read_is_built_no_response_per_version() {
         .await
         .unwrap();
     let mut slow = Vec::new();
+    let mut slow_delta = Vec::new();
     for _ in 0..SLOW_STREAMS {
+        if delta {
+            let mut client = AggregatedDiscoveryServiceClient::new(channel.clone());
+            let (requests, outbound) = mpsc::channel(1);
+            requests
+                .send(DeltaDiscoveryRequest {
+                    type_url: ROUTE_CONFIGURATION_TYPE.into(),
+                    resource_names_subscribe: vec!["aether-edge".into()],
+                    ..DeltaDiscoveryRequest::default()
+                })
+                .await
+                .unwrap();
+            let responses = client
+                .delta_aggregated_resources(ReceiverStream::new(outbound))
+                .await
+                .unwrap();
+            slow_delta.push((requests, responses));
+            continue;
+        }
         let mut client = RouteDiscoveryServiceClient::new(channel.clone());
         let (requests, outbound) = mpsc::channel(1);
         requests.send(request("", "")).await.unwrap();
@@ -131,5 +163,5 @@ async fn a_stream_that_does_not_read_is_built_no_response_per_version() {
         2 * SLOW_STREAMS
     );
     assert_eq!(metrics.xds_streams.get(), SLOW_STREAMS as i64 + 1);
-    drop(slow);
+    drop((slow, slow_delta));
 }

@@ -3,15 +3,15 @@
 //! secrets (`AggregatedDiscoveryService/DeltaAggregatedResources`), or over
 //! a stream per type (`DeltaListeners`, `DeltaRoutes`, `DeltaSecrets`).
 //!
-//! Per stream and type, a subscription (`subscription.rs`): the wildcard (a first request
-//! naming nothing, or `*`) or a set of names, changed by
-//! `resource_names_subscribe`/`_unsubscribe`; what Envoy holds by our
-//! account (each resource's version as sent, or as a reconnecting Envoy
-//! tells in `initial_resource_versions`: those are not sent again at the
-//! same version, and those gone are removed); and the publication it last
-//! synced with, so a publication costs the stream O(changes)
-//! ([`super::resources::Resources::changes_since`]). A resource that goes
-//! is removed (`removed_resources`) from the streams that hold it.
+//! Per stream and type, a subscription (`subscription.rs`): the wildcard
+//! (a first request naming nothing, or `*`) or a set of names, changed by
+//! `resource_names_subscribe`/`_unsubscribe`, and the publication it last
+//! synced with, which is what Envoy holds by our account. A reconnecting
+//! Envoy's `initial_resource_versions` are not sent again at the same
+//! version, and those gone are removed. A publication costs the stream
+//! O(changes) ([`super::resources::Resources::changes_since`]); a resource
+//! that goes is removed (`removed_resources`) from the streams that hold
+//! it.
 //!
 //! Each response has its own nonce; a request naming the last nonce of its
 //! type is an ACK, or a NACK (`error_detail`): logged with Envoy's message

@@ -1,5 +1,12 @@
 //! What one delta stream asks of one type, what it holds by our account,
 //! and the changes it is owed against a publication.
+//!
+//! After its first sync, what Envoy holds is not stored per stream: it is
+//! the publication the subscription last synced with, restricted to the
+//! names it wants, less the names subscribed since (every change of a
+//! wanted resource was sent, and a NACKed one counts as held, so it is not
+//! sent again until it changes). A stream thus keeps its names and one
+//! shared publication, not a copy of every name and version it was sent.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -20,17 +27,17 @@ pub(crate) struct Subscription {
     wildcard: bool,
     /// The resources named, besides the wildcard.
     names: BTreeSet<String>,
-    /// What Envoy holds, by our account: each resource's version as sent
-    /// (or as it said on reconnecting); a NACKed one stays, so it is not
-    /// sent again until it changes.
-    held: HashMap<String, Arc<str>>,
-    /// The publication `held` was last brought up to date with.
+    /// Until the first sync: what a reconnecting Envoy said it holds
+    /// (`initial_resource_versions`).
+    initial: HashMap<String, Arc<str>>,
+    /// The publication last synced with: what Envoy holds (see the module
+    /// documentation).
     synced: Option<Arc<Resources>>,
-    /// Names subscribed since: looked at whatever changed.
+    /// Names subscribed since: not held, sent if published.
     dirty: BTreeSet<String>,
-    /// Look at every resource wanted (the first sync, a new wildcard), and
-    /// answer even if nothing is owed (Envoy waits for a first response).
-    full: bool,
+    /// The wildcard was asked for since: resources not named before are
+    /// not held.
+    wildcard_added: bool,
 }
 
 /// What a response carries: resources put, by name, and names removed.
@@ -48,9 +55,8 @@ impl Subscription {
         let mut changed = first;
         if first {
             self.asked = true;
-            self.full = true;
             // A reconnecting Envoy's resources: not sent again unless changed.
-            self.held = request
+            self.initial = request
                 .initial_resource_versions
                 .iter()
                 .map(|(name, version)| (name.clone(), Arc::from(version.as_str())))
@@ -62,31 +68,28 @@ impl Subscription {
             if name == WILDCARD {
                 if !self.wildcard {
                     self.wildcard = true;
-                    self.full = true;
+                    self.wildcard_added = true;
                     changed = true;
                 }
                 continue;
             }
             changed |= self.names.insert(name.clone());
-            self.dirty.insert(name.clone());
             if !first {
                 // Asked anew after the first request: sent again.
-                self.held.remove(name);
+                self.dirty.insert(name.clone());
+                self.initial.remove(name);
             }
         }
         for name in &request.resource_names_unsubscribe {
             if name == WILDCARD {
                 changed |= self.wildcard;
                 self.wildcard = false;
-                // Envoy drops what it no longer asks for.
-                let names = &self.names;
-                self.held.retain(|held, _| names.contains(held));
+                self.wildcard_added = false;
                 continue;
             }
             changed |= self.names.remove(name);
-            self.dirty.remove(name);
             if !self.wildcard {
-                self.held.remove(name);
+                self.dirty.remove(name);
             }
         }
         changed
@@ -111,64 +114,69 @@ impl Subscription {
         self.wildcard || self.names.contains(name)
     }
 
-    /// Whether `item` of `name` is news to Envoy.
-    fn owed(&self, name: &str, item: &Item) -> bool {
-        self.wants(name) && self.held.get(name) != Some(&item.version)
-    }
-
     /// What `current` owes Envoy, recorded as sent; `None` when nothing
     /// (or before the first request). Costs O(changes since the last
-    /// sync), or O(resources wanted) on the first sync.
+    /// sync), or O(resources wanted) on the first sync and when the
+    /// wildcard is asked for.
     pub(crate) fn next(&mut self, current: &Arc<Resources>) -> Option<Changes> {
         if !self.asked {
             return None;
         }
         let mut put: BTreeMap<&str, &Item> = BTreeMap::new();
         let mut removed: BTreeSet<String> = BTreeSet::new();
-        let answer = self.full;
-        match self.synced.as_ref().filter(|_| !self.full) {
+        let first = self.synced.is_none();
+        match &self.synced {
             None => {
+                let news = |name: &str, item: &Item| self.initial.get(name) != Some(&item.version);
                 if self.wildcard {
-                    put.extend(current.iter().filter(|(name, item)| self.owed(name, item)));
+                    put.extend(current.iter().filter(|(name, item)| news(name, item)));
                 }
-                for name in &self.names {
-                    if let Some((name, item)) = current.get(name).map(|item| (name.as_str(), item))
-                        && self.owed(name, item)
-                    {
+                for (name, item) in self
+                    .names
+                    .iter()
+                    .filter_map(|name| current.get(name).map(|item| (name, item)))
+                {
+                    if news(name, item) {
                         put.insert(name, item);
                     }
                 }
-                // What Envoy holds that is gone (it said so on reconnecting, or it was sent).
+                // What it said it holds, wants, and is gone.
                 removed.extend(
-                    self.held
+                    self.initial
                         .keys()
                         .filter(|name| current.get(name).is_none() && self.wants(name))
                         .cloned(),
                 );
-                // What it holds and no longer asks for is not ours to track.
-                let (names, wildcard) = (&self.names, self.wildcard);
-                self.held.retain(|name, _| wildcard || names.contains(name));
             }
             Some(synced) => {
                 if !Arc::ptr_eq(synced, current) {
                     for (name, item) in current.changes_since(synced) {
+                        // Not held: wanted only since, or named anew.
+                        let held_before = !self.wildcard_added || self.names.contains(name);
+                        if !self.wants(name) || self.dirty.contains(name) || !held_before {
+                            continue;
+                        }
                         match item {
-                            Some(item) if self.owed(name, item) => {
+                            Some(item) => {
                                 put.insert(name, item);
                             }
-                            None if self.held.contains_key(name) && self.wants(name) => {
+                            None => {
                                 removed.insert(name.to_owned());
                             }
-                            _ => {}
                         }
                     }
                 }
-                for name in &self.dirty {
-                    if let Some(item) = current.get(name)
-                        && self.owed(name, item)
-                    {
+                for (name, item) in self
+                    .dirty
+                    .iter()
+                    .filter_map(|name| current.get(name).map(|item| (name, item)))
+                {
+                    if self.wants(name) {
                         put.insert(name, item);
                     }
+                }
+                if self.wildcard_added && self.wildcard {
+                    put.extend(current.iter().filter(|(name, _)| !self.names.contains(*name)));
                 }
             }
         }
@@ -179,15 +187,11 @@ impl Subscription {
                 .collect(),
             removed: removed.into_iter().collect(),
         };
-        for (name, item) in &changes.put {
-            self.held.insert(name.clone(), item.version.clone());
-        }
-        for name in &changes.removed {
-            self.held.remove(name);
-        }
         self.synced = Some(current.clone());
+        self.initial = HashMap::new();
         self.dirty.clear();
-        self.full = false;
-        (answer || !changes.put.is_empty() || !changes.removed.is_empty()).then_some(changes)
+        self.wildcard_added = false;
+        // The first answer goes out even empty: Envoy waits for one.
+        (first || !changes.put.is_empty() || !changes.removed.is_empty()).then_some(changes)
     }
 }

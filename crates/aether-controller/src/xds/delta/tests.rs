@@ -421,12 +421,34 @@ fn the_wildcard_can_be_asked_for_and_dropped_by_name() {
     types[0].publish(resources(&[("a", 1), ("b", 2)]));
     handle(&outbox, subscribe(LISTENERS, &["a"])).unwrap();
     assert_eq!(names(&next(&outbox).unwrap()), ["a"]);
+    // Asked for while one it never had goes and one comes: that one, and
+    // no removal of what it never had.
+    types[0].change(|resources| {
+        resources.put("c", body(5));
+        resources.put("gone", body(6));
+    });
+    assert!(next(&outbox).is_none());
     handle(&outbox, subscribe(LISTENERS, &["*"])).unwrap();
-    assert_eq!(names(&next(&outbox).unwrap()), ["b"]);
+    types[0].change(|resources| {
+        resources.remove("gone");
+        resources.put("d", body(7));
+    });
+    assert_eq!(
+        sent(&next(&outbox).unwrap()),
+        (
+            vec![
+                ("b".into(), version(2)),
+                ("c".into(), version(5)),
+                ("d".into(), version(7))
+            ],
+            vec![]
+        )
+    );
     handle(&outbox, unsubscribe(LISTENERS, &["*"])).unwrap();
     types[0].change(|resources| {
         resources.put("b", body(3));
         resources.put("a", body(4));
+        resources.remove("c");
     });
-    assert_eq!(names(&next(&outbox).unwrap()), ["a"]);
+    assert_eq!(sent(&next(&outbox).unwrap()), (vec![("a".into(), version(4))], vec![]));
 }
