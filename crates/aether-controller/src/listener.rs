@@ -45,6 +45,49 @@ pub fn xds_source() -> EdgeSource {
     EdgeSource::Ads
 }
 
+/// The route configuration of `chain`, as Envoy gets it over files and
+/// xDS: [`Snapshot::chain_route_configuration`] (with the `test-hooks`
+/// feature, spoiled for the object [`refuse_chain`] names).
+pub fn chain_route_configuration(snapshot: &Snapshot, chain: &TlsChain) -> Option<prost::bytes::Bytes> {
+    let configuration = snapshot.chain_route_configuration(chain)?;
+    #[cfg(feature = "test-hooks")]
+    if REFUSED_CHAIN.get() == Some(&chain.object) {
+        return Some(spoiled(configuration));
+    }
+    Some(configuration)
+}
+
+/// The object whose chain configuration is spoiled (`test-hooks`).
+#[cfg(feature = "test-hooks")]
+static REFUSED_CHAIN: std::sync::OnceLock<aether_projection::ObjectKey> = std::sync::OnceLock::new();
+
+/// Makes `object`'s chain configuration one Envoy refuses, bypassing every
+/// guard: the real-Envoy suite's check that a refused resource costs its
+/// object alone. Once per process.
+#[cfg(feature = "test-hooks")]
+pub fn refuse_chain(object: aether_projection::ObjectKey) {
+    let _ = REFUSED_CHAIN.set(object);
+}
+
+/// `configuration` with one more virtual host whose domain `*` it has
+/// already (its misdirected one): Envoy refuses duplicate domains.
+#[cfg(feature = "test-hooks")]
+fn spoiled(configuration: prost::bytes::Bytes) -> prost::bytes::Bytes {
+    use prost::Message;
+    let duplicate = envoy_types::pb::envoy::config::route::v3::RouteConfiguration {
+        virtual_hosts: vec![envoy_types::pb::envoy::config::route::v3::VirtualHost {
+            name: "spoiled".to_owned(),
+            domains: vec!["*".to_owned()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    // Encoded messages concatenate: the repeated field gains the entry.
+    let mut bytes = configuration.to_vec();
+    bytes.extend(duplicate.encode_to_vec());
+    bytes.into()
+}
+
 /// The last listener made, kept as what was made of it (its file, its xDS
 /// resource) with what it was made from: a pass whose TLS chains, usable
 /// secrets and settings are the last pass's takes it from here instead of

@@ -117,6 +117,11 @@ struct Cli {
     /// Accepted so that Deployments that still pass it start.
     #[arg(long, value_name = "NAME", hide = true)]
     xds_cluster: Option<String>,
+    /// Test builds only: spoil this object's chain configuration
+    /// (`NAMESPACE/NAME`) so that Envoy refuses it.
+    #[cfg(feature = "test-hooks")]
+    #[arg(long, value_name = "NAMESPACE/NAME", hide = true)]
+    test_refused_chain: Option<String>,
     /// What a host of an object with `tls` answers over plain HTTP: routed
     /// as over TLS (`serve`), or redirected to HTTPS (`redirect`, 301): then
     /// an edit of its routes is one small configuration for Envoy, not the
@@ -163,6 +168,10 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "test-hooks")]
+    if let Some((namespace, name)) = cli.test_refused_chain.as_deref().and_then(|key| key.split_once('/')) {
+        aether_controller::listener::refuse_chain(aether_projection::ObjectKey::new(namespace, name));
+    }
     if let Err(err) = aether_telemetry::logs::init(cli.log_format) {
         eprintln!("aether-controller: setting up the logs: {err}");
         return ExitCode::from(2);

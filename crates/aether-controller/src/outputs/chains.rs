@@ -105,7 +105,7 @@ pub fn render_changes(snapshot: &Snapshot, written: &Written) -> Result<ChainFil
         };
         let held = written.chains.get(&dir).and_then(|held| held.source.as_ref());
         if !held.is_some_and(|held| held.same_as(&source)) {
-            let Some(configuration) = snapshot.chain_route_configuration(chain) else {
+            let Some(configuration) = crate::listener::chain_route_configuration(snapshot, chain) else {
                 continue;
             };
             let json = routes_json::whole(&version_of(&configuration), &configuration)?;

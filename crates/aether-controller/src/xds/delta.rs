@@ -77,6 +77,21 @@ struct State {
     last_nonces: Vec<u64>,
     /// Type URLs asked for that this stream does not serve, warned about once.
     unknown: Vec<String>,
+    /// Per type, the resources of the last sync not sent yet: their names
+    /// (sent at the version current when their turn comes).
+    pending: Vec<std::collections::VecDeque<String>>,
+}
+
+impl State {
+    /// The state of a stream serving `types` types, before any request.
+    fn new(types: usize) -> Self {
+        Self {
+            subscriptions: (0..types).map(|_| Subscription::default()).collect(),
+            last_nonces: vec![0; types],
+            pending: (0..types).map(|_| Default::default()).collect(),
+            ..Self::default()
+        }
+    }
 }
 
 impl Outbox {
@@ -96,22 +111,42 @@ impl Owes for Outbox {
         &self.signals
     }
 
-    /// The first type, in order, that owes something: its changes.
+    /// The first type, in order, that owes something: one resource (and
+    /// the removals) per response. Envoy refuses a whole response for one
+    /// resource it refuses, so resources sent together would share their
+    /// fate: one per response costs a tenant's refused configuration that
+    /// tenant alone.
     fn next(&self) -> Option<Vec<Bytes>> {
-        let mut state = self.lock();
+        let mut guard = self.lock();
+        let state = &mut *guard;
         for (index, served) in self.types.iter().enumerate() {
             let Some(current) = served.current.borrow().clone() else {
                 continue;
             };
-            let Some(changes) = state.subscriptions[index].next(&current) else {
-                continue;
-            };
+            let subscription = &mut state.subscriptions[index];
+            let mut put: Vec<(String, super::Item)> = Vec::new();
+            let mut removed: Vec<String> = Vec::new();
+            while let Some(name) = state.pending[index].pop_front() {
+                if let Some(item) = current.get(&name).filter(|_| subscription.wants(&name)) {
+                    put.push((name, item.clone()));
+                    break;
+                }
+            }
+            if put.is_empty() {
+                let Some(changes) = subscription.next(&current) else {
+                    continue;
+                };
+                let mut changes_put = changes.put.into_iter();
+                put.extend(changes_put.next());
+                state.pending[index].extend(changes_put.map(|(name, _)| name));
+                removed = changes.removed;
+            }
             state.nonce += 1;
             let nonce = state.nonce;
             state.last_nonces[index] = nonce;
             self.metrics.xds_responses.inc();
-            let put: Vec<(&str, &super::Item)> = changes.put.iter().map(|(name, item)| (name.as_str(), item)).collect();
-            let removed: Vec<&str> = changes.removed.iter().map(String::as_str).collect();
+            let put: Vec<(&str, &super::Item)> = put.iter().map(|(name, item)| (name.as_str(), item)).collect();
+            let removed: Vec<&str> = removed.iter().map(String::as_str).collect();
             debug!(
                 type_url = served.kind.type_url,
                 put = put.len(),
@@ -143,11 +178,7 @@ pub fn stream(
     metrics: Arc<Metrics>,
     closing: CancellationToken,
 ) -> ResponseBody {
-    let state = State {
-        subscriptions: types.iter().map(|_| Subscription::default()).collect(),
-        last_nonces: vec![0; types.len()],
-        ..State::default()
-    };
+    let state = State::new(types.len());
     let outbox = Arc::new(Outbox {
         types,
         state: Mutex::new(state),

@@ -45,7 +45,7 @@ pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot:
     let base = table.name();
     resources.put(base, Encoded::Routes(table.clone()));
     let put = |resources: &mut Resources, chain: &TlsChain| {
-        if let Some(configuration) = snapshot.chain_route_configuration(chain) {
+        if let Some(configuration) = crate::listener::chain_route_configuration(snapshot, chain) {
             resources.put(chain.route_configuration_name(base), Encoded::Buffer(configuration));
         }
     };

@@ -134,3 +134,84 @@ fn one_edit_is_one_updated_configuration_over_files() {
 fn one_edit_is_one_updated_configuration_over_xds() {
     one_edit_is_one_updated_configuration(Mode::Xds);
 }
+
+/// Envoy refuses one object's configuration (spoiled past every guard by
+/// the test-only `--test-refused-chain`): every other host keeps being
+/// served and keeps receiving edits.
+#[cfg(feature = "test-hooks")]
+fn a_refused_configuration_costs_its_object_alone(mode: Mode) {
+    let ca = TestCa::new();
+    let wild = ca.issue(&Leaf::new(&["*.example.com"], 0x0c02));
+    let settings = Controller {
+        args: vec![
+            "--tls-hosts-over-plain-http=redirect".to_owned(),
+            "--test-refused-chain=default/b".to_owned(),
+        ],
+        ..controller()
+    };
+    let names = ["a", "b", "c"];
+    let files: Vec<(String, String)> = names
+        .iter()
+        .map(|name| (format!("{name}.yaml"), object(name, 1)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let edge = Edge::start_with_secrets(settings, mode, &pairs, &clusters(&names), |dir| {
+        aether_testing::pki::write_secret(dir, "default", "wild-tls", &wild.chain_pem, &wild.key_pem);
+    });
+    let served = |name: &str, path: &str| {
+        let host = format!("{name}.example.com");
+        edge.served_tls(&host, path, &ca.der).map(|served| served.cluster)
+    };
+    for name in ["a", "c"] {
+        wait_until(
+            "the others served",
+            PATIENCE,
+            || edge.logs(),
+            || (served(name, "/v1").as_deref() == Some(format!("svc-{name}-api").as_str())).then_some(()),
+        );
+    }
+    let refused = || edge.envoy.stat("http.edge.rds.aether-edge/default/b.update_rejected");
+    wait_until(
+        "b's configuration refused",
+        PATIENCE,
+        || edge.logs(),
+        || (refused() > 0).then_some(()),
+    );
+    assert_eq!(served("b", "/v1"), None, "b has no routes Envoy took");
+    // The others keep receiving edits, b's refusals notwithstanding.
+    edge.write("a.yaml", &object("a", 2));
+    edge.write("b.yaml", &object("b", 2));
+    wait_until(
+        "a's edit served",
+        PATIENCE,
+        || edge.logs(),
+        || (served("a", "/v2").as_deref() == Some("svc-a-api")).then_some(()),
+    );
+    assert_eq!(served("c", "/v1").as_deref(), Some("svc-c-api"));
+    let refusals = edge.envoy.stats_matching("http.edge.rds.", ".update_rejected");
+    let others: u64 = refusals
+        .iter()
+        .filter(|(name, _)| !name.contains("default/b"))
+        .map(|(_, value)| value)
+        .sum();
+    // Over files each configuration is its own subscription: only b's
+    // counts a refusal. Over the aggregated stream Envoy tells every route
+    // subscription of a refused response (their counters move too), but
+    // each resource comes in a response of its own: the others' edits were
+    // served above all the same.
+    if matches!(mode, Mode::Files) {
+        assert_eq!(others, 0, "{refusals:?}");
+    }
+}
+
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_refused_configuration_costs_its_object_alone_over_files() {
+    a_refused_configuration_costs_its_object_alone(Mode::Files);
+}
+
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_refused_configuration_costs_its_object_alone_over_xds() {
+    a_refused_configuration_costs_its_object_alone(Mode::Xds);
+}

@@ -110,7 +110,8 @@ impl Subscription {
         self.synced.as_ref().is_some_and(|synced| Arc::ptr_eq(synced, current))
     }
 
-    fn wants(&self, name: &str) -> bool {
+    /// Whether the stream asks for `name`.
+    pub(crate) fn wants(&self, name: &str) -> bool {
         self.wildcard || self.names.contains(name)
     }
 
