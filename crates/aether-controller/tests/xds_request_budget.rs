@@ -21,9 +21,12 @@ use tonic::codegen::Service;
 
 /// Connections holding unfinished requests (the 40 added 470 MiB).
 const CONNECTIONS: usize = 40;
-/// What each stream sends: a request declaring the largest length allowed,
-/// one byte short of it, so it never completes.
-const HELD: usize = 5 + MAX_REQUEST_BYTES - 1;
+/// The length each stream's request declares: 1 MiB (within
+/// `MAX_REQUEST_BYTES`), as the clients did.
+const DECLARED: usize = 1 << 20;
+/// What each stream sends: the request, one byte short, so it never
+/// completes.
+const HELD: usize = 5 + DECLARED - 1;
 /// An HTTP/2 DATA frame's default largest payload.
 const FRAME: usize = 16 * 1024;
 
@@ -55,7 +58,8 @@ async fn unfinished_requests_on_every_stream_stay_within_the_budget_and_envoy_is
 
     let connections = std::env::var("XDS_BUDGET_CONNECTIONS").map_or(CONNECTIONS, |n| n.parse().unwrap());
     let mut bytes = vec![0u8; HELD];
-    bytes[1..5].copy_from_slice(&(MAX_REQUEST_BYTES as u32).to_be_bytes());
+    const { assert!(DECLARED <= MAX_REQUEST_BYTES) };
+    bytes[1..5].copy_from_slice(&(DECLARED as u32).to_be_bytes());
     let bytes = Bytes::from(bytes);
     let started = Instant::now();
     let mut held = Vec::new();

@@ -26,6 +26,7 @@
 //! listener names once it has the listener, and warms the listener until
 //! they arrive.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -73,22 +74,35 @@ struct State {
     subscriptions: Vec<Subscription>,
     /// The nonce of the last response (a counter per stream).
     nonce: u64,
-    /// Per type, the nonce of its last response.
-    last_nonces: Vec<u64>,
     /// Type URLs asked for that this stream does not serve, warned about once.
     unknown: Vec<String>,
     /// Per type, the resources of the last sync not sent yet: their names
     /// (sent at the version current when their turn comes).
-    pending: Vec<std::collections::VecDeque<String>>,
+    pending: Vec<VecDeque<String>>,
+    /// Per type, resources of a refused response, sent again one per
+    /// response, so that Envoy takes all but the one it refuses.
+    singles: Vec<VecDeque<String>>,
+    /// Per type, the names each recent response carried, by nonce (at most
+    /// [`RECENT`]), to tell which ones a NACK refused.
+    sent: Vec<VecDeque<(u64, Vec<String>)>>,
 }
+
+/// Resources per response at most: Envoy applies a response whole or not at
+/// all, so a refused one is sent again a resource at a time.
+const BATCH_RESOURCES: usize = 500;
+/// Bytes of resources per response at most (one larger resource goes alone).
+const BATCH_BYTES: usize = 1 << 20;
+/// Responses per type whose names are kept for their NACKs.
+const RECENT: usize = 64;
 
 impl State {
     /// The state of a stream serving `types` types, before any request.
     fn new(types: usize) -> Self {
         Self {
             subscriptions: (0..types).map(|_| Subscription::default()).collect(),
-            last_nonces: vec![0; types],
             pending: (0..types).map(|_| Default::default()).collect(),
+            singles: (0..types).map(|_| Default::default()).collect(),
+            sent: (0..types).map(|_| Default::default()).collect(),
             ..Self::default()
         }
     }
@@ -111,11 +125,12 @@ impl Owes for Outbox {
         &self.signals
     }
 
-    /// The first type, in order, that owes something: one resource (and
-    /// the removals) per response. Envoy refuses a whole response for one
-    /// resource it refuses, so resources sent together would share their
-    /// fate: one per response costs a tenant's refused configuration that
-    /// tenant alone.
+    /// The first type, in order, that owes something: its changes, in
+    /// responses of at most [`BATCH_RESOURCES`] resources and
+    /// [`BATCH_BYTES`]. Envoy refuses a response whole for one resource it
+    /// refuses, so the resources of a refused response are sent again one
+    /// per response ([`State::singles`]): a tenant's refused configuration
+    /// then costs that tenant alone, after one round trip.
     fn next(&self) -> Option<Vec<Bytes>> {
         let mut guard = self.lock();
         let state = &mut *guard;
@@ -123,27 +138,50 @@ impl Owes for Outbox {
             let Some(current) = served.current.borrow().clone() else {
                 continue;
             };
-            let subscription = &mut state.subscriptions[index];
+            let wanted = |subscription: &Subscription, name: &String| {
+                current.get(name).filter(|_| subscription.wants(name)).cloned()
+            };
             let mut put: Vec<(String, super::Item)> = Vec::new();
             let mut removed: Vec<String> = Vec::new();
-            while let Some(name) = state.pending[index].pop_front() {
-                if let Some(item) = current.get(&name).filter(|_| subscription.wants(&name)) {
-                    put.push((name, item.clone()));
+            while let Some(name) = state.singles[index].pop_front() {
+                if let Some(item) = wanted(&state.subscriptions[index], &name) {
+                    put.push((name, item));
                     break;
                 }
             }
             if put.is_empty() {
-                let Some(changes) = subscription.next(&current) else {
+                let mut owed = !state.pending[index].is_empty();
+                if !owed && let Some(changes) = state.subscriptions[index].next(&current) {
+                    owed = true;
+                    state.pending[index].extend(changes.put.into_iter().map(|(name, _)| name));
+                    removed = changes.removed;
+                }
+                if !owed {
                     continue;
-                };
-                let mut changes_put = changes.put.into_iter();
-                put.extend(changes_put.next());
-                state.pending[index].extend(changes_put.map(|(name, _)| name));
-                removed = changes.removed;
+                }
+                let mut bytes = 0;
+                while put.len() < BATCH_RESOURCES
+                    && let Some(name) = state.pending[index].front()
+                {
+                    let Some(item) = wanted(&state.subscriptions[index], name) else {
+                        state.pending[index].pop_front();
+                        continue;
+                    };
+                    if !put.is_empty() && bytes + item.body.len() > BATCH_BYTES {
+                        break;
+                    }
+                    bytes += item.body.len();
+                    let name = state.pending[index].pop_front().unwrap_or_default();
+                    put.push((name, item));
+                }
             }
             state.nonce += 1;
             let nonce = state.nonce;
-            state.last_nonces[index] = nonce;
+            let recent = &mut state.sent[index];
+            if recent.len() == RECENT {
+                recent.pop_front();
+            }
+            recent.push_back((nonce, put.iter().map(|(name, _)| name.clone()).collect()));
             self.metrics.xds_responses.inc();
             let put: Vec<(&str, &super::Item)> = put.iter().map(|(name, item)| (name.as_str(), item)).collect();
             let removed: Vec<&str> = removed.iter().map(String::as_str).collect();
@@ -270,23 +308,47 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
     };
     let kind = &outbox.types[index].kind;
     let mut state = outbox.lock();
+    let mut retry = false;
     if !request.response_nonce.is_empty() {
-        if request.response_nonce != state.last_nonces[index].to_string() {
+        // Responses go out without waiting for ACKs: a NACK may name any
+        // recent one.
+        let refused = request.response_nonce.parse::<u64>().ok().and_then(|nonce| {
+            let at = state.sent[index].iter().position(|(sent, _)| *sent == nonce)?;
+            Some(std::mem::take(&mut state.sent[index][at].1))
+        });
+        if refused.is_none() {
             debug!(nonce = %request.response_nonce, "xds: a stale ACK or NACK ignored");
         } else if let Some(error) = &request.error_detail {
             outbox.metrics.xds_nacks.inc();
             warn!(type_url = kind.type_url, nonce = %request.response_nonce, message = %error.message,
                 node = ?request.node.as_ref().map(|node| &node.id),
                 "xds: Envoy rejected a configuration");
+            // Several together: each again alone, so that Envoy takes the
+            // others. One alone stays refused until it changes.
+            if let Some(names) = refused.filter(|names| names.len() > 1) {
+                state.singles[index].extend(names);
+                retry = true;
+            }
         } else {
             debug!(type_url = kind.type_url, nonce = %request.response_nonce, "xds: acknowledged");
         }
     }
+    if retry {
+        outbox.signals.wake();
+    }
     let subscription = &mut state.subscriptions[index];
     if subscription.apply(&request) {
-        let names = subscription.names();
         drop(state);
-        (kind.on_names)(&names, request.node.as_ref());
+        // The names this request adds, not all the stream asks for: Envoy
+        // subscribes a chain's configuration at a time, 50,000 requests at
+        // start, and telling each the whole list was quadratic.
+        let added: Vec<String> = request
+            .resource_names_subscribe
+            .iter()
+            .filter(|name| *name != subscription::WILDCARD)
+            .cloned()
+            .collect();
+        (kind.on_names)(&added, request.node.as_ref());
     }
     Ok(())
 }

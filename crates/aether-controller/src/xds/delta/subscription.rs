@@ -16,7 +16,7 @@ use envoy_types::pb::envoy::service::discovery::v3::DeltaDiscoveryRequest;
 use super::super::resources::{Item, Resources};
 
 /// The name that subscribes to (or unsubscribes from) every resource.
-const WILDCARD: &str = "*";
+pub(crate) const WILDCARD: &str = "*";
 
 /// One stream's subscription to one type.
 #[derive(Debug, Default)]
@@ -93,15 +93,6 @@ impl Subscription {
             }
         }
         changed
-    }
-
-    /// The names asked for, in order (none: every resource).
-    pub(crate) fn names(&self) -> Vec<String> {
-        if self.wildcard {
-            Vec::new()
-        } else {
-            self.names.iter().cloned().collect()
-        }
     }
 
     /// Whether the last sync was with `current` (and no other is kept).

@@ -28,12 +28,15 @@ fn items(resources: &Resources) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One change to the objects.
+type Step = Box<dyn Fn(&mut Projector)>;
+
 #[test]
 fn every_incremental_publication_is_the_one_made_from_scratch() {
     let mut projector = Projector::new(ProjectionConfig::default());
     let mut resources = Resources::default();
     let mut last: Option<Source> = None;
-    let steps: Vec<Box<dyn Fn(&mut Projector)>> = vec![
+    let steps: Vec<Step> = vec![
         Box::new(|p| p.upsert(object("a", &["a.example.com"], "web", true))),
         Box::new(|p| p.upsert(object("b", &["b.example.com"], "web", true))),
         // A route edit of a: only its chain and the plain configuration.
