@@ -93,7 +93,7 @@ pub struct Publisher {
 
 impl Publisher {
     /// Publishes `snapshot`'s route configurations (the plain one and each
-    /// HTTPS chain's, see [`rds`]), made from the last publication;
+    /// HTTPS chain's, see `xds/rds.rs`), made from the last publication;
     /// streams are woken only when one of them changed.
     pub fn publish(&self, snapshot: &Snapshot) {
         let mut source = self.source.lock().unwrap_or_else(PoisonError::into_inner);

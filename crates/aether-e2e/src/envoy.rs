@@ -108,15 +108,7 @@ impl Envoy {
 
     /// A counter or gauge from `/stats` (0 when Envoy has not created it).
     pub fn stat(&self, name: &str) -> u64 {
-        let response = self.admin("/stats?format=json");
-        let stats: Value = serde_json::from_slice(&response.body).expect("/stats?format=json is JSON");
-        stats["stats"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|stat| stat["name"] == name)
-            .and_then(|stat| stat["value"].as_u64())
-            .unwrap_or(0)
+        self.stats_matching(name, "").get(name).copied().unwrap_or(0)
     }
 
     /// Every counter or gauge whose name starts with `prefix` and ends with
