@@ -144,6 +144,13 @@ fn build_reader(dir: &Path) -> PathBuf {
     // workspace's. Offline: only what the baseline's Cargo.lock pins.
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // What the baseline pins and this machine's cache lacks (a crate today's
+    // lock no longer has) is fetched first; without a registry the build
+    // below still runs on what the cache holds.
+    let _ = Command::new(&cargo)
+        .current_dir(dir)
+        .args(["fetch", "--quiet"])
+        .status();
     let status = Command::new(cargo)
         .current_dir(dir)
         .args(["build", "--offline", "--quiet", "--package", "aether-previous-reader"])
