@@ -35,26 +35,38 @@ fn updates(edge: &Edge) -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn one_edit_is_one_updated_configuration(mode: Mode) {
+/// An edge redirecting TLS hosts over plain HTTP, with `args` more, serving
+/// `objects` (all under the one wildcard certificate) with backends for
+/// `names`, and the CA that issued the certificate.
+fn start(mode: Mode, args: &[&str], names: &[&str], objects: &[&str]) -> (Edge, TestCa) {
     let ca = TestCa::new();
     let wild = ca.issue(&Leaf::new(&["*.example.com"], 0x0c01));
-    let settings = Controller {
+    let mut settings = Controller {
         args: vec!["--tls-hosts-over-plain-http=redirect".to_owned()],
         ..controller()
     };
-    let names = ["a", "b", "c", "d"];
-    let files: Vec<(String, String)> = names[..3]
+    settings.args.extend(args.iter().map(|arg| (*arg).to_owned()));
+    let files: Vec<(String, String)> = objects
         .iter()
         .map(|name| (format!("{name}.yaml"), object(name, 1)))
         .collect();
     let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    let edge = Edge::start_with_secrets(settings, mode, &pairs, &clusters(&names), |dir| {
+    let edge = Edge::start_with_secrets(settings, mode, &pairs, &clusters(names), |dir| {
         aether_testing::pki::write_secret(dir, "default", "wild-tls", &wild.chain_pem, &wild.key_pem);
     });
-    let served = |name: &str, path: &str| {
-        let host = format!("{name}.example.com");
-        edge.served_tls(&host, path, &ca.der).map(|served| served.cluster)
-    };
+    (edge, ca)
+}
+
+/// The cluster `GET path` of `name`'s host goes to over TLS (`None`: 404).
+fn served(edge: &Edge, ca: &TestCa, name: &str, path: &str) -> Option<String> {
+    let host = format!("{name}.example.com");
+    edge.served_tls(&host, path, &ca.der).map(|served| served.cluster)
+}
+
+fn one_edit_is_one_updated_configuration(mode: Mode) {
+    let names = ["a", "b", "c", "d"];
+    let (edge, ca) = start(mode, &[], &names, &names[..3]);
+    let served = |name: &str, path: &str| served(&edge, &ca, name, path);
     for name in &names[..3] {
         wait_until(
             "every chain served",
@@ -140,28 +152,9 @@ fn one_edit_is_one_updated_configuration_over_xds() {
 /// served and keeps receiving edits.
 #[cfg(feature = "test-hooks")]
 fn a_refused_configuration_costs_its_object_alone(mode: Mode) {
-    let ca = TestCa::new();
-    let wild = ca.issue(&Leaf::new(&["*.example.com"], 0x0c02));
-    let settings = Controller {
-        args: vec![
-            "--tls-hosts-over-plain-http=redirect".to_owned(),
-            "--test-refused-chain=default/b".to_owned(),
-        ],
-        ..controller()
-    };
     let names = ["a", "b", "c"];
-    let files: Vec<(String, String)> = names
-        .iter()
-        .map(|name| (format!("{name}.yaml"), object(name, 1)))
-        .collect();
-    let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    let edge = Edge::start_with_secrets(settings, mode, &pairs, &clusters(&names), |dir| {
-        aether_testing::pki::write_secret(dir, "default", "wild-tls", &wild.chain_pem, &wild.key_pem);
-    });
-    let served = |name: &str, path: &str| {
-        let host = format!("{name}.example.com");
-        edge.served_tls(&host, path, &ca.der).map(|served| served.cluster)
-    };
+    let (edge, ca) = start(mode, &["--test-refused-chain=default/b"], &names, &names);
+    let served = |name: &str, path: &str| served(&edge, &ca, name, path);
     for name in ["a", "c"] {
         wait_until(
             "the others served",
