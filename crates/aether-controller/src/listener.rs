@@ -123,9 +123,10 @@ impl<T: Clone> ListenerMemo<T> {
 struct Inputs {
     chains: Arc<[TlsChain]>,
     plain_hosts: Arc<[String]>,
-    /// Whether each chain's secret is usable, in chain order: all the
-    /// listener reads of the secrets' resolutions.
-    usable: Vec<bool>,
+    /// Whether each secret the snapshot names is usable, in secret order: all the
+    /// listener reads of the secrets' resolutions (per secret, not per
+    /// chain: 50,000 chains share a thousand secrets).
+    usable: Vec<(TlsSecret, bool)>,
     config: ListenerConfig,
 }
 
@@ -134,11 +135,18 @@ impl Inputs {
         Self {
             chains: Arc::clone(&snapshot.tls_chains),
             plain_hosts: Arc::clone(&snapshot.plain_hosts_under_tls_wildcards),
-            usable: snapshot
-                .tls_chains
-                .iter()
-                .map(|chain| tls.resolutions.usable(&chain.secret))
-                .collect(),
+            usable: {
+                // The secrets the snapshot names: one no chain names
+                // changes nothing.
+                let mut usable: Vec<(TlsSecret, bool)> = snapshot
+                    .tls_secrets
+                    .iter()
+                    .map(|secret| (secret.clone(), tls.resolutions.usable(secret)))
+                    .collect();
+                usable.sort();
+                usable.dedup();
+                usable
+            },
             config: tls.settings.listener(source, route_configuration_name),
         }
     }
@@ -154,13 +162,12 @@ impl Inputs {
 
     /// The listener, from these inputs alone.
     fn listener(&self) -> Listener {
-        let usable: std::collections::HashMap<&TlsSecret, bool> = self
-            .chains
-            .iter()
-            .zip(&self.usable)
-            .map(|(chain, usable)| (&chain.secret, *usable))
-            .collect();
-        let usable = |secret: &TlsSecret| usable.get(secret).copied().unwrap_or(false);
+        // In secret order: found by binary search.
+        let usable = |secret: &TlsSecret| {
+            self.usable
+                .binary_search_by(|(looked_up, _)| looked_up.cmp(secret))
+                .is_ok_and(|at| self.usable[at].1)
+        };
         https_listener(&self.chains, &self.plain_hosts, usable, &self.config)
     }
 }

@@ -4,8 +4,9 @@
 //! the controller's xDS address) and the backends' clusters, which in a
 //! cluster come from the mesh. (The HTTPS listener's address is the
 //! controller's `--https-addr`.) Over gRPC, the paths of Envoy's client
-//! certificate are replaced too (the files [`crate::XdsPki`] writes). Every
-//! other setting is run as generated; a change of the generated file's
+//! certificate are replaced too (the files [`crate::XdsPki`] writes), and a
+//! bench's fleet may raise the heap Envoy sheds load at ([`MAX_HEAP`]), as
+//! an operator would for it. Every other setting is run as generated; a change of the generated file's
 //! shape that moves one of the replaced fields fails here, by name.
 
 use std::collections::BTreeMap;
@@ -33,6 +34,11 @@ pub const RDS: &str = "/static_resources/listeners/0/filter_chains/0/filters/0/t
 const CONFIG_SOURCE: &str = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/rds/config_source";
 /// The xDS cluster's `UpstreamTlsContext`, as a JSON pointer.
 pub const UPSTREAM_TLS: &str = "/static_resources/clusters/0/transport_socket/typed_config";
+
+/// The fixed heap Envoy sheds load at (`max_heap_size_bytes` of the
+/// overload manager's `fixed_heap` monitor), as a JSON pointer: an
+/// operator sizes it to Envoy's memory limit, and so do the benches.
+pub const MAX_HEAP: &str = "/overload_manager/resource_monitors/0/typed_config/max_heap_size_bytes";
 
 /// The generated bootstrap for `source`, as checked in.
 pub fn generated(source: &RouteSource) -> Value {
@@ -114,6 +120,11 @@ fn pointer<'a>(bootstrap: &'a mut Value, at: &str) -> &'a mut Value {
     bootstrap
         .pointer_mut(at)
         .unwrap_or_else(|| panic!("the generated bootstrap has no {at}: update crates/aether-e2e/src/bootstrap.rs"))
+}
+
+/// Sets the heap Envoy sheds load at ([`MAX_HEAP`]) to `bytes`.
+pub fn set_max_heap(bootstrap: &mut Value, bytes: u64) {
+    replace(bootstrap, MAX_HEAP, json!(bytes));
 }
 
 /// Replaces the value at `at`, which must exist.

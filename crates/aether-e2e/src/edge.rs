@@ -60,6 +60,9 @@ pub struct Controller {
     pub start_patience: Duration,
     /// More arguments for the controller, after the harness's own.
     pub args: Vec<String>,
+    /// The heap the edge's Envoy sheds load at, when the fleet needs more
+    /// than the generated bootstrap's (see [`crate::bootstrap::MAX_HEAP`]).
+    pub envoy_max_heap: Option<u64>,
 }
 
 impl Controller {
@@ -74,6 +77,7 @@ impl Controller {
             settle_ms: 50,
             start_patience: PATIENCE,
             args: Vec::new(),
+            envoy_max_heap: None,
         }
     }
 }
@@ -173,7 +177,7 @@ impl Edge {
             }
             Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], ports.xds).into(), xds_pki.client_dir()),
         };
-        let envoy = Envoy::start(&source, backends.addrs());
+        let envoy = Envoy::start_with_heap(&source, backends.addrs(), settings.envoy_max_heap);
         let edge = Self {
             mode,
             manifests,

@@ -49,8 +49,22 @@ impl Envoy {
     /// with a static cluster for each of `clusters`; returns once its admin
     /// interface answers.
     pub fn start(source: &RouteSource, clusters: &BTreeMap<String, SocketAddr>) -> Self {
+        Self::start_with_heap(source, clusters, None)
+    }
+
+    /// [`Envoy::start`], shedding load at `max_heap` bytes of heap instead
+    /// of the generated bootstrap's limit ([`bootstrap::MAX_HEAP`]).
+    pub fn start_with_heap(
+        source: &RouteSource,
+        clusters: &BTreeMap<String, SocketAddr>,
+        max_heap: Option<u64>,
+    ) -> Self {
         let (admin, listener) = (free_port(), free_port());
-        Self::run(bootstrap::on_loopback(source, admin, listener, clusters))
+        let mut bootstrap = bootstrap::on_loopback(source, admin, listener, clusters);
+        if let Some(bytes) = max_heap {
+            bootstrap::set_max_heap(&mut bootstrap, bytes);
+        }
+        Self::run(bootstrap)
     }
 
     /// Starts Envoy on `bootstrap` (from [`bootstrap::on_loopback`], maybe

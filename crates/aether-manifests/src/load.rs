@@ -9,8 +9,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use aether_api::ObjectKey;
-
 use crate::objects::{self, VirtualHostObject};
 use crate::{Document, Failure, Limits, OtherKinds, ReadError};
 
@@ -254,26 +252,51 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
 /// The first, rather than the last, so that adding a file that sorts after
 /// (a copy, a backup) never changes what is served.
 pub fn first_copies(objects: Vec<Loaded>) -> (Vec<Loaded>, Vec<LoadError>) {
-    let mut seen: HashMap<ObjectKey, (PathBuf, usize)> = HashMap::new();
+    // The first copy of each key, found by index with the keys borrowed:
+    // copying every key and file name was most of this at 50,000 objects.
+    let mut first: HashMap<(&str, &str), usize> = HashMap::with_capacity(objects.len());
+    let mut copies: Vec<(usize, usize)> = Vec::new();
+    for (at, loaded) in objects.iter().enumerate() {
+        let key = (loaded.object.namespace.as_str(), loaded.object.name.as_str());
+        match first.get(&key) {
+            Some(&kept) => copies.push((at, kept)),
+            None => {
+                first.insert(key, at);
+            }
+        }
+    }
+    drop(first);
+    if copies.is_empty() {
+        return (objects, Vec::new());
+    }
+    let messages: Vec<String> = copies
+        .iter()
+        .map(|&(_, kept)| {
+            let kept = &objects[kept];
+            format!(
+                "VirtualHost {} is also in {} (document {}), the copy used",
+                kept.object.key(),
+                kept.file.display(),
+                kept.document
+            )
+        })
+        .collect();
+    let mut duplicates = Vec::with_capacity(copies.len());
+    let mut messages = messages.into_iter();
+    let mut copies = copies.into_iter().map(|(at, _)| at).peekable();
     let mut kept = Vec::with_capacity(objects.len());
-    let mut duplicates = Vec::new();
-    for loaded in objects {
-        let key = loaded.object.key();
-        match seen.get(&key) {
-            Some((file, document)) => duplicates.push(LoadError {
-                message: format!(
-                    "VirtualHost {key} is also in {} (document {document}), the copy used",
-                    file.display()
-                ),
+    for (at, loaded) in objects.into_iter().enumerate() {
+        if copies.peek() == Some(&at) {
+            copies.next();
+            duplicates.push(LoadError {
+                message: messages.next().unwrap_or_default(),
                 file: loaded.file,
                 document: Some(loaded.document),
                 path: None,
                 failure: Failure::Duplicate,
-            }),
-            None => {
-                seen.insert(key, (loaded.file.clone(), loaded.document));
-                kept.push(loaded);
-            }
+            });
+        } else {
+            kept.push(loaded);
         }
     }
     (kept, duplicates)

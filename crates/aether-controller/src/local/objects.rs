@@ -3,7 +3,7 @@
 //! [`Inputs`] local mode gives a pass. Local objects have no
 //! `metadata.generation`: `observedGeneration` is 0.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use aether_api::config::v1::VirtualHostStatus;
 use aether_projection::{ObjectKey, VirtualHostObject};
@@ -14,9 +14,12 @@ use crate::pass::{Inputs, log_status};
 use crate::status::{Observed, StatusPatch};
 
 pub(super) struct Objects {
-    /// The objects fed to the projector.
-    pub(super) fed: BTreeMap<ObjectKey, VirtualHostObject>,
+    /// The objects fed to the projector (looked up once per object read on
+    /// every pass: a hash map, not a tree of string comparisons).
+    fed: HashMap<ObjectKey, VirtualHostObject>,
     statuses: BTreeMap<ObjectKey, VirtualHostStatus>,
+    /// Every status held is of an object fed: none to drop until one goes.
+    statuses_pruned: bool,
     /// Whether `status.json` may not hold `statuses` (one changed since it
     /// was last written, or that write failed): it is rendered only then,
     /// not on every pass (it holds every object's status).
@@ -27,9 +30,32 @@ impl Objects {
     /// No object yet, the statuses of an earlier run's `status.json`.
     pub(super) fn new(statuses: BTreeMap<ObjectKey, VirtualHostStatus>) -> Self {
         Self {
-            fed: BTreeMap::new(),
+            fed: HashMap::new(),
             statuses,
+            statuses_pruned: false,
             status_file_stale: true,
+        }
+    }
+
+    /// The object fed as `key`.
+    pub(super) fn fed(&self, key: &ObjectKey) -> Option<&VirtualHostObject> {
+        self.fed.get(key)
+    }
+
+    /// The keys of the objects fed.
+    pub(super) fn fed_keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.fed.keys()
+    }
+
+    /// `object` is fed as `key`.
+    pub(super) fn feed(&mut self, key: ObjectKey, object: VirtualHostObject) {
+        self.fed.insert(key, object);
+    }
+
+    /// The object `key` is no longer fed.
+    pub(super) fn remove(&mut self, key: &ObjectKey) {
+        if self.fed.remove(key).is_some() {
+            self.statuses_pruned = false;
         }
     }
 
@@ -69,7 +95,10 @@ impl Inputs for Objects {
             log_status(&patch.key, &patch.status);
             self.statuses.insert(patch.key.clone(), patch.status.clone());
         }
-        self.statuses.retain(|key, _| self.fed.contains_key(key));
+        if !self.statuses_pruned {
+            self.statuses.retain(|key, _| self.fed.contains_key(key));
+            self.statuses_pruned = true;
+        }
         if !patches.is_empty() || self.statuses.len() != held {
             self.status_file_stale = true;
         }

@@ -12,8 +12,8 @@
 //! (the pass publishes secrets, routes, then the listener, and keeps the
 //! secrets of the previous listener until the next pass).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use aether_projection::Snapshot;
 use bytes::Bytes;
@@ -40,6 +40,30 @@ pub(crate) struct TlsSenders {
     secrets: Arc<watch::Sender<Current>>,
     /// The listener's resources, made again only when it would change.
     listener: listener::ListenerMemo<Arc<Resources>>,
+    /// The SDS names of a published listener, read from it once: a pass
+    /// that leaves the listener as it was does not decode its chains.
+    named: Arc<Mutex<Option<NamedBy>>>,
+}
+
+/// A published listener and the SDS names its chains ask for.
+type NamedBy = (Arc<Resources>, Arc<HashSet<String>>);
+
+impl TlsSenders {
+    /// The SDS names the published listener's chains ask for.
+    fn published_names(&self) -> Arc<HashSet<String>> {
+        let Some(published) = self.listeners.borrow().clone() else {
+            return Arc::default();
+        };
+        let mut named = self.named.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*named {
+            Some((listener, names)) if Arc::ptr_eq(listener, &published) => names.clone(),
+            _ => {
+                let names = Arc::new(listener_names(&published));
+                *named = Some((published, names.clone()));
+                names
+            }
+        }
+    }
 }
 
 /// The serving ends.
@@ -57,6 +81,7 @@ pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
             listeners: Arc::new(listeners),
             secrets: Arc::new(secrets),
             listener: listener::ListenerMemo::default(),
+            named: Arc::default(),
         },
         TlsReceivers {
             listeners: listeners_receiver,
@@ -112,11 +137,11 @@ impl Publisher {
             .map(|(_, secret)| (secret.name.clone(), Bytes::from(secret.encode_to_vec()).into()))
             .collect();
         let mut secrets = self.tls.secrets.borrow().as_deref().cloned().unwrap_or_default();
-        let named = listener_names(&self.tls.listeners.borrow());
+        let named = self.tls.published_names();
         let gone: Vec<String> = secrets
             .iter()
             .map(|(name, _)| name)
-            .filter(|name| !fresh.contains_key(*name) && !named.iter().any(|named| named == name))
+            .filter(|name| !fresh.contains_key(*name) && !named.contains(*name))
             .map(str::to_owned)
             .collect();
         for name in gone {
@@ -135,13 +160,12 @@ impl Publisher {
     }
 }
 
-/// The SDS names the published listener's chains ask for.
-fn listener_names(current: &Current) -> Vec<String> {
+/// The SDS names the chains of the listeners in `current` ask for.
+fn listener_names(current: &Resources) -> HashSet<String> {
     use envoy_types::pb::envoy::config::core::v3::transport_socket::ConfigType;
     use envoy_types::pb::envoy::config::listener::v3::Listener;
     use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3::DownstreamTlsContext;
-    let Some(current) = current else { return Vec::new() };
-    let mut names = Vec::new();
+    let mut names = HashSet::new();
     for (_, item) in current.iter() {
         let Ok(listener) = Listener::decode(item.body.to_bytes()) else {
             continue;
@@ -159,7 +183,7 @@ fn listener_names(current: &Current) -> Vec<String> {
                 .map(|common| common.tls_certificate_sds_secret_configs)
                 .unwrap_or_default()
             {
-                names.push(config.name);
+                names.insert(config.name);
             }
         }
     }
