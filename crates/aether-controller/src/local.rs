@@ -205,9 +205,12 @@ impl Local {
     /// Reads the manifests and brings the projector up to date. Returns the
     /// number of input errors (each logged) and of stale files.
     fn load(&mut self) -> (usize, usize) {
+        // What changed since the last load: the work of a pass is that of
+        // the files read again, not of every object (at 50,000 objects,
+        // going over every object read was most of a pass).
         let load = self
             .last_good
-            .load(std::slice::from_ref(&self.options.manifests), &self.limits);
+            .load_changes(std::slice::from_ref(&self.options.manifests), &self.limits);
         for err in &load.errors {
             match err.failure {
                 Failure::Duplicate => error!(error = %err, "duplicate VirtualHost; keeping the first"),
@@ -218,51 +221,47 @@ impl Local {
         for file in &load.stale {
             warn!(file = %file.display(), "keeping the objects this file gave when last read");
         }
-        let unusable = unusable_files(&load);
-        // Fields from a newer API version (a spec holding one is left out
-        // as unsupported by the projection; status ones are ignored): named
-        // when their object changes, so that an operator sees them.
-        let mut set_aside: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
+        let unusable = unusable_files(&load.errors, &load.stale);
         // The objects of files that no longer read, each with why.
         let mut stale: BTreeMap<ObjectKey, &[Violation]> = BTreeMap::new();
-        // The objects read, each compared with the one fed: what is new or
-        // changed is fed in key order; what was fed and is not read is gone.
-        // (A map of every object read, made and dropped each pass, was a
-        // fifth of a pass at 50,000 objects.)
-        let mut read: HashSet<ObjectKey> = HashSet::with_capacity(load.objects.len());
-        let mut changed: Vec<(ObjectKey, VirtualHostObject)> = Vec::new();
-        for loaded in load.objects {
+        for (file, problems) in &unusable {
+            for loaded in self.last_good.used_in(file) {
+                stale.insert(loaded.object.key(), problems);
+            }
+        }
+        for key in &load.removed {
+            self.pass.projector.remove(key);
+            self.objects.remove(key);
+        }
+        // What is new or changed is fed, in key order; so is an object
+        // whose file reads again, whether or not it changed, so that the
+        // projection stops reporting it.
+        let mut feed: BTreeMap<ObjectKey, VirtualHostObject> = BTreeMap::new();
+        for loaded in load.put {
             let object = loaded.object;
             let key = object.key();
-            if !object.set_aside.is_empty() {
-                set_aside.insert(key.clone(), object.set_aside.clone());
-            }
-            if let Some(problems) = unusable.get(&loaded.file) {
-                stale.insert(key.clone(), problems);
-            }
-            // An object whose file reads again is fed again, whether or
-            // not it changed, so that the projection stops reporting it.
             let was_stale = self.stale.contains(&key) && !stale.contains_key(&key);
             if was_stale || !self.objects.fed(&key).is_some_and(|fed| unchanged(fed, &object)) {
-                changed.push((key.clone(), object));
+                feed.insert(key, object);
             }
-            read.insert(key);
         }
-        let gone: Vec<ObjectKey> = self
-            .objects
-            .fed_keys()
-            .filter(|key| !read.contains(*key))
-            .cloned()
-            .collect();
-        for key in gone {
-            self.pass.projector.remove(&key);
-            self.objects.remove(&key);
+        // Served as last read, its file not read again (an I/O error now):
+        // fed again too.
+        for key in self.stale.iter().filter(|key| !stale.contains_key(*key)) {
+            if !feed.contains_key(key)
+                && let Some(loaded) = self.last_good.used(key)
+            {
+                feed.insert(key.clone(), loaded.object.clone());
+            }
         }
-        changed.sort_by(|(a, _), (b, _)| a.cmp(b));
-        for (key, object) in changed {
+        for (key, object) in feed {
             self.stale.remove(&key);
-            if let Some(fields) = set_aside.get(&key) {
-                warn!(object = %key, fields = ?fields, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
+            if !object.set_aside.is_empty() {
+                // Fields from a newer API version (a spec holding one is
+                // left out as unsupported by the projection; status ones are
+                // ignored): named when their object changes, so that an
+                // operator sees them.
+                warn!(object = %key, fields = ?object.set_aside, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
             }
             // What is served changes only for a version it can use.
             self.pass.projector.upsert_keeping_valid(object.clone(), 0);

@@ -2,13 +2,19 @@
 //! controller's and the webhook's local modes): what cannot be read now
 //! keeps the objects it gave when last read.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
+
+use aether_api::ObjectKey;
 
 use crate::files::FileStamp;
 use crate::load::{Load, LoadError, Loaded, Skipped, first_copies, read_objects};
 use crate::{Failure, Limits, Stamp};
+
+mod copies;
+
+use copies::Copies;
 
 /// Per file, the objects it gave when last read. [`LastGood::load`] reads
 /// like [`crate::load`], except that:
@@ -47,6 +53,8 @@ pub struct LastGood {
     unsettled: BTreeMap<PathBuf, Instant>,
     /// When the first of those still within its bound passes it.
     set_aside_due: Option<Instant>,
+    /// Which copy of each object is in use, kept file by file.
+    copies: Copies,
 }
 
 impl LastGood {
@@ -97,7 +105,68 @@ impl LastGood {
 
     /// Reads `paths` (see [`LastGood`]) and remembers what each file gave.
     pub fn load(&mut self, paths: &[PathBuf], limits: &Limits) -> Load {
+        let read = self.refresh(paths, limits);
+        let mut errors = read.errors;
+        let (objects, duplicates) = first_copies(self.files.values().flatten().cloned().collect());
+        errors.extend(duplicates);
+        Load {
+            objects,
+            errors,
+            stale: read.stale,
+            skipped: read.skipped,
+            unchanged: read.unchanged,
+        }
+    }
+
+    /// [`LastGood::load`], telling only what changed since the last load
+    /// (everything, the first time): the work is that of the files read
+    /// again, not of every object, for a reader that keeps the objects
+    /// itself (the controller's local mode).
+    pub fn load_changes(&mut self, paths: &[PathBuf], limits: &Limits) -> Changes {
+        let read = self.refresh(paths, limits);
+        let mut changes = Changes {
+            errors: read.errors,
+            stale: read.stale,
+            skipped: read.skipped,
+            unchanged: read.unchanged,
+            ..Changes::default()
+        };
+        for key in read.affected {
+            match self.used(&key) {
+                Some(loaded) => changes.put.push(loaded.clone()),
+                None => changes.removed.push(key),
+            }
+        }
+        changes.errors.extend(self.copies.duplicates(&self.files));
+        changes
+    }
+
+    /// The copy of `key` in use (see [`first_copies`]), as of the last
+    /// load.
+    pub fn used(&self, key: &ObjectKey) -> Option<&Loaded> {
+        let (file, at) = self.copies.used(key)?;
+        self.files.get(file)?.get(*at)
+    }
+
+    /// The objects of `file` whose copy there is the one in use, as of the
+    /// last load.
+    pub fn used_in<'a>(&'a self, file: &'a Path) -> impl Iterator<Item = &'a Loaded> + 'a {
+        self.files
+            .get(file)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(move |(at, loaded)| {
+                let (used_file, used_at) = self.copies.used(&loaded.object.key())?;
+                (used_file == file && *used_at == at).then_some(loaded)
+            })
+    }
+
+    /// Reads `paths` into `files` and brings the copies in use up to date:
+    /// what a load found, and the objects whose copy in use may have changed.
+    fn refresh(&mut self, paths: &[PathBuf], limits: &Limits) -> Refreshed {
         let (files, listing_errors) = crate::files(paths);
+        let mut replaced: Vec<(PathBuf, Option<Vec<Loaded>>)> = Vec::new();
         // What each file gave when last read, moved into this load's map
         // rather than copied: at tens of thousands of objects, copying
         // every file's objects was a third of a pass after a one-file change.
@@ -180,7 +249,10 @@ impl LastGood {
                     stale.push(file.clone());
                     previous
                 }
-                _ => read.objects,
+                previous => {
+                    replaced.push((file.clone(), previous));
+                    read.objects
+                }
             };
             errors.extend(read.errors);
             skipped.extend(read.skipped);
@@ -203,20 +275,56 @@ impl LastGood {
             errors.push(error.into());
         }
         stale.sort();
-        let (objects, duplicates) = first_copies(now.values().flatten().cloned().collect());
-        errors.extend(duplicates);
+        // Files no longer listed: their objects go.
+        replaced.extend(last.into_iter().map(|(file, objects)| (file, Some(objects))));
         self.files = now;
         self.whole = whole;
         self.unsettled = unsettled;
         self.set_aside_due = set_aside_due;
-        Load {
-            objects,
+        let mut affected = BTreeSet::new();
+        for (file, old) in &replaced {
+            let new = self.files.get(file).map_or(&[][..], Vec::as_slice);
+            self.copies
+                .replace(file, old.as_deref().unwrap_or_default(), new, &mut affected);
+        }
+        self.copies.settle(&affected);
+        Refreshed {
             errors,
             stale,
             skipped,
             unchanged,
+            affected,
         }
     }
+}
+
+/// What one read of the files found ([`Load`] without the objects), and
+/// the objects whose copy in use may have changed.
+struct Refreshed {
+    errors: Vec<LoadError>,
+    stale: Vec<PathBuf>,
+    skipped: Vec<Skipped>,
+    unchanged: Vec<PathBuf>,
+    affected: BTreeSet<ObjectKey>,
+}
+
+/// What a [`LastGood::load_changes`] changed.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// The copy now in use of each object that is new, or whose copy in
+    /// use may have changed (its file was read again, or another copy
+    /// came or went), in key order.
+    pub put: Vec<Loaded>,
+    /// The objects no file gives any more, in key order.
+    pub removed: Vec<ObjectKey>,
+    /// As [`Load::errors`]: the duplicates' among them.
+    pub errors: Vec<LoadError>,
+    /// As [`Load::stale`].
+    pub stale: Vec<PathBuf>,
+    /// As [`Load::skipped`].
+    pub skipped: Vec<Skipped>,
+    /// As [`Load::unchanged`].
+    pub unchanged: Vec<PathBuf>,
 }
 
 /// Whether `file` was modified less than `settle` ago, or ahead of this

@@ -47,7 +47,7 @@ mod text;
 mod tolerant;
 
 pub use files::{FileStamp, Stamp, files, stamp};
-pub use last_good::LastGood;
+pub use last_good::{Changes, LastGood};
 pub use load::{Load, LoadError, Loaded, Skipped, first_copies, load, load_bytes, read_all, read_stream_all};
 pub use nodes::json_nodes_above;
 pub use read::{read, read_bytes, read_stream};

@@ -269,37 +269,37 @@ pub fn first_copies(objects: Vec<Loaded>) -> (Vec<Loaded>, Vec<LoadError>) {
     if copies.is_empty() {
         return (objects, Vec::new());
     }
-    let messages: Vec<String> = copies
+    let duplicates: Vec<LoadError> = copies
         .iter()
-        .map(|&(_, kept)| {
-            let kept = &objects[kept];
-            format!(
-                "VirtualHost {} is also in {} (document {}), the copy used",
-                kept.object.key(),
-                kept.file.display(),
-                kept.document
-            )
-        })
+        .map(|&(at, kept)| duplicate(&objects[kept], &objects[at]))
         .collect();
-    let mut duplicates = Vec::with_capacity(copies.len());
-    let mut messages = messages.into_iter();
     let mut copies = copies.into_iter().map(|(at, _)| at).peekable();
     let mut kept = Vec::with_capacity(objects.len());
     for (at, loaded) in objects.into_iter().enumerate() {
         if copies.peek() == Some(&at) {
             copies.next();
-            duplicates.push(LoadError {
-                message: messages.next().unwrap_or_default(),
-                file: loaded.file,
-                document: Some(loaded.document),
-                path: None,
-                failure: Failure::Duplicate,
-            });
         } else {
             kept.push(loaded);
         }
     }
     (kept, duplicates)
+}
+
+/// The error for `copy`, a second copy of the object `used` is the copy
+/// of ([`Failure::Duplicate`]).
+pub(crate) fn duplicate(used: &Loaded, copy: &Loaded) -> LoadError {
+    LoadError {
+        message: format!(
+            "VirtualHost {} is also in {} (document {}), the copy used",
+            used.object.key(),
+            used.file.display(),
+            used.document
+        ),
+        file: copy.file.clone(),
+        document: Some(copy.document),
+        path: None,
+        failure: Failure::Duplicate,
+    }
 }
 
 #[cfg(test)]

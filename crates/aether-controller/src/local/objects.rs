@@ -42,11 +42,6 @@ impl Objects {
         self.fed.get(key)
     }
 
-    /// The keys of the objects fed.
-    pub(super) fn fed_keys(&self) -> impl Iterator<Item = &ObjectKey> {
-        self.fed.keys()
-    }
-
     /// `object` is fed as `key`.
     pub(super) fn feed(&mut self, key: ObjectKey, object: VirtualHostObject) {
         self.fed.insert(key, object);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use aether_api::validate::Violation;
-use aether_manifests::{Failure, Load};
+use aether_manifests::{Failure, LoadError};
 
 /// The rule of a problem that is a file's, not its objects': it no longer
 /// parses, or holds a document that is not a VirtualHost.
@@ -13,20 +13,20 @@ pub const RULE_MANIFEST: &str = "manifest";
 /// The rule of a file that keeps changing ([`Failure::Changing`]).
 pub const RULE_CHANGING: &str = "changing";
 
-/// The files of `load` that could not be used now, though they could be
+/// The files a load could not use now, though they could be
 /// read (their objects are served as last read), each with its problems:
 /// they no longer parse, or keep changing. An I/O error says nothing of a
 /// file's objects (a volume remounted, a permission fixed a moment later),
 /// so it leaves their statuses as they are.
-pub(super) fn unusable_files(load: &Load) -> BTreeMap<PathBuf, Vec<Violation>> {
+pub(super) fn unusable_files(errors: &[LoadError], stale: &[PathBuf]) -> BTreeMap<PathBuf, Vec<Violation>> {
     let mut files: BTreeMap<PathBuf, Vec<Violation>> = BTreeMap::new();
-    for err in &load.errors {
+    for err in errors {
         let rule_id = match err.failure {
             Failure::Content => RULE_MANIFEST,
             Failure::Changing => RULE_CHANGING,
             Failure::Io | Failure::Duplicate => continue,
         };
-        if !load.stale.contains(&err.file) {
+        if !stale.contains(&err.file) {
             continue;
         }
         let mut field_path = err.file.display().to_string();
