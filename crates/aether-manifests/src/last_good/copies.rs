@@ -92,6 +92,9 @@ mod tests {
     use crate::load::Loaded;
     use crate::{Failure, Limits};
 
+    /// A step of the test: what it does, and doing it.
+    type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
     /// Object `name`, serving `host`.
     fn object(name: &str, host: &str) -> String {
         format!(
@@ -115,7 +118,7 @@ mod tests {
         let at = |name: &str| dir.path().join(name);
         std::fs::create_dir(at("c")).unwrap();
         let write = |name: &str, text: &str| std::fs::write(at(name), text).unwrap();
-        let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+        let steps: Vec<Step> = vec![
             (
                 "two files, why in both: a's copy",
                 Box::new(|| {
