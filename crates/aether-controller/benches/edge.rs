@@ -14,7 +14,12 @@
 //! cargo bench -p aether-controller --bench edge -- 50000   # other sizes
 //! cargo bench -p aether-controller --bench edge -- 50000 grpc   # one mode: files or grpc
 //! cargo bench -p aether-controller --bench edge -- 10000 https  # a fleet of HTTPS hosts
+//! cargo bench -p aether-controller --bench edge -- 10000 http https   # both fleets
+//! AETHER_EDGE_PLOT=docs/edge-scale.svg cargo bench -p aether-controller --bench edge -- 1000 10000 50000 grpc http https
 //! ```
+//!
+//! `AETHER_EDGE_PLOT=FILE` draws each fleet and mode's median edit →
+//! served against the fleet size into the SVG file `FILE`.
 //!
 //! The fleet's objects all name TLS secrets. By default none is given, so
 //! every host is served over plain HTTP alone, on the one plain route
@@ -162,7 +167,9 @@ enum Fleet {
     Https,
 }
 
-fn measure(n: usize, mode: Mode, fleet_kind: Fleet) {
+/// Measures `n` objects of `fleet_kind` over `mode`: prints the table's row
+/// and returns the median edit → served, in ms.
+fn measure(n: usize, mode: Mode, fleet_kind: Fleet) -> f64 {
     let edited = n / 2;
     let file_of = |i: usize| format!("objects-{:04}.yaml", i / PER_FILE);
     let files: Vec<(String, String)> = fleet::objects(n)
@@ -290,6 +297,7 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet) {
         share = 100.0 * controller / served,
         ready = ready.as_secs_f64(),
     );
+    served
 }
 
 /// The cluster of route 1 of object `i` (fixtures: port 8080).
@@ -319,14 +327,45 @@ fn main() {
         "| objects | hosts | mode | edit → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per edit | start s |"
     );
     println!("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let fleet_kind = if args.iter().any(|arg| arg == "https") {
-        Fleet::Https
-    } else {
-        Fleet::Http
-    };
-    for n in sizes {
+    let fleets: Vec<Fleet> = args
+        .iter()
+        .filter_map(|arg| match arg.as_str() {
+            "http" => Some(Fleet::Http),
+            "https" => Some(Fleet::Https),
+            _ => None,
+        })
+        .collect();
+    let fleets = if fleets.is_empty() { vec![Fleet::Http] } else { fleets };
+    // Per fleet and mode, the medians by size.
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for &fleet_kind in &fleets {
         for &mode in &modes {
-            measure(n, mode, fleet_kind);
+            let mut points = Vec::new();
+            for &n in &sizes {
+                points.push((n as f64, measure(n, mode, fleet_kind) / 1e3));
+            }
+            let hosts = match fleet_kind {
+                Fleet::Http => "plain-HTTP hosts (one route configuration)",
+                Fleet::Https => "HTTPS hosts (a chain and configuration each)",
+            };
+            let over = match mode {
+                Mode::Files => "files",
+                Mode::Xds => "gRPC",
+            };
+            series.push((format!("{hosts}, over {over}"), points));
+        }
+    }
+    if let Some(out) = std::env::var_os("AETHER_EDGE_PLOT") {
+        let out = std::path::PathBuf::from(out);
+        match plot::draw_series(&out, "One object edited among N: edit → served by Envoy", &series) {
+            Ok(()) => println!("drew {}", out.display()),
+            Err(err) => eprintln!("drawing {}: {err}", out.display()),
         }
     }
 }
+
+// The pass bench's drawing; the edge bench hands it its own series, not
+// criterion's.
+#[path = "pass/plot.rs"]
+#[allow(dead_code)]
+mod plot;

@@ -73,9 +73,14 @@ const FILES_NOTE: &str = "\
 # path: the controller renames it into place once per change, and the
 # other files it writes to the same directory do not reload Envoy.
 # The same holds for listeners.json (the HTTPS listener, one filter chain
-# per usable TLS secret) and each certificate's SDS file under secrets/
-# (owner-only: run Envoy as the controller's user). Mount the directory
-# at the same path in both containers: the files name each other by path.
+# per served TLS object, each reading chains/NAMESPACE.NAME/routes.json
+# in a directory of its own) and each certificate's SDS file under
+# secrets/ (owner-only: run Envoy as the controller's user). Envoy watches
+# each of those files with an inotify instance: raise the node's
+# fs.inotify.max_user_instances above their number (the controller
+# refuses a listener that would need more) and Envoy's open-file limit
+# with it. Mount the directory at the same path in both containers: the
+# files name each other by path.
 # The backends' clusters (`svc` or `svc:port`) come from the mesh, and so
 # does the SDS of AWS_SECRETS_MANAGER certificates (cluster mesh-sds: point
 # it at the mesh agent's SDS socket).
@@ -93,6 +98,15 @@ const XDS_NOTE: &str = "\
 # arrive. The backends' clusters (`svc` or `svc:port`) come from the mesh,
 # and so does the SDS of AWS_SECRETS_MANAGER certificates (cluster
 # mesh-sds: point it at the mesh agent's SDS socket).
+";
+
+/// What both files say of Envoy's memory, after their own note.
+const HEAP_NOTE: &str = "\
+# Envoy sheds load at max_heap_size_bytes of heap (the overload manager:
+# 503 to every request at 98%). Envoy 1.40 holds about 75 KB per HTTPS
+# object of 10 routes (its filter chain, TLS context and route
+# configuration; 3.7 GB at 50,000): raise it with Envoy's memory limit
+# beyond about 25,000 objects.
 ";
 
 /// The files, relative to the plugin's `out`.
@@ -116,7 +130,7 @@ pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
         .map(|(path, note, source, clusters)| {
             let bootstrap = bootstrap(&source, clusters)?;
             let yaml = serde_saphyr::to_string(&bootstrap).with_context(|| format!("writing {path}"))?;
-            Ok((path.to_owned(), format!("{HEADER}{note}{yaml}").into_bytes()))
+            Ok((path.to_owned(), format!("{HEADER}{note}{HEAP_NOTE}{yaml}").into_bytes()))
         })
         .collect()
 }

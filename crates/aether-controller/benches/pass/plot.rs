@@ -1,8 +1,9 @@
-//! The pass benchmark's medians drawn against the fleet size, log–log: a
-//! flat line costs the same at every size, a line at 45° grows with the
-//! fleet. Read back from criterion's `estimates.json` of each group and
-//! size, so it draws what this run measured (and, for a size this run
-//! skipped, what criterion kept of an earlier one).
+//! A benchmark's medians drawn against the fleet size, log–log: a flat
+//! line costs the same at every size, a line at 45° grows with the fleet.
+//! The pass benchmark's are read back from criterion's `estimates.json` of
+//! each group and size, so it draws what this run measured (and, for a
+//! size this run skipped, what criterion kept of an earlier one); the edge
+//! benchmark hands its own.
 
 use std::path::{Path, PathBuf};
 
@@ -36,19 +37,30 @@ fn median(group: &str, n: usize) -> Option<f64> {
     Some(estimates["median"]["point_estimate"].as_f64()? / 1e9)
 }
 
-/// Draws `lines` at `sizes` into the SVG file `out`. A line without a
-/// measurement at some size is drawn through the sizes it has.
+/// Draws the criterion groups `lines` at `sizes` into the SVG file `out`.
+/// A line without a measurement at some size is drawn through the sizes
+/// it has.
 pub fn draw(out: &Path, sizes: &[usize], lines: &[Line]) -> Result<(), Box<dyn std::error::Error>> {
-    let series: Vec<(&Line, Vec<(f64, f64)>)> = lines
+    let series: Vec<(String, Vec<(f64, f64)>)> = lines
         .iter()
         .map(|line| {
             let points = sizes
                 .iter()
                 .filter_map(|&n| Some((n as f64, median(line.group, n)?)))
                 .collect();
-            (line, points)
+            (line.label.to_owned(), points)
         })
         .collect();
+    draw_series(out, "One object changed among N: time of the pass", &series)
+}
+
+/// Draws `series` (a label, and points of objects and seconds) into the
+/// SVG file `out` under `caption`.
+pub fn draw_series(
+    out: &Path,
+    caption: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), Box<dyn std::error::Error>> {
     let all = || series.iter().flat_map(|(_, points)| points.iter().copied());
     let (Some(x_max), Some(y_min), Some(y_max)) = (
         all().map(|(x, _)| x).reduce(f64::max),
@@ -62,7 +74,7 @@ pub fn draw(out: &Path, sizes: &[usize], lines: &[Line]) -> Result<(), Box<dyn s
     let root = SVGBackend::new(out, (720, 420)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption("One object changed among N: time of the pass", ("sans-serif", 18))
+        .caption(caption, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -77,13 +89,13 @@ pub fn draw(out: &Path, sizes: &[usize], lines: &[Line]) -> Result<(), Box<dyn s
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| seconds(*y))
         .draw()?;
-    for (i, (line, points)) in series.into_iter().enumerate() {
+    for (i, (label, points)) in series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(line.label)
+            .label(label.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
-        chart.draw_series(points.into_iter().map(|point| Circle::new(point, 3, color.filled())))?;
+        chart.draw_series(points.iter().map(|&point| Circle::new(point, 3, color.filled())))?;
     }
     chart
         .configure_series_labels()
