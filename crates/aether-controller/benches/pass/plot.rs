@@ -85,6 +85,8 @@ pub fn draw_series(
     chart
         .configure_mesh()
         .x_desc("objects")
+        // A label per decade or so: more crowd each other on a log axis.
+        .x_labels(4)
         .y_desc("median")
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| seconds(*y))
@@ -99,7 +101,7 @@ pub fn draw_series(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::MiddleRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
