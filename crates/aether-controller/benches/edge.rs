@@ -33,22 +33,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use aether_e2e::edge::{PATIENCE, clusters};
 use aether_e2e::{Controller, Edge, Mode, wait_until};
-use aether_projection::VirtualHostObject;
 use aether_testing::fleet;
-use aether_testing::objects::ObjectBuilder;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
 
 /// Objects per manifest file.
 const PER_FILE: usize = 100;
 /// Edits measured per size and mode.
 const EDITS: u32 = 5;
-
-fn manifest(objects: impl IntoIterator<Item = VirtualHostObject>) -> String {
-    objects
-        .into_iter()
-        .map(|object| ObjectBuilder::from(&object).manifest())
-        .collect()
-}
 
 /// One edit's timeline, in ms from the edit.
 struct Sample {
@@ -175,14 +166,14 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet) -> f64 {
     let files: Vec<(String, String)> = fleet::objects(n)
         .chunks(PER_FILE)
         .enumerate()
-        .map(|(f, chunk)| (file_of(f * PER_FILE), manifest(chunk.iter().cloned())))
+        .map(|(f, chunk)| (file_of(f * PER_FILE), fleet::manifest(chunk.iter().cloned())))
         .collect();
     let edited_text = |version: u32| {
         let start = edited / PER_FILE * PER_FILE;
         let range = start..(start + PER_FILE).min(n);
-        manifest(range.map(|i| fleet::object(i, if i == edited { version } else { 1 })))
+        fleet::manifest(range.map(|i| fleet::object(i, if i == edited { version } else { 1 })))
     };
-    let needed: BTreeSet<String> = clusters(&[&manifest([fleet::object(edited, 1)])]);
+    let needed: BTreeSet<String> = clusters(&[&fleet::manifest([fleet::object(edited, 1)])]);
     let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let https = fleet_kind == Fleet::Https;
     let controller = Controller {
@@ -204,16 +195,8 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet) -> f64 {
     let started = Instant::now();
     let edge = Edge::start_with_secrets(controller, mode, &pairs, &needed, |dir| {
         if https {
-            // The secrets the fleet names: tls-K of team-(K % 100).
-            for k in 0..1000.min(n) {
-                let namespace = format!("team-{}", k % 100);
-                write_secret(
-                    dir,
-                    &namespace,
-                    &format!("tls-{k}"),
-                    &certificate.chain_pem,
-                    &certificate.key_pem,
-                );
+            for (namespace, name) in fleet::secrets(n) {
+                write_secret(dir, &namespace, &name, &certificate.chain_pem, &certificate.key_pem);
             }
         }
     });

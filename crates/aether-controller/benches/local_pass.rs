@@ -18,21 +18,13 @@ use aether_controller::local::{Local, Options};
 use aether_controller::metrics::Metrics;
 use aether_controller::{TlsSettings, xds};
 use aether_manifests::{Limits, Reading};
-use aether_projection::{PlainHttp, ProjectionConfig, VirtualHostObject};
+use aether_projection::{PlainHttp, ProjectionConfig};
 use aether_testing::fleet;
-use aether_testing::objects::ObjectBuilder;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
 use criterion::{Criterion, criterion_group};
 
 /// Objects per manifest file, as in the edge bench.
 const PER_FILE: usize = 100;
-
-fn manifest(objects: impl IntoIterator<Item = VirtualHostObject>) -> String {
-    objects
-        .into_iter()
-        .map(|object| ObjectBuilder::from(&object).manifest())
-        .collect()
-}
 
 fn local_pass(c: &mut Criterion) {
     let mut group = c.benchmark_group("local_pass_after_file_edit");
@@ -44,15 +36,12 @@ fn local_pass(c: &mut Criterion) {
             tempfile::tempdir().unwrap(),
         );
         for (f, chunk) in fleet::objects(n).chunks(PER_FILE).enumerate() {
-            let text = manifest(chunk.iter().cloned());
+            let text = fleet::manifest(chunk.iter().cloned());
             std::fs::write(manifests.path().join(format!("objects-{f:04}.yaml")), text).unwrap();
         }
         let ca = TestCa::new();
         let certificate = ca.issue(&Leaf::new(&["*.example.com", "*.example.net"], 0x0b01));
-        // The secrets the fleet names: tls-K of team-(K % 100).
-        for k in 0..1000.min(n) {
-            let namespace = format!("team-{}", k % 100);
-            let name = format!("tls-{k}");
+        for (namespace, name) in fleet::secrets(n) {
             write_secret(
                 secrets.path(),
                 &namespace,
@@ -99,7 +88,7 @@ fn local_pass(c: &mut Criterion) {
                         .map(|i| fleet::object(i, if i == edited { version } else { 1 }));
                     // A whole new file, of another size than the last: the
                     // reader sees the change however coarse the clock.
-                    std::fs::write(&file, manifest(objects) + &"#".repeat(version as usize % 7)).unwrap();
+                    std::fs::write(&file, fleet::manifest(objects) + &"#".repeat(version as usize % 7)).unwrap();
                     let clock = Instant::now();
                     black_box(local.reconcile().unwrap());
                     spent += clock.elapsed();

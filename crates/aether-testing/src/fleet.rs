@@ -10,6 +10,8 @@ use jiff::Timestamp;
 
 /// Routes per object.
 pub const ROUTES: usize = 10;
+/// TLS secrets the objects name, at most: object `i` names `tls-(i % SECRETS)`.
+pub const SECRETS: usize = 1000;
 
 /// Object `i` of a synthetic set; `version` changes its routes (for updates).
 pub fn object(i: usize, version: u32) -> VirtualHostObject {
@@ -42,7 +44,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
             hosts,
             routes,
             tls: Some(VirtualHostTls {
-                secret_name: format!("tls-{}", i % 1000),
+                secret_name: format!("tls-{}", i % SECRETS),
                 provider: SecretProvider::Kubernetes as i32,
             }),
             ..Default::default()
@@ -54,4 +56,18 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
 /// `n` objects.
 pub fn objects(n: usize) -> Vec<VirtualHostObject> {
     (0..n).map(|i| object(i, 1)).collect()
+}
+
+/// The TLS secrets the first `n` objects name, each once, as (namespace,
+/// name): `tls-K` of `team-(K % 100)`.
+pub fn secrets(n: usize) -> impl Iterator<Item = (String, String)> {
+    (0..SECRETS.min(n)).map(|k| (format!("team-{}", k % 100), format!("tls-{k}")))
+}
+
+/// The manifest text of `objects`, one document each.
+pub fn manifest(objects: impl IntoIterator<Item = VirtualHostObject>) -> String {
+    objects
+        .into_iter()
+        .map(|object| crate::objects::ObjectBuilder::from(&object).manifest())
+        .collect()
 }
