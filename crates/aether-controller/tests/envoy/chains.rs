@@ -15,13 +15,23 @@ use crate::tls::clusters;
 
 /// `namespace/name` claiming `host`, `/v{version}` to `svc-NAME-api`.
 fn object(name: &str, version: u32) -> String {
+    object_with(name, version, &[])
+}
+
+/// [`object`], claiming `more` hosts too.
+fn object_with(name: &str, version: u32, more: &[&str]) -> String {
+    let hosts = std::iter::once(format!("{name}.example.com")).chain(more.iter().map(|host| (*host).to_owned()));
     aether_testing::objects::object("default", name)
-        .hosts([format!("{name}.example.com")])
+        .hosts(hosts)
         .route(&format!("/v{version}"), &format!("svc-{name}-api"))
         .route("/", &format!("svc-{name}"))
         .tls("wild-tls")
         .manifest()
 }
+
+/// A step of a test: what it does, doing it, and the cluster the moved
+/// host goes to after it.
+type Step = (&'static str, Box<dyn Fn(&Edge)>, Option<&'static str>);
 
 /// Each route configuration's `update_success`, by configuration.
 fn updates(edge: &Edge) -> BTreeMap<String, u64> {
@@ -133,6 +143,58 @@ fn one_edit_is_one_updated_configuration(mode: Mode) {
         assert_eq!(after.get(&key), before.get(&key), "{key}: {before:?} {after:?}");
     }
     assert_eq!(served("a", "/v2").as_deref(), Some("svc-a-api"));
+
+    // A host moves from c to d, then d goes: each time the listener is
+    // updated in place (only the chains that change drain), and a's and
+    // b's configurations are untouched.
+    let in_place_since =
+        |since: u64| move |edge: &Edge| edge.envoy.stat("listener_manager.listener_in_place_updated").gt(&since);
+    // No chain for a host: the handshake is refused (None).
+    let moved = |edge: &Edge| {
+        let response = edge
+            .get_tls("moved.example.com", "moved.example.com", "/v1", &ca.der)
+            .ok()?;
+        let served: aether_e2e::Served = serde_json::from_slice(&response.body).ok()?;
+        Some(served.cluster)
+    };
+    let steps: [Step; 3] = [
+        (
+            "c claims moved",
+            Box::new(|edge: &Edge| edge.write("c.yaml", &object_with("c", 1, &["moved.example.com"]))),
+            Some("svc-c-api"),
+        ),
+        (
+            "moved goes from c to d",
+            Box::new(|edge: &Edge| {
+                edge.write("c.yaml", &object("c", 1));
+                edge.write("d.yaml", &object_with("d", 1, &["moved.example.com"]));
+            }),
+            Some("svc-d-api"),
+        ),
+        ("d removed", Box::new(|edge: &Edge| edge.remove("d.yaml")), None),
+    ];
+    for (step, change, expected) in steps {
+        let since = edge.envoy.stat("listener_manager.listener_in_place_updated");
+        let before = updates(&edge);
+        change(&edge);
+        wait_until(
+            step,
+            PATIENCE,
+            || edge.logs(),
+            || (in_place_since(since)(&edge) && moved(&edge).as_deref() == expected).then_some(()),
+        );
+        let after = updates(&edge);
+        for name in ["a", "b"] {
+            let key = format!("aether-edge/default/{name}");
+            assert_eq!(after.get(&key), before.get(&key), "{step}: {key}: {before:?} {after:?}");
+        }
+        assert_eq!(served("a", "/v2").as_deref(), Some("svc-a-api"), "{step}");
+        assert_eq!(served("b", "/v1").as_deref(), Some("svc-b-api"), "{step}");
+    }
+    assert!(
+        edge.get_tls("d.example.com", "d.example.com", "/v1", &ca.der).is_err(),
+        "d has no chain any more"
+    );
     assert_eq!(edge.rejected(), 0, "{}", edge.logs());
     assert_eq!(edge.listeners_rejected(), 0, "{}", edge.logs());
 }
