@@ -121,7 +121,15 @@ pub fn plan(
         secret_files = outputs::secrets::files(tls).map_err(PlanError::Render)?;
         chain_files = outputs::chains::render_changes(snapshot, written).map_err(PlanError::Render)?;
         if let Some(listener) = outputs::listeners::render_change(snapshot, tls, written).map_err(PlanError::Render)? {
-            let watches = outputs::chains::watches_needed(snapshot.tls_chains.len(), secret_files.len());
+            // Envoy watches the files of the chains the listener holds:
+            // those whose secret is served (a fleet naming secrets not
+            // given has no chain to watch).
+            let held = snapshot
+                .tls_chains
+                .iter()
+                .filter(|chain| tls.resolutions.usable(&chain.secret))
+                .count();
+            let watches = outputs::chains::watches_needed(held, secret_files.len());
             match written.watch_limit.check(watches) {
                 Ok(()) => writes.push(listener),
                 Err(refused) => {

@@ -215,7 +215,7 @@ pub(crate) mod tests {
     }
 
     /// The secrets named usable (served by the mesh), the others never looked up.
-    fn tls(usable: &[&str]) -> EdgeTls {
+    pub(crate) fn tls(usable: &[&str]) -> EdgeTls {
         let mut resolutions = Resolutions::default();
         for name in usable {
             let secret = TlsSecret {

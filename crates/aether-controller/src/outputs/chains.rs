@@ -249,46 +249,60 @@ mod tests {
         assert!(WatchLimit::parse(Some("x")).check(1 << 30).is_ok());
     }
 
+    /// The plan of `snapshot` with `tls`, under a limit of `limit` inotify instances.
+    fn plan_under(snapshot: &aether_projection::Snapshot, tls: &crate::tls::EdgeTls, limit: usize) -> crate::Plan {
+        let written = Written::default().with_watch_limit(WatchLimit {
+            max_user_instances: Some(limit),
+        });
+        crate::plan(
+            snapshot,
+            tls,
+            &Default::default(),
+            &written,
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap()
+    }
+
+    fn writes_listener(plan: &crate::Plan) -> bool {
+        plan.writes
+            .iter()
+            .any(|(name, _)| *name == super::super::LISTENERS_FILE)
+    }
+
     #[test]
     fn a_listener_envoy_could_not_watch_is_not_written_nor_are_new_chains() {
         let names: Vec<String> = (0..8).map(|i| format!("o{i}")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let snapshot = crate::listener::tests::snapshot(&names);
-        let tls = crate::tls::EdgeTls {
-            settings: crate::tls::TlsSettings::new("/envoy"),
-            resolutions: Default::default(),
-        };
-        let plan = |limit: usize| {
-            let written = Written::default().with_watch_limit(WatchLimit {
-                max_user_instances: Some(limit),
-            });
-            crate::plan(
-                &snapshot,
-                &tls,
-                &Default::default(),
-                &written,
-                jiff::Timestamp::UNIX_EPOCH,
-            )
-            .unwrap()
-        };
+        let secrets: Vec<String> = names.iter().map(|name| format!("{name}-tls")).collect();
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        // Every secret served (by the mesh: no secret files).
+        let tls = crate::listener::tests::tls(&secrets);
         // 8 chains and 2 files, 16 kept free.
-        let fits = plan(26);
+        let fits = plan_under(&snapshot, &tls, 26);
         assert_eq!(fits.listener_refused, None);
-        assert!(
-            fits.writes
-                .iter()
-                .any(|(name, _)| *name == super::super::LISTENERS_FILE)
-        );
+        assert!(writes_listener(&fits));
         assert_eq!(fits.chain_files.rendered.len(), 8);
-        let refused = plan(25);
-        let why = refused.listener_refused.unwrap();
+        let refused = plan_under(&snapshot, &tls, 25);
+        let why = refused.listener_refused.clone().unwrap();
         assert!(why.contains("fs.inotify.max_user_instances is 25"), "{why}");
-        assert!(
-            !refused
-                .writes
-                .iter()
-                .any(|(name, _)| *name == super::super::LISTENERS_FILE)
-        );
+        assert!(!writes_listener(&refused));
         assert!(refused.chain_files.rendered.is_empty());
+    }
+
+    #[test]
+    fn only_the_chains_the_listener_holds_count_against_the_watch_limit() {
+        let names: Vec<String> = (0..8).map(|i| format!("o{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let snapshot = crate::listener::tests::snapshot(&names);
+        // No secret given: no chain in the listener, Envoy watches 2 files.
+        let none = crate::listener::tests::tls(&[]);
+        assert_eq!(plan_under(&snapshot, &none, 18).listener_refused, None);
+        assert!(writes_listener(&plan_under(&snapshot, &none, 18)));
+        // 3 of 8 served: 3 chains and 2 files.
+        let three = crate::listener::tests::tls(&["o0-tls", "o3-tls", "o7-tls"]);
+        assert_eq!(plan_under(&snapshot, &three, 21).listener_refused, None);
+        assert!(plan_under(&snapshot, &three, 20).listener_refused.is_some());
     }
 }
