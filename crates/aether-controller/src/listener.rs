@@ -123,9 +123,9 @@ impl<T: Clone> ListenerMemo<T> {
 struct Inputs {
     chains: Arc<[TlsChain]>,
     plain_hosts: Arc<[String]>,
-    /// Whether each secret the snapshot names is usable, in secret order: all the
-    /// listener reads of the secrets' resolutions (per secret, not per
-    /// chain: 50,000 chains share a thousand secrets).
+    /// Whether each secret the snapshot names is usable, in secret order:
+    /// all the listener reads of the secrets' resolutions (per secret, not
+    /// per chain: 50,000 chains share a thousand secrets).
     usable: Vec<(TlsSecret, bool)>,
     config: ListenerConfig,
 }

@@ -6,8 +6,9 @@
 //! controller's `--https-addr`.) Over gRPC, the paths of Envoy's client
 //! certificate are replaced too (the files [`crate::XdsPki`] writes), and a
 //! bench's fleet may raise the heap Envoy sheds load at ([`MAX_HEAP`]), as
-//! an operator would for it. Every other setting is run as generated; a change of the generated file's
-//! shape that moves one of the replaced fields fails here, by name.
+//! an operator would for it. Every other setting is run as generated; a
+//! change of the generated file's shape that moves one of the replaced
+//! fields fails here, by name.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
