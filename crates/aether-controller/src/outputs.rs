@@ -221,9 +221,7 @@ impl Default for Written {
             tls_secrets_json: Default::default(),
             secrets: BTreeMap::new(),
             chains: BTreeMap::new(),
-            watch_limit: chains::WatchLimit {
-                max_user_instances: None,
-            },
+            watch_limit: chains::WatchLimit::unchecked(),
             envoy_files: true,
         }
     }

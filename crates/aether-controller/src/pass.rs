@@ -82,10 +82,12 @@ impl Pass {
     /// A pass writing into `out` (which must exist): the stray temporaries
     /// of `files` a killed run left are removed, and those files read, so
     /// that identical ones are not rewritten. Envoy's files are kept within
-    /// the kernel's file-watch limit ([`outputs::chains::WatchLimit`]).
+    /// the kernel's file-watch limit and the open-file limit
+    /// ([`outputs::chains::WatchLimit`]).
     pub(crate) fn new(out: PathBuf, projection: ProjectionConfig, tls: TlsSettings, files: &[&'static str]) -> Self {
         outputs::remove_stray_temporaries(&out, files);
-        let written = Written::read_existing(&out, files).with_watch_limit(outputs::chains::WatchLimit::read());
+        let written = Written::read_existing(&out, files)
+            .with_watch_limit(outputs::chains::WatchLimit::read(aether_http_server::hard_fd_limit()));
         Self {
             out,
             projector: Projector::new(projection),

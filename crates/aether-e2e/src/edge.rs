@@ -13,6 +13,7 @@ use aether_manifests::parse_manifests;
 use aether_projection::{ProjectionConfig, Snapshot, cluster_name, project};
 use tempfile::TempDir;
 
+use crate::process::with_open_files;
 use crate::{Backends, Envoy, Process, RouteSource, Served, XdsPki, free_port, wait_until};
 
 /// How Envoy takes its routes.
@@ -63,6 +64,10 @@ pub struct Controller {
     /// The heap the edge's Envoy sheds load at, when the fleet needs more
     /// than the generated bootstrap's (see [`crate::bootstrap::MAX_HEAP`]).
     pub envoy_max_heap: Option<u64>,
+    /// An open-file limit (soft and hard) for both the controller and
+    /// Envoy, as the container runtime gives both containers of a pod
+    /// (`None`: the test's own).
+    pub open_files: Option<u64>,
 }
 
 impl Controller {
@@ -78,6 +83,7 @@ impl Controller {
             start_patience: PATIENCE,
             args: Vec::new(),
             envoy_max_heap: None,
+            open_files: None,
         }
     }
 }
@@ -177,7 +183,7 @@ impl Edge {
             }
             Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], ports.xds).into(), xds_pki.client_dir()),
         };
-        let envoy = Envoy::start_with_heap(&source, backends.addrs(), settings.envoy_max_heap);
+        let envoy = Envoy::start_limited(&source, backends.addrs(), settings.envoy_max_heap, settings.open_files);
         let edge = Self {
             mode,
             manifests,
@@ -344,7 +350,7 @@ fn start_controller(settings: &Controller, mode: Mode, dirs: &Dirs<'_>, ports: P
         command.args(dirs.xds_pki.controller_args());
     }
     let log = dirs.out.join("controller.log");
-    Process::spawn("aether-controller", command, &log)
+    Process::spawn("aether-controller", with_open_files(command, settings.open_files), &log)
 }
 
 /// The projection of manifest texts, as the controller makes it.

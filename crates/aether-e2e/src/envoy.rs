@@ -11,7 +11,7 @@ use tempfile::TempDir;
 
 use crate::bootstrap::{self, RouteSource};
 use crate::http::{self, Response};
-use crate::process::{Process, free_port, wait_until};
+use crate::process::{Process, free_port, wait_until, with_open_files};
 use crate::workspace_root;
 
 /// The environment variable naming an Envoy binary to use instead of the
@@ -49,27 +49,35 @@ impl Envoy {
     /// with a static cluster for each of `clusters`; returns once its admin
     /// interface answers.
     pub fn start(source: &RouteSource, clusters: &BTreeMap<String, SocketAddr>) -> Self {
-        Self::start_with_heap(source, clusters, None)
+        Self::start_limited(source, clusters, None, None)
     }
 
     /// [`Envoy::start`], shedding load at `max_heap` bytes of heap instead
-    /// of the generated bootstrap's limit ([`bootstrap::MAX_HEAP`]).
-    pub fn start_with_heap(
+    /// of the generated bootstrap's limit ([`bootstrap::MAX_HEAP`]), and
+    /// under an open-file limit of `open_files` instead of the test's.
+    pub fn start_limited(
         source: &RouteSource,
         clusters: &BTreeMap<String, SocketAddr>,
         max_heap: Option<u64>,
+        open_files: Option<u64>,
     ) -> Self {
         let (admin, listener) = (free_port(), free_port());
         let mut bootstrap = bootstrap::on_loopback(source, admin, listener, clusters);
         if let Some(bytes) = max_heap {
             bootstrap::set_max_heap(&mut bootstrap, bytes);
         }
-        Self::run(bootstrap)
+        Self::run_limited(bootstrap, open_files)
     }
 
     /// Starts Envoy on `bootstrap` (from [`bootstrap::on_loopback`], maybe
     /// changed further); returns once its admin interface answers.
     pub fn run(bootstrap: Value) -> Self {
+        Self::run_limited(bootstrap, None)
+    }
+
+    /// [`Envoy::run`] under an open-file limit of `open_files` (soft and
+    /// hard; `None`: the test's).
+    pub fn run_limited(bootstrap: Value, open_files: Option<u64>) -> Self {
         let port = |at: &str| {
             let port = bootstrap
                 .pointer(at)
@@ -88,6 +96,7 @@ impl Envoy {
             .arg(&config)
             // No shared memory: several Envoys run side by side.
             .args(["--disable-hot-restart", "--concurrency", "1", "--log-level", "info"]);
+        let command = with_open_files(command, open_files);
         let process = Process::spawn("envoy", command, &dir.path().join("envoy.log"));
         let envoy = Self {
             process,

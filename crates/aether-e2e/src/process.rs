@@ -74,6 +74,31 @@ impl Drop for Process {
     }
 }
 
+/// `command` run under an open-file limit of `limit` (soft and hard), by
+/// util-linux's `prlimit`, which execs it: the child keeps its pid. `None`:
+/// `command` as it is.
+pub fn with_open_files(command: Command, limit: Option<u64>) -> Command {
+    let Some(limit) = limit else {
+        return command;
+    };
+    let mut limited = Command::new("prlimit");
+    limited
+        .arg(format!("--nofile={limit}:{limit}"))
+        .arg("--")
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => limited.env(key, value),
+            None => limited.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        limited.current_dir(dir);
+    }
+    limited
+}
+
 /// A TCP port on 127.0.0.1 that was free a moment ago, and that no other
 /// call in this process has given: the kernel may hand the same ephemeral
 /// port to two binds in a row once the first is released, and two such

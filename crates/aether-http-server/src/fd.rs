@@ -29,6 +29,12 @@ pub fn raise_fd_limit() -> Option<u64> {
     getrlimit(Resource::Nofile).current
 }
 
+/// The hard `RLIMIT_NOFILE` (`None`: unlimited): what [`raise_fd_limit`]
+/// raises the soft limit to, here and in a program doing the same.
+pub fn hard_fd_limit() -> Option<u64> {
+    getrlimit(Resource::Nofile).maximum
+}
+
 /// `requested` connections, or fewer when the soft descriptor limit minus
 /// `reserved` (the descriptors the rest of the process may need) is less;
 /// never fewer than one. A lowered bound is logged.

@@ -59,7 +59,7 @@ mod serve;
 mod service;
 mod tls;
 
-pub use fd::{fit_to_fd_limit, raise_fd_limit};
+pub use fd::{fit_to_fd_limit, hard_fd_limit, raise_fd_limit};
 pub use metrics::{CloseReason, ListenerMetrics};
 pub use serve::Server;
 pub use serve::bind;

@@ -184,46 +184,84 @@ pub(crate) fn remove_stale(out: &Path, files: &ChainFiles, written: &mut Written
 }
 
 /// The file watches Envoy may hold: one inotify instance per watched file
-/// or directory, at most `fs.inotify.max_user_instances` per user.
+/// or directory, at most `fs.inotify.max_user_instances` per user, and each
+/// instance an open file, within Envoy's open-file limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WatchLimit {
     /// The instances one user may hold (`None`: not known, not checked).
     pub max_user_instances: Option<usize>,
+    /// Envoy's open-file limit (`None`: not known or unlimited, not
+    /// checked). Envoy raises its soft limit to the hard one at start, so
+    /// this is the hard limit; the binary reads its own, which the Envoy
+    /// container beside it shares (both get the container runtime's).
+    pub open_files: Option<usize>,
 }
 
 /// Instances kept free for the rest of what runs as Envoy's user (its
 /// runtime, the bootstrap's own watches, a shell).
 pub const RESERVED_WATCHES: usize = 16;
 
+/// Open files kept free for the rest of Envoy: its own (about 35 idle with
+/// two workers, a few more per worker), its connections, its logs. Past the
+/// limit a new chain's watch fails and Envoy aborts, so connections must
+/// stay within this reserve (docs/controller.md, "File watches").
+pub const RESERVED_OPEN_FILES: usize = 1024;
+
 impl WatchLimit {
     /// Read from `/proc/sys/fs/inotify/max_user_instances` (the kernel's,
-    /// which the controller's container and Envoy's share).
-    pub fn read() -> Self {
+    /// which the controller's container and Envoy's share) and the open-file
+    /// limit `open_files`; see [`WatchLimit::open_files`].
+    pub fn read(open_files: Option<u64>) -> Self {
         Self::parse(
             fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
                 .ok()
                 .as_deref(),
+            open_files,
         )
     }
 
-    fn parse(text: Option<&str>) -> Self {
+    fn parse(text: Option<&str>, open_files: Option<u64>) -> Self {
         Self {
             max_user_instances: text.and_then(|text| text.trim().parse().ok()),
+            open_files: open_files.and_then(|limit| usize::try_from(limit).ok()),
+        }
+    }
+
+    /// No limit known: nothing checked.
+    pub fn unchecked() -> Self {
+        Self {
+            max_user_instances: None,
+            open_files: None,
         }
     }
 
     /// An error naming the setting when `watches` watches do not fit.
     pub fn check(&self, watches: usize) -> Result<(), String> {
-        match self.max_user_instances {
-            Some(max) if watches + RESERVED_WATCHES > max => Err(format!(
-                "Envoy's files need {watches} inotify instances (one per chain, per secret file, and for \
-                 routes.json and listeners.json), and fs.inotify.max_user_instances is {max} \
-                 ({RESERVED_WATCHES} kept free): Envoy would abort; raise it (sysctl -w \
-                 fs.inotify.max_user_instances={}) or serve Envoy over xDS",
+        let what = format!(
+            "Envoy's files need {watches} inotify instances (one per chain, per secret file, and for \
+             routes.json and listeners.json)"
+        );
+        if let Some(max) = self.max_user_instances
+            && watches + RESERVED_WATCHES > max
+        {
+            return Err(format!(
+                "{what}, and fs.inotify.max_user_instances is {max} ({RESERVED_WATCHES} kept free): Envoy \
+                 would abort; raise it (sysctl -w fs.inotify.max_user_instances={}) or serve Envoy over xDS",
                 (watches + RESERVED_WATCHES).next_power_of_two()
-            )),
-            _ => Ok(()),
+            ));
         }
+        if let Some(max) = self.open_files
+            && watches + RESERVED_OPEN_FILES > max
+        {
+            return Err(format!(
+                "{what}, each an open file, and the open-file limit (RLIMIT_NOFILE) is {max} \
+                 ({RESERVED_OPEN_FILES} kept free for Envoy's connections): Envoy would abort; raise the \
+                 hard limit of Envoy and the controller to at least {} (the container runtime's \
+                 LimitNOFILE) or serve Envoy over xDS",
+                watches + RESERVED_OPEN_FILES
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -239,20 +277,38 @@ mod tests {
 
     #[test]
     fn the_watch_limit_names_the_setting_and_the_value_to_set() {
-        let limit = WatchLimit::parse(Some("128\n"));
+        let limit = WatchLimit::parse(Some("128\n"), None);
         assert_eq!(limit.max_user_instances, Some(128));
         assert!(limit.check(watches_needed(100, 10)).is_ok());
         let error = limit.check(watches_needed(120, 0)).unwrap_err();
         assert!(error.contains("fs.inotify.max_user_instances is 128"), "{error}");
         assert!(error.contains("max_user_instances=256"), "{error}");
-        assert!(WatchLimit::parse(None).check(1 << 30).is_ok());
-        assert!(WatchLimit::parse(Some("x")).check(1 << 30).is_ok());
+        assert!(WatchLimit::parse(None, None).check(1 << 30).is_ok());
+        assert!(WatchLimit::parse(Some("x"), None).check(1 << 30).is_ok());
+    }
+
+    #[test]
+    fn the_open_file_limit_caps_the_watches_too_and_is_named() {
+        let limit = WatchLimit::parse(Some("65536"), Some(20_000));
+        assert!(limit.check(20_000 - RESERVED_OPEN_FILES).is_ok());
+        let error = limit.check(20_001 - RESERVED_OPEN_FILES).unwrap_err();
+        assert!(
+            error.contains("the open-file limit (RLIMIT_NOFILE) is 20000"),
+            "{error}"
+        );
+        assert!(error.contains("at least 20001"), "{error}");
+        // The inotify limit is named first when both are short.
+        let both = WatchLimit::parse(Some("128"), Some(1_000)).check(500).unwrap_err();
+        assert!(both.contains("max_user_instances is 128"), "{both}");
+        // An unlimited hard limit (u64::MAX on a 64-bit host) fits anything.
+        assert!(WatchLimit::parse(None, Some(u64::MAX)).check(1 << 30).is_ok());
     }
 
     /// The plan of `snapshot` with `tls`, under a limit of `limit` inotify instances.
     fn plan_under(snapshot: &aether_projection::Snapshot, tls: &crate::tls::EdgeTls, limit: usize) -> crate::Plan {
         let written = Written::default().with_watch_limit(WatchLimit {
             max_user_instances: Some(limit),
+            open_files: None,
         });
         crate::plan(
             snapshot,

@@ -10,6 +10,8 @@ use aether_e2e::edge::PATIENCE;
 use aether_e2e::{Controller, Edge, Mode, wait_until};
 use aether_testing::pki::{Leaf, TestCa};
 
+use aether_controller::outputs::chains::{RESERVED_OPEN_FILES, watches_needed};
+
 use crate::controller;
 use crate::tls::clusters;
 
@@ -49,11 +51,16 @@ fn updates(edge: &Edge) -> BTreeMap<String, u64> {
 /// `objects` (all under the one wildcard certificate) with backends for
 /// `names`, and the CA that issued the certificate.
 fn start(mode: Mode, args: &[&str], names: &[&str], objects: &[&str]) -> (Edge, TestCa) {
+    start_with(controller(), mode, args, names, objects)
+}
+
+/// [`start`] with the harness's `settings`.
+fn start_with(settings: Controller, mode: Mode, args: &[&str], names: &[&str], objects: &[&str]) -> (Edge, TestCa) {
     let ca = TestCa::new();
     let wild = ca.issue(&Leaf::new(&["*.example.com"], 0x0c01));
     let mut settings = Controller {
         args: vec!["--tls-hosts-over-plain-http=redirect".to_owned()],
-        ..controller()
+        ..settings
     };
     settings.args.extend(args.iter().map(|arg| (*arg).to_owned()));
     let files: Vec<(String, String)> = objects
@@ -71,6 +78,14 @@ fn start(mode: Mode, args: &[&str], names: &[&str], objects: &[&str]) -> (Edge, 
 fn served(edge: &Edge, ca: &TestCa, name: &str, path: &str) -> Option<String> {
     let host = format!("{name}.example.com");
     edge.served_tls(&host, path, &ca.der).map(|served| served.cluster)
+}
+
+/// The cluster `GET path` for `host` goes to over TLS, `None` when no chain
+/// takes the handshake (or no route the request).
+fn chain_serves(edge: &Edge, ca: &TestCa, host: &str, path: &str) -> Option<String> {
+    let response = edge.get_tls(host, host, path, &ca.der).ok()?;
+    let served: aether_e2e::Served = serde_json::from_slice(&response.body).ok()?;
+    Some(served.cluster)
 }
 
 fn one_edit_is_one_updated_configuration(mode: Mode) {
@@ -150,13 +165,7 @@ fn one_edit_is_one_updated_configuration(mode: Mode) {
     let in_place_since =
         |since: u64| move |edge: &Edge| edge.envoy.stat("listener_manager.listener_in_place_updated").gt(&since);
     // No chain for a host: the handshake is refused (None).
-    let moved = |edge: &Edge| {
-        let response = edge
-            .get_tls("moved.example.com", "moved.example.com", "/v1", &ca.der)
-            .ok()?;
-        let served: aether_e2e::Served = serde_json::from_slice(&response.body).ok()?;
-        Some(served.cluster)
-    };
+    let moved = |edge: &Edge| chain_serves(edge, &ca, "moved.example.com", "/v1");
     let steps: [Step; 3] = [
         (
             "c claims moved",
@@ -269,4 +278,75 @@ fn a_refused_configuration_costs_its_object_alone_over_files() {
 #[test]
 fn a_refused_configuration_costs_its_object_alone_over_xds() {
     a_refused_configuration_costs_its_object_alone(Mode::Xds);
+}
+
+/// Over files Envoy holds an open file per watched chain. Under an open-file
+/// limit (the controller's and Envoy's alike, as a pod's containers get the
+/// runtime's), a listener with as many chains as the limit leaves room for
+/// is served whole; one more chain is not written: Envoy keeps running and
+/// serving the listener it has, and the chain comes once there is room.
+#[test]
+fn past_envoys_open_file_limit_the_listener_stays_and_envoy_runs() {
+    // Three chains, the one SDS file, routes.json and listeners.json.
+    let room = watches_needed(3, 1) + RESERVED_OPEN_FILES;
+    let settings = Controller {
+        open_files: Some(u64::try_from(room).unwrap()),
+        ..controller()
+    };
+    let names = ["a", "b", "c", "d"];
+    let (edge, ca) = start_with(settings, Mode::Files, &[], &names, &names[..3]);
+    let served = |name: &str, path: &str| chain_serves(&edge, &ca, &format!("{name}.example.com"), path);
+    let serves = |name: &str, path: &str, cluster: &str| {
+        wait_until(
+            &format!("{name}{path} served over TLS"),
+            PATIENCE,
+            || edge.logs(),
+            || (served(name, path).as_deref() == Some(cluster)).then_some(()),
+        );
+    };
+    for name in &names[..3] {
+        serves(name, "/v1", &format!("svc-{name}-api"));
+    }
+    let envoy_pid = edge.envoy.id();
+    let limits = std::fs::read_to_string(format!("/proc/{envoy_pid}/limits")).unwrap();
+    assert!(
+        limits
+            .lines()
+            .any(|line| line.starts_with("Max open files") && line.split_whitespace().any(|f| f == room.to_string())),
+        "{limits}"
+    );
+
+    // A fourth chain would need one more open file than Envoy has room for.
+    edge.write("d.yaml", &object("d", 1));
+    wait_until(
+        "the controller to refuse the listener",
+        PATIENCE,
+        || edge.logs(),
+        || edge.controller_log().contains("RLIMIT_NOFILE").then_some(()),
+    );
+    let refusal = edge.controller_log();
+    assert!(
+        refusal.contains(&format!("the open-file limit (RLIMIT_NOFILE) is {room}")),
+        "{refusal}"
+    );
+    // The chains Envoy has are still served and still take edits.
+    edge.write("a.yaml", &object("a", 2));
+    serves("a", "/v2", "svc-a-api");
+    // No chain for d yet: its handshake is refused.
+    let d = edge.get_tls("d.example.com", "d.example.com", "/v1", &ca.der);
+    assert!(d.is_err(), "d has no chain yet: {d:?}");
+    assert!(edge.envoy.is_ready(), "{}", edge.logs());
+    assert_eq!(edge.rejected(), 0);
+
+    // Room again: d's chain comes, c's goes.
+    edge.remove("c.yaml");
+    serves("d", "/v1", "svc-d-api");
+    wait_until(
+        "c's chain gone",
+        PATIENCE,
+        || edge.logs(),
+        || served("c", "/v1").is_none().then_some(()),
+    );
+    serves("b", "/v1", "svc-b-api");
+    assert!(edge.envoy.is_ready(), "{}", edge.logs());
 }
