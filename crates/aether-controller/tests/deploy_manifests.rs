@@ -1,7 +1,7 @@
 //! The generated deployment (`generated/deploy/controller`) against the
 //! binary: the leader election, run against a fake Lease, needs only what
-//! the generated Role grants, and the Deployment starts the binary with
-//! flags it accepts.
+//! the generated Role grants, and the Deployments (and the files-mode
+//! edge's sidecar) start the binary with flags it accepts.
 
 use std::time::Duration;
 
@@ -139,6 +139,44 @@ async fn the_election_takes_the_lease_releases_it_and_needs_only_what_the_genera
     assert_eq!(verbs.into_iter().collect::<Vec<_>>(), ["create", "get", "patch"]);
 }
 
+/// The binary accepts `args` (clap rejects an unknown flag before it
+/// reaches a later `--help`).
+fn assert_accepted(args: &[&str]) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The files-mode edge's Deployment (`generated/deploy/edge-files`) starts
+/// the controller sidecar with flags it accepts.
+#[test]
+fn the_generated_edge_deployment_starts_the_sidecar_with_flags_it_accepts() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../generated/deploy/edge-files/deployment.yaml");
+    let deployment: Value = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let sidecar = deployment["spec"]["template"]["spec"]["initContainers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|container| container["name"] == "controller")
+        .unwrap();
+    let args: Vec<&str> = sidecar["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    assert!(args.iter().any(|arg| arg.starts_with("--out=")), "{args:?}");
+    assert_accepted(&args);
+}
+
 /// The generated Deployment starts the binary with flags it accepts, and
 /// its Service, account and ports line up.
 #[test]
@@ -155,22 +193,11 @@ fn the_generated_deployment_starts_the_binary_with_flags_it_accepts() {
         .iter()
         .map(|arg| arg.as_str().unwrap())
         .collect();
-    // clap rejects an unknown flag before it reaches a later --help.
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-        .args(&args)
-        .arg("--help")
-        .output()
-        .unwrap();
+    assert_accepted(&args);
     assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
+        std::panic::catch_unwind(|| assert_accepted(&["--no-such-flag"])).is_err(),
+        "the check can fail"
     );
-    let bogus = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"))
-        .args(["--no-such-flag", "--help"])
-        .output()
-        .unwrap();
-    assert!(!bogus.status.success(), "the check above can fail");
 
     let port = |name: &str| {
         container["ports"]

@@ -55,6 +55,8 @@ pub const XDS_CLUSTER: &str = "aether-controller-xds";
 /// Where the edge's Envoy mounts its xDS client certificate's Secret
 /// (`tls.crt`, `tls.key`, and `ca.crt`, the CA of the controller's).
 pub const XDS_CLIENT_TLS_DIR: &str = "/etc/envoy/xds-tls";
+/// The heap at which Envoy's overload manager sheds load (2 GiB).
+pub const MAX_HEAP_BYTES: u64 = 2 << 30;
 /// Where the mesh's agent serves SDS in the pod: a placeholder for the
 /// mesh's own socket.
 pub const MESH_SDS_SOCKET: &str = "/var/run/mesh/sds.sock";
@@ -65,22 +67,24 @@ const HEADER: &str = "\
 
 /// What each file says at its top, after the generated-file line.
 const FILES_NOTE: &str = "\
-# The edge's Envoy, taking its routes from the controller's routes.json.
-# Start order: Envoy refuses to start while routes.json is missing, so run
-# `aether-controller --manifests DIR --out /var/run/aether --once` (or the
-# cluster-mode controller's first pass) before Envoy, e.g. as an init
-# container, then the controller beside it. Envoy watches routes.json by
+# The edge's Envoy, taking its routes from the controller's routes.json, as
+# the Deployment in generated/deploy/edge-files/ runs it: the controller is
+# a native sidecar writing to a volume both mount at /var/run/aether, and
+# Envoy starts once the controller's startup probe passes (Envoy refuses
+# to start while routes.json is missing). Envoy watches routes.json by
 # path: the controller renames it into place once per change, and the
 # other files it writes to the same directory do not reload Envoy.
 # The same holds for listeners.json (the HTTPS listener, one filter chain
 # per served TLS object, each reading chains/NAMESPACE.NAME/routes.json
 # in a directory of its own) and each certificate's SDS file under
 # secrets/ (owner-only: run Envoy as the controller's user). Envoy watches
-# each of those files with an inotify instance: raise the node's
-# fs.inotify.max_user_instances above their number (the controller
-# refuses a listener that would need more) and Envoy's open-file limit
-# with it. Mount the directory at the same path in both containers: the
-# files name each other by path.
+# each of those files with an inotify instance, an open file each: the
+# node's fs.inotify.max_user_instances must exceed their number (the
+# Deployment's init container raises it) and so must the open-file limit
+# (the container runtime's hard RLIMIT_NOFILE, less 1,024 kept for
+# connections); the controller refuses a listener that would need more.
+# Mount the directory at the same path in both containers: the files name
+# each other by path.
 # The backends' clusters (`svc` or `svc:port`) come from the mesh, and so
 # does the SDS of AWS_SECRETS_MANAGER certificates (cluster mesh-sds: point
 # it at the mesh agent's SDS socket).
@@ -111,28 +115,36 @@ const HEAP_NOTE: &str = "\
 
 /// The files, relative to the plugin's `out`.
 pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
-    let sources = [
-        (
-            "bootstrap-files.yaml",
-            FILES_NOTE,
-            EdgeSource::Files(controller::OUT_DIR.to_owned()),
-            vec![mesh_sds_cluster()],
-        ),
+    let files = [
+        ("bootstrap-files.yaml", files_text()?),
         (
             "bootstrap-xds.yaml",
-            XDS_NOTE,
-            EdgeSource::Ads,
-            vec![xds_cluster(), mesh_sds_cluster()],
+            text(XDS_NOTE, &EdgeSource::Ads, vec![xds_cluster(), mesh_sds_cluster()])?,
         ),
     ];
-    sources
+    Ok(files
         .into_iter()
-        .map(|(path, note, source, clusters)| {
-            let bootstrap = bootstrap(&source, clusters)?;
-            let yaml = serde_saphyr::to_string(&bootstrap).with_context(|| format!("writing {path}"))?;
-            Ok((path.to_owned(), format!("{HEADER}{note}{HEAP_NOTE}{yaml}").into_bytes()))
-        })
-        .collect()
+        .map(|(path, text)| (path.to_owned(), format!("{HEADER}{text}").into_bytes()))
+        .collect())
+}
+
+/// `bootstrap-files.yaml` after its generated-file line, which the edge's
+/// files-mode Deployment also carries in its ConfigMap
+/// (`generated/deploy/edge-files/`).
+pub fn files_text() -> Result<String> {
+    text(
+        FILES_NOTE,
+        &EdgeSource::Files(controller::OUT_DIR.to_owned()),
+        vec![mesh_sds_cluster()],
+    )
+}
+
+/// A bootstrap taking its routes from `source`: `note`, what both say of
+/// memory, and the YAML.
+fn text(note: &str, source: &EdgeSource, clusters: Vec<Value>) -> Result<String> {
+    let bootstrap = bootstrap(source, clusters)?;
+    let yaml = serde_saphyr::to_string(&bootstrap).context("writing a bootstrap")?;
+    Ok(format!("{note}{HEAP_NOTE}{yaml}"))
 }
 
 /// Envoy's JSON of `message` (through its descriptors, with the protos'
@@ -198,7 +210,7 @@ fn overload_manager() -> Value {
             "name": "envoy.resource_monitors.fixed_heap",
             "typed_config": {
                 "@type": "type.googleapis.com/envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig",
-                "max_heap_size_bytes": 2147483648u64
+                "max_heap_size_bytes": MAX_HEAP_BYTES
             }
         }],
         "actions": [

@@ -3,8 +3,7 @@
 //! Service in front of their xDS port, from which the edge's Envoys take
 //! their routes (RDS over gRPC). The replicas elect one status writer
 //! through a Lease. (The controller can also run as a container of the
-//! Envoy pods, writing files to a shared volume; docs/controller.md,
-//! "Deployment", shows that container.)
+//! Envoy pods, writing files to a shared volume: `edge_files`.)
 //!
 //! - ClusterRole: watch VirtualHosts in every namespace, patch their status;
 //!   `get`, `list` and `watch` Secrets, for the `kubernetes.io/tls` Secrets
@@ -91,54 +90,66 @@ fn lease_role() -> Value {
     role(NAME, Some(NAMESPACE), rules)
 }
 
-fn deployment() -> Value {
-    let container = json!({
+/// The controller's container, as both Deployments run it: `--out` on the
+/// `out` volume, its metrics port, its name in the Lease, the liveness
+/// probe and resources; then `args`.
+pub(super) fn container(args: &[String]) -> Value {
+    let mut all = vec![
+        format!("--out={OUT_DIR}"),
+        format!("--metrics-addr=0.0.0.0:{METRICS_PORT}"),
+    ];
+    all.extend_from_slice(args);
+    json!({
         "name": "controller",
         "image": super::image::image_of(NAME),
-        "args": [
-            format!("--out={OUT_DIR}"),
-            format!("--xds-addr=0.0.0.0:{XDS_PORT}"),
-            // Mutual TLS from the cert-manager Secret (reloaded on renewal).
-            format!("--xds-tls-cert={XDS_TLS_DIR}/tls.crt"),
-            format!("--xds-tls-key={XDS_TLS_DIR}/tls.key"),
-            format!("--xds-tls-client-ca={XDS_TLS_DIR}/ca.crt"),
-            // The edge Envoys take everything over xDS: no route
-            // configuration rendered as JSON and written on every change of
-            // routes (190 MB at 50,000 objects), no private key on disk.
-            "--xds-only".to_owned(),
-            // The edge Envoys' cluster for the mesh's SDS, which serves the
-            // AWS_SECRETS_MANAGER certificates (generated/deploy/envoy/).
-            format!("--mesh-sds-cluster={MESH_SDS_CLUSTER}"),
-            format!("--metrics-addr=0.0.0.0:{METRICS_PORT}")
-        ],
+        "args": all,
         // Its name in the Lease.
         "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-        "ports": [
-            {"name": "xds", "containerPort": XDS_PORT, "protocol": "TCP"},
-            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}
-        ],
+        "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
         // Alive while the process answers; not `/readyz`, which says 503
         // until every scope is listed (a restart would not list sooner).
         "livenessProbe": {"httpGet": {"path": "/healthz", "port": "metrics"}, "periodSeconds": 10},
-        // Ready once a pass has written the files (every scope listed), so
-        // the Service sends Envoys only to replicas with a configuration.
-        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "metrics"}, "periodSeconds": 5},
         "resources": {
             "requests": {"cpu": "100m", "memory": "128Mi"},
             "limits": {"memory": "1Gi"}
         },
-        "volumeMounts": [
-            {"name": "out", "mountPath": OUT_DIR},
-            {"name": "xds-tls", "mountPath": XDS_TLS_DIR, "readOnly": true}
-        ]
-    });
+        "volumeMounts": [{"name": "out", "mountPath": OUT_DIR}]
+    })
+}
+
+fn deployment() -> Value {
+    let mut container = container(&[
+        format!("--xds-addr=0.0.0.0:{XDS_PORT}"),
+        // Mutual TLS from the cert-manager Secret (reloaded on renewal).
+        format!("--xds-tls-cert={XDS_TLS_DIR}/tls.crt"),
+        format!("--xds-tls-key={XDS_TLS_DIR}/tls.key"),
+        format!("--xds-tls-client-ca={XDS_TLS_DIR}/ca.crt"),
+        // The edge Envoys take everything over xDS: no route configuration
+        // rendered as JSON and written on every change of routes (190 MB at
+        // 50,000 objects), no private key on disk.
+        "--xds-only".to_owned(),
+        // The edge Envoys' cluster for the mesh's SDS, which serves the
+        // AWS_SECRETS_MANAGER certificates (generated/deploy/envoy/).
+        format!("--mesh-sds-cluster={MESH_SDS_CLUSTER}"),
+    ]);
+    container["ports"]
+        .as_array_mut()
+        .expect("ports")
+        .insert(0, json!({"name": "xds", "containerPort": XDS_PORT, "protocol": "TCP"}));
+    // Ready once a pass has written the files (every scope listed), so
+    // the Service sends Envoys only to replicas with a configuration.
+    container["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": "metrics"}, "periodSeconds": 5});
+    container["volumeMounts"]
+        .as_array_mut()
+        .expect("volumeMounts")
+        .push(json!({"name": "xds-tls", "mountPath": XDS_TLS_DIR, "readOnly": true}));
     let volumes = json!([
         {"name": "out", "emptyDir": {}},
         {"name": "xds-tls", "secret": {"secretName": XDS_TLS_SECRET}}
     ]);
     // Two replicas: Envoys reconnect to the other while one restarts; the
     // Lease keeps one status writer. SIGTERM releases the Lease (one API call).
-    super::deployment(NAME, 2, 15, container, volumes)
+    super::deployment(NAME, 2, 15, vec![container], volumes)
 }
 
 fn issuer(name: &str, spec: Value) -> Value {

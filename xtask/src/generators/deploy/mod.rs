@@ -5,14 +5,17 @@
 //! - `namespace.yaml`: [`NAMESPACE`], where both live;
 //! - `webhook/`: the validating admission webhook (`aether-webhook`);
 //! - `controller/`: the controller (`aether-controller`): its RBAC, and a
-//!   Deployment and Service serving the routes over xDS (it can also run
-//!   as a container of the edge's Envoy pods, writing files; see
-//!   docs/controller.md, "Deployment");
-//!   (each Deployment with a PodDisruptionBudget: one pod evicted at a time);
+//!   Deployment and Service serving the routes over xDS;
 //! - `kustomization.yaml`: all of the above, in that order, so that
-//!   `kubectl apply -k generated/deploy` installs them (after the CRD).
+//!   `kubectl apply -k generated/deploy` installs them (after the CRD);
+//! - `edge-files/`: the edge without xDS, Envoy pods with the controller
+//!   as a sidecar writing their files (`edge_files`), with a
+//!   `kustomization.yaml` of its own;
+//!
+//! (each Deployment with a PodDisruptionBudget: one pod evicted at a time).
 
 pub(crate) mod controller;
+mod edge_files;
 pub(crate) mod image;
 mod webhook;
 
@@ -75,9 +78,17 @@ fn binding(name: &str, namespace: Option<&str>) -> Value {
     })
 }
 
+/// `container` with the settings of the `restricted` Pod Security
+/// Standard: no privilege escalation, no capabilities, a read-only root.
+fn restricted(mut container: Value) -> Value {
+    container["securityContext"] =
+        json!({"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}});
+    container
+}
+
 /// A Deployment `name` in [`NAMESPACE`] of `replicas` pods, labelled and
-/// selected by `name`, running as the ServiceAccount `name` one
-/// `container` with `volumes`. Pod and container get the settings of the
+/// selected by `name`, running as the ServiceAccount `name` the
+/// `containers` with `volumes`. Pod and containers get the settings of the
 /// `restricted` Pod Security Standard, as the numeric user the image has
 /// ([`image::RUN_AS`]); the replicas are spread over nodes (preferred, not
 /// required: a one-node cluster still runs them all).
@@ -85,11 +96,10 @@ fn deployment(
     name: &str,
     replicas: u32,
     termination_grace_seconds: u32,
-    mut container: Value,
+    containers: Vec<Value>,
     volumes: Value,
 ) -> Value {
-    container["securityContext"] =
-        json!({"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}});
+    let containers: Vec<Value> = containers.into_iter().map(restricted).collect();
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -114,7 +124,7 @@ fn deployment(
                         "labelSelector": {"matchLabels": {"app.kubernetes.io/name": name}}
                     }],
                     "terminationGracePeriodSeconds": termination_grace_seconds,
-                    "containers": [container],
+                    "containers": containers,
                     "volumes": volumes
                 }
             }
@@ -148,6 +158,23 @@ fn namespace() -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": {"app.kubernetes.io/part-of": "aether"}}})
 }
 
+/// A kustomization of `resources`, pointing the `images` at
+/// [`IMAGE_TAG`] by name, so an overlay (or `kustomize edit set image`)
+/// points the Deployments at a registry and tag of its own.
+fn kustomization<'a>(resources: impl IntoIterator<Item = &'a str>, images: &[&str]) -> Value {
+    let resources: Vec<&str> = resources.into_iter().collect();
+    let images: Vec<Value> = images
+        .iter()
+        .map(|name| json!({"name": image::repository(name), "newTag": IMAGE_TAG}))
+        .collect();
+    json!({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": resources,
+        "images": images
+    })
+}
+
 /// The files, in a fixed order, relative to the plugin's `out`.
 pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
     let folders = [
@@ -155,26 +182,20 @@ pub fn generate() -> Result<Vec<(String, Vec<u8>)>> {
         ("webhook/", webhook::objects()),
         ("controller/", controller::objects()),
     ];
-    let mut objects = Vec::new();
+    let mut objects: Vec<(String, Value)> = Vec::new();
     for (folder, folder_objects) in folders {
         for (file, object) in folder_objects {
             objects.push((format!("{folder}{file}"), object));
         }
     }
-    let resources: Vec<&String> = objects.iter().map(|(path, _)| path).collect();
-    // The images by name, so an overlay (or `kustomize edit set image`)
-    // points the Deployments at a registry and tag of its own.
-    let images: Vec<Value> = BINARIES
-        .iter()
-        .map(|name| json!({"name": image::repository(name), "newTag": IMAGE_TAG}))
-        .collect();
-    let kustomization = json!({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization",
-        "resources": resources,
-        "images": images
-    });
-    objects.push(("kustomization.yaml".to_owned(), kustomization));
+    let main = kustomization(objects.iter().map(|(path, _)| path.as_str()), &BINARIES);
+    objects.push(("kustomization.yaml".to_owned(), main));
+    let edge = edge_files::objects()?;
+    let edge_kustomization = kustomization(edge.iter().map(|(file, _)| *file), &[controller::NAME]);
+    for (file, object) in edge {
+        objects.push((format!("{}/{file}", edge_files::FOLDER), object));
+    }
+    objects.push((format!("{}/kustomization.yaml", edge_files::FOLDER), edge_kustomization));
     let mut files = objects
         .into_iter()
         .map(|(path, object)| {
@@ -198,27 +219,43 @@ mod tests {
         serde_saphyr::from_str(&text).unwrap()
     }
 
-    /// The kustomization lists every other generated file, namespace first.
-    #[test]
-    fn the_kustomization_lists_every_object_namespace_first() {
-        let files = generate().unwrap();
-        let kustomization = read_checked_in("kustomization.yaml");
-        let listed: Vec<&str> = kustomization["resources"]
+    /// The resources a checked-in kustomization lists.
+    fn resources_of(kustomization: &str) -> Vec<String> {
+        read_checked_in(kustomization)["resources"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|path| path.as_str().unwrap())
-            .collect();
+            .map(|path| path.as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The kustomization lists every other generated file but the edge
+    /// without xDS, namespace first; that one's own lists its folder.
+    #[test]
+    fn the_kustomizations_list_every_object_namespace_first() {
+        let files = generate().unwrap();
+        let edge = format!("{}/", edge_files::FOLDER);
+        let is_object = |path: &&str| !path.ends_with("kustomization.yaml") && !path.starts_with("image/");
         let others: Vec<&str> = files
             .iter()
             .map(|(path, _)| path.as_str())
-            .filter(|path| *path != "kustomization.yaml" && !path.starts_with("image/"))
+            .filter(is_object)
+            .filter(|path| !path.starts_with(&edge))
             .collect();
+        let listed = resources_of("kustomization.yaml");
         assert_eq!(listed, others);
+        let in_edge: Vec<&str> = files
+            .iter()
+            .filter_map(|(path, _)| path.strip_prefix(&edge))
+            .filter(is_object)
+            .collect();
+        assert_eq!(resources_of(&format!("{edge}kustomization.yaml")), in_edge);
+        assert!(!in_edge.is_empty());
         assert_eq!(listed[0], "namespace.yaml");
         assert_eq!(read_checked_in("namespace.yaml")["metadata"]["name"], NAMESPACE);
-        for path in listed {
-            let object = read_checked_in(path);
+        let edge_paths = in_edge.iter().map(|file| format!("{edge}{file}"));
+        for path in listed.into_iter().chain(edge_paths) {
+            let object = read_checked_in(&path);
             if let Some(namespace) = object["metadata"]["namespace"].as_str() {
                 assert_eq!(namespace, NAMESPACE, "{path}");
             }
@@ -233,7 +270,7 @@ mod tests {
     fn every_object_round_trips_through_the_kubernetes_api_types() {
         use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
         use k8s_openapi::api::apps::v1::Deployment;
-        use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
+        use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service, ServiceAccount};
         use k8s_openapi::api::policy::v1::PodDisruptionBudget;
         use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 
@@ -250,6 +287,7 @@ mod tests {
             let back = match object["kind"].as_str().unwrap() {
                 "ValidatingWebhookConfiguration" => round_trip::<ValidatingWebhookConfiguration>(&object),
                 "Deployment" => round_trip::<Deployment>(&object),
+                "ConfigMap" => round_trip::<ConfigMap>(&object),
                 "PodDisruptionBudget" => round_trip::<PodDisruptionBudget>(&object),
                 "Namespace" => round_trip::<Namespace>(&object),
                 "Service" => round_trip::<Service>(&object),
@@ -264,7 +302,7 @@ mod tests {
             assert_eq!(back, object, "{path}");
             checked.push(path);
         }
-        assert_eq!(checked.len(), 16, "{checked:?}");
+        assert_eq!(checked.len(), 20, "{checked:?}");
     }
 
     #[test]
@@ -281,7 +319,7 @@ mod tests {
             .map(|(_, bytes)| serde_saphyr::from_str(std::str::from_utf8(bytes).unwrap()).unwrap())
             .collect();
         let of_kind = |kind: &'static str| objects.iter().filter(move |object| object["kind"] == kind);
-        assert_eq!(of_kind("Deployment").count(), 2);
+        assert_eq!(of_kind("Deployment").count(), 3);
         for deployment in of_kind("Deployment") {
             let selector = &deployment["spec"]["selector"];
             let budget = of_kind("PodDisruptionBudget")

@@ -116,7 +116,7 @@ fn deployment() -> Value {
     let volumes = json!([{"name": "tls", "secret": {"secretName": TLS_SECRET}}]);
     // Two replicas: the webhook fails closed, so one must always answer.
     // SIGTERM starts a graceful drain; 30 s gives it time.
-    super::deployment(NAME, 2, 30, container, volumes)
+    super::deployment(NAME, 2, 30, vec![container], volumes)
 }
 
 /// The objects, in a fixed order.
