@@ -10,7 +10,7 @@
 //! There is no API server to store statuses, so they are written to
 //! `status.json` in the output directory (`namespace/name` → status), and
 //! read back from there at start, so `lastTransitionTime` survives restarts.
-//! Local objects have no `metadata.generation`: `observedGeneration` is 0.
+//! `observedGeneration` is the manifest's `metadata.generation` (0 without).
 //!
 //! Bad input never loses what was read before. The manifests are read by
 //! the shared reader with its keep-last-good policy
@@ -406,12 +406,13 @@ impl Local {
 /// object on each pass.
 fn unchanged(fed: &VirtualHostObject, read: &VirtualHostObject) -> bool {
     // Destructured: a field added to the object must be compared here.
-    // The generation and status play no part in the projection.
+    // The status plays no part; the generation is the statuses'
+    // `observedGeneration`.
     let VirtualHostObject {
         namespace,
         name,
         creation_timestamp,
-        generation: _,
+        generation,
         spec,
         status: _,
         problems,
@@ -421,6 +422,7 @@ fn unchanged(fed: &VirtualHostObject, read: &VirtualHostObject) -> bool {
         && *namespace == read.namespace
         && *name == read.name
         && *creation_timestamp == read.creation_timestamp
+        && *generation == read.generation
         && *problems == read.problems
         && *set_aside == read.set_aside
 }

@@ -484,3 +484,31 @@ fn a_pass_that_changes_only_statuses_leaves_routes_json_alone() {
     assert_ne!(std::fs::metadata(&routes).unwrap().ino(), inode);
     assert_eq!(served_hosts(out.path()), ["a.example.com"], "default/b serves it now");
 }
+
+/// A manifest's `metadata.generation` is its status's `observedGeneration`
+/// (0 without one), and a new generation alone is a new status.
+#[test]
+fn observed_generation_is_the_manifests_generation() {
+    let (input, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let observed = |key: &str| -> Value {
+        let status: Value = serde_json::from_slice(&std::fs::read(out.path().join(STATUS_FILE)).unwrap()).unwrap();
+        status[key]["conditions"][0]["observedGeneration"].clone()
+    };
+    let with_generation = |name: &str, generation: u32| {
+        named(name).replace(
+            &format!("name: {name},"),
+            &format!("name: {name}, generation: {generation},"),
+        )
+    };
+    std::fs::write(input.path().join("a.yaml"), with_generation("a", 7)).unwrap();
+    std::fs::write(input.path().join("b.yaml"), named("b")).unwrap();
+    let mut local = Local::new(options(input.path(), out.path())).unwrap();
+    local.reconcile().unwrap();
+    assert_eq!(observed("default/a"), 7);
+    assert_eq!(observed("default/b"), Value::Null, "0, left out as proto3 JSON does");
+
+    std::fs::write(input.path().join("a.yaml"), with_generation("a", 8)).unwrap();
+    let summary = local.reconcile().unwrap();
+    assert_eq!(summary.status_changes, 1, "{summary:?}");
+    assert_eq!(observed("default/a"), 8);
+}

@@ -1,7 +1,7 @@
 //! The objects local mode fed to the projector and their statuses, which
 //! `status.json` holds (there is no API server to store them): the
-//! [`Inputs`] local mode gives a pass. Local objects have no
-//! `metadata.generation`: `observedGeneration` is 0.
+//! [`Inputs`] local mode gives a pass. `observedGeneration` is the
+//! manifest's `metadata.generation` (0 when it has none).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -66,18 +66,24 @@ impl Inputs for Objects {
     }
 
     fn observed(&self, key: &ObjectKey) -> Option<Observed> {
-        self.fed.contains_key(key).then(|| Observed {
-            generation: 0,
+        self.fed.get(key).map(|object| Observed {
+            generation: object.generation,
             status: self.statuses.get(key).cloned(),
         })
     }
 
     fn every_observed(&self) -> BTreeMap<ObjectKey, Observed> {
         self.fed
-            .keys()
-            .map(|key| {
+            .iter()
+            .map(|(key, object)| {
                 let status = self.statuses.get(key).cloned();
-                (key.clone(), Observed { generation: 0, status })
+                (
+                    key.clone(),
+                    Observed {
+                        generation: object.generation,
+                        status,
+                    },
+                )
             })
             .collect()
     }
