@@ -58,6 +58,7 @@ fn steady_state(
                 Observed {
                     generation: 1,
                     status: None,
+                    programmed: None,
                 },
             )
         })

@@ -23,10 +23,15 @@ use tracing::{error, info};
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, Files, Written};
+use crate::status::programmed::{PROGRAMMED, Programmed};
 use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, Observed, StatusPatch};
 use crate::tls::{EdgeTls, Resolutions, TlsSettings};
 use crate::xds;
+
+/// Why `Programmed` is `Unknown`: Envoy reads the files, and what it
+/// applied of them is not seen.
+const NOT_OBSERVED: &str = "Envoy reads its configuration from files: what it applied is not observed";
 
 /// What a mode supplies to a pass besides the snapshot and the secrets'
 /// resolutions: its objects' stored statuses, and (local mode) a file that
@@ -174,7 +179,7 @@ impl Pass {
             resolutions,
             settings: self.tls.clone(),
         };
-        let observed: BTreeMap<ObjectKey, Observed> =
+        let mut observed: BTreeMap<ObjectKey, Observed> =
             if !derive_all && self.derived_with.as_ref() == Some(&tls.resolutions) {
                 self.status_due
                     .iter()
@@ -191,6 +196,9 @@ impl Pass {
             publisher.publish_tls(snapshot, &tls);
             started.elapsed()
         });
+        for observed in observed.values_mut() {
+            observed.programmed = Some(Programmed::NotObserved(NOT_OBSERVED));
+        }
         let plan = crate::plan(snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);
@@ -229,6 +237,7 @@ impl Pass {
 pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
     let accepted = status.conditions.iter().find(|c| c.r#type == ACCEPTED);
     let refs = status.conditions.iter().find(|c| c.r#type == RESOLVED_REFS);
+    let programmed = status.conditions.iter().find(|c| c.r#type == PROGRAMMED);
     info!(
         namespace = %key.namespace,
         name = %key.name,
@@ -237,6 +246,7 @@ pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
         detail = accepted.map_or("", |c| c.message.as_str()),
         resolved_refs = refs.map_or("", |c| c.status.as_str()),
         refs_detail = refs.map_or("", |c| c.message.as_str()),
+        programmed = programmed.map_or("", |c| c.reason.as_str()),
         route_count = status.route_count,
         "status changed"
     );

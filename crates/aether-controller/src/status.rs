@@ -23,7 +23,9 @@
 //! they are.
 //!
 //! It also owns `ResolvedRefs`, whether the object's TLS secret could be
-//! served ([`resolved_refs`], Gateway API's condition of that name).
+//! served ([`resolved_refs`], Gateway API's condition of that name), and
+//! `Programmed`, whether the edge's Envoys serve the object's current
+//! generation ([`programmed`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -37,6 +39,7 @@ use serde_json::{Value, json};
 
 use crate::tls::Resolutions;
 
+pub mod programmed;
 pub mod resolved_refs;
 
 /// The condition type the controller sets.
@@ -65,6 +68,9 @@ pub struct Observed {
     pub generation: i64,
     /// The status as stored; `None` when the object has none yet.
     pub status: Option<VirtualHostStatus>,
+    /// What the edge's Envoys say of `generation`; `None` (aetherctl,
+    /// which sees no Envoy) leaves `Programmed` as stored.
+    pub programmed: Option<programmed::Programmed>,
 }
 
 /// A status to write for one object.
@@ -118,7 +124,7 @@ impl StatusPatch {
 
 /// The condition types the controller writes; it keeps the others as
 /// stored.
-pub const OWNED_CONDITIONS: [&str; 2] = [ACCEPTED, resolved_refs::RESOLVED_REFS];
+pub const OWNED_CONDITIONS: [&str; 3] = [ACCEPTED, resolved_refs::RESOLVED_REFS, programmed::PROGRAMMED];
 
 /// How one object came out of the projection.
 #[derive(Debug, Clone, PartialEq)]
@@ -383,6 +389,21 @@ pub(crate) fn desired(
             ),
             None => conditions.retain(|c| c.r#type != resolved_refs::RESOLVED_REFS),
         }
+    }
+    if let Some(answer) = &observed.programmed {
+        let (status, reason, message) = programmed::condition(verdict.accepted, answer);
+        put_condition(
+            &mut conditions,
+            Condition {
+                r#type: programmed::PROGRAMMED.to_owned(),
+                status: status.to_owned(),
+                observed_generation: observed.generation,
+                last_transition_time: String::new(),
+                reason: reason.to_owned(),
+                message,
+            },
+            now,
+        );
     }
     VirtualHostStatus {
         conditions,

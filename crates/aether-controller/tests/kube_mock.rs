@@ -158,6 +158,9 @@ fn listed(state: &mut ClusterState, objects: Vec<DynamicObject>) {
     state.apply(&None, Event::InitDone);
 }
 
+/// `Programmed`'s message when Envoy reads files.
+const NOT_OBSERVED: &str = "Envoy reads its configuration from files: what it applied is not observed";
+
 fn expected_patches() -> Vec<Sent> {
     let path = |name: &str| format!("/apis/config.aether.io/v1/namespaces/shop/virtualhosts/{name}/status");
     vec![
@@ -169,6 +172,9 @@ fn expected_patches() -> Vec<Sent> {
                 "type": "Accepted", "status": "False", "observedGeneration": 7, "lastTransitionTime": NOW,
                 "reason": "HostConflict",
                 "message": "left out: host shop.example.com is served by the older VirtualHost shop/main"
+            }, {
+                "type": "Programmed", "status": "Unknown", "observedGeneration": 7, "lastTransitionTime": NOW,
+                "reason": "NotObserved", "message": NOT_OBSERVED
             }]}}),
         },
         Sent {
@@ -182,6 +188,10 @@ fn expected_patches() -> Vec<Sent> {
                 // Served without `tls`; the canary, not served, has none.
                 "type": "ResolvedRefs", "status": "True", "observedGeneration": 1, "lastTransitionTime": NOW,
                 "reason": "ResolvedRefs", "message": "no TLS secret referenced: served over plain HTTP only"
+            }, {
+                // Envoy reads the files this controller writes.
+                "type": "Programmed", "status": "Unknown", "observedGeneration": 1, "lastTransitionTime": NOW,
+                "reason": "NotObserved", "message": NOT_OBSERVED
             }]}}),
         },
     ]

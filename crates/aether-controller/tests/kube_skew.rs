@@ -282,11 +282,11 @@ async fn a_status_patch_leaves_alone_what_the_controller_does_not_own() {
     // A newer writer's status: a field this build does not know, a condition
     // of another owner with a field this build does not know, and this
     // controller's own condition from an older generation.
-    let programmed = json!({"type": "Programmed", "status": "True", "observedGeneration": 1,
-                            "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "Programmed",
-                            "message": "by the edge", "severity": "Info"});
+    let reconciled = json!({"type": "Reconciled", "status": "True", "observedGeneration": 1,
+                            "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "Reconciled",
+                            "message": "by the mesh", "severity": "Info"});
     object["status"] = json!({"routeCount": 1, "servedHosts": ["kept.example.com"], "conditions": [
-        programmed,
+        reconciled,
         {"type": "Accepted", "status": "True", "observedGeneration": 0, "lastTransitionTime": "2026-01-01T00:00:00Z",
          "reason": "Accepted", "message": "serving kept.example.com"}
     ]});
@@ -304,7 +304,7 @@ async fn a_status_patch_leaves_alone_what_the_controller_does_not_own() {
     let conditions = status["conditions"].as_array().unwrap();
     // The list is replaced whole by a merge patch: the other owner's
     // condition goes back as stored, its unknown field with it.
-    assert_eq!(conditions[0], programmed);
+    assert_eq!(conditions[0], reconciled);
     assert_eq!(conditions[1]["type"], "Accepted");
     assert_eq!(conditions[1]["observedGeneration"], 1);
     assert_eq!(
@@ -312,5 +312,6 @@ async fn a_status_patch_leaves_alone_what_the_controller_does_not_own() {
         "the status did not flip"
     );
     assert_eq!(conditions[2]["type"], "ResolvedRefs");
-    assert_eq!(conditions.len(), 3);
+    assert_eq!(conditions[3]["type"], "Programmed");
+    assert_eq!(conditions.len(), 4);
 }

@@ -38,6 +38,7 @@ fn observe(objects: &[VirtualHostObject], generation: i64) -> BTreeMap<ObjectKey
             let observed = Observed {
                 generation,
                 status: None,
+                programmed: None,
             };
             (object.key(), observed)
         })
@@ -128,6 +129,7 @@ fn stored(patches: &[StatusPatch], generation: i64) -> BTreeMap<ObjectKey, Obser
             let observed = Observed {
                 generation,
                 status: Some(p.status.clone()),
+                programmed: None,
             };
             (p.key.clone(), observed)
         })

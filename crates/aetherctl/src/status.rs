@@ -71,6 +71,8 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
             let observed = Observed {
                 generation: l.object.generation,
                 status: l.object.status.clone(),
+                // No Envoy offline: Programmed stays as stored.
+                programmed: None,
             };
             (l.object.key(), observed)
         })

@@ -74,6 +74,7 @@ pub(super) fn convert(stored: &DynamicObject) -> Option<(ObjectKey, Known)> {
     let observed = Observed {
         generation: read.generation,
         status: read.status.clone(),
+        programmed: None,
     };
     let stored_conditions = stored_conditions(stored.data.get("status"));
     let set_aside = read.set_aside.clone();

@@ -69,6 +69,7 @@ impl Inputs for Objects {
         self.fed.get(key).map(|object| Observed {
             generation: object.generation,
             status: self.statuses.get(key).cloned(),
+            programmed: None,
         })
     }
 
@@ -82,6 +83,7 @@ impl Inputs for Objects {
                     Observed {
                         generation: object.generation,
                         status,
+                        programmed: None,
                     },
                 )
             })

@@ -1,0 +1,193 @@
+//! The `Programmed` condition: whether the edge's Envoys serve the object's
+//! current generation (Gateway API's condition of that name, for a
+//! Gateway), so that `kubectl wait --for=condition=Programmed` returns once
+//! a change is live.
+//!
+//! | case | `status` | `reason` | `message` |
+//! |---|---|---|---|
+//! | every Envoy connected applied a version holding this generation | `True` | `Programmed` | how many Envoys |
+//! | some have not yet | `False` | `Pending` | how many, and the first few by node |
+//! | an Envoy refused a resource holding it | `False` | `Rejected` | the Envoy, the resource and Envoy's error (bounded, control characters replaced) |
+//! | no Envoy is connected | `False` | `NoEnvoy` | |
+//! | the edge does not serve this generation (`Accepted=False`) | `False` | `Invalid` | see `Accepted` |
+//! | Envoy reads files: the controller cannot see what it applied | `Unknown` | `NotObserved` | why |
+//!
+//! `observedGeneration` is the generation the condition speaks of. Which
+//! Envoys answer, and how, is the fleet's business (`xds::fleet`); here is
+//! only how an answer reads.
+
+use std::fmt::Write as _;
+
+use super::truncate;
+
+/// The condition type.
+pub const PROGRAMMED: &str = "Programmed";
+/// Reason: every Envoy serves this generation.
+pub const REASON_PROGRAMMED: &str = "Programmed";
+/// Reason: some Envoy has not applied it yet.
+pub const REASON_PENDING: &str = "Pending";
+/// Reason: an Envoy refused a resource holding it.
+pub const REASON_REJECTED: &str = "Rejected";
+/// Reason: no Envoy is connected.
+pub const REASON_NO_ENVOY: &str = "NoEnvoy";
+/// Reason: the edge does not serve this generation (Gateway API's reason
+/// for a Gateway that cannot be programmed as written).
+pub const REASON_INVALID: &str = "Invalid";
+/// Reason: what Envoy applied cannot be seen (it reads files).
+pub const REASON_NOT_OBSERVED: &str = "NotObserved";
+/// How much of Envoy's own error a message carries.
+pub const MAX_ENVOY_ERROR_CHARS: usize = 1024;
+/// How many waiting Envoys a `Pending` message names.
+pub const MAX_NAMED_ENVOYS: usize = 5;
+
+/// What the fleet says of one object's generation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Programmed {
+    /// Every Envoy of the fleet applied it.
+    Programmed {
+        /// How many Envoys.
+        envoys: usize,
+    },
+    /// Some Envoys have not applied it yet.
+    Pending {
+        /// The first few of them, by node.
+        named: Vec<String>,
+        /// How many.
+        waiting: usize,
+        /// Of how many Envoys.
+        envoys: usize,
+    },
+    /// An Envoy refused a resource holding it.
+    Rejected {
+        /// The Envoy, by node.
+        envoy: String,
+        /// The resource: its type and name.
+        resource: String,
+        /// Envoy's `error_detail` message.
+        error: String,
+    },
+    /// No Envoy is connected.
+    NoEnvoy,
+    /// Not observable, and why.
+    NotObserved(&'static str),
+}
+
+/// `(status, reason, message)` of the condition for an object the edge
+/// serves (`accepted`) or not.
+pub fn condition(accepted: bool, programmed: &Programmed) -> (&'static str, &'static str, String) {
+    if let Programmed::NotObserved(why) = programmed {
+        return ("Unknown", REASON_NOT_OBSERVED, (*why).to_owned());
+    }
+    if !accepted {
+        return (
+            "False",
+            REASON_INVALID,
+            "the edge does not serve this generation: see Accepted".to_owned(),
+        );
+    }
+    match programmed {
+        Programmed::Programmed { envoys } => (
+            "True",
+            REASON_PROGRAMMED,
+            format!("applied by {}", envoys_word(*envoys)),
+        ),
+        Programmed::Pending { named, waiting, envoys } => {
+            let mut message = format!("waiting for {waiting} of {} to apply it", envoys_word(*envoys));
+            if !named.is_empty() {
+                let _ = write!(message, ": {}", named.join(", "));
+                if *waiting > named.len() {
+                    let _ = write!(message, " and {} more", waiting - named.len());
+                }
+            }
+            ("False", REASON_PENDING, message)
+        }
+        Programmed::Rejected { envoy, resource, error } => (
+            "False",
+            REASON_REJECTED,
+            format!("Envoy {envoy} refused {resource}: {}", sanitized(error)),
+        ),
+        Programmed::NoEnvoy => ("False", REASON_NO_ENVOY, "no Envoy is connected".to_owned()),
+        Programmed::NotObserved(_) => unreachable!("answered above"),
+    }
+}
+
+fn envoys_word(n: usize) -> String {
+    if n == 1 {
+        "1 Envoy".to_owned()
+    } else {
+        format!("{n} Envoys")
+    }
+}
+
+/// Envoy's error as a message carries it: control characters (a newline
+/// in a log line or a terminal's escape) as spaces, at most
+/// [`MAX_ENVOY_ERROR_CHARS`].
+pub fn sanitized(error: &str) -> String {
+    let plain: String = error.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    truncate(plain, MAX_ENVOY_ERROR_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_answer_reads_as_its_row() {
+        let cases = [
+            (
+                Programmed::Programmed { envoys: 2 },
+                "True",
+                REASON_PROGRAMMED,
+                "applied by 2 Envoys",
+            ),
+            (
+                Programmed::Pending {
+                    named: vec!["edge-a".into(), "edge-b".into()],
+                    waiting: 3,
+                    envoys: 4,
+                },
+                "False",
+                REASON_PENDING,
+                "waiting for 3 of 4 Envoys to apply it: edge-a, edge-b and 1 more",
+            ),
+            (
+                Programmed::Rejected {
+                    envoy: "edge-a".into(),
+                    resource: "RouteConfiguration aether-edge/default/b".into(),
+                    error: "bad\nregex\u{1b}[31m".into(),
+                },
+                "False",
+                REASON_REJECTED,
+                "Envoy edge-a refused RouteConfiguration aether-edge/default/b: bad regex [31m",
+            ),
+            (Programmed::NoEnvoy, "False", REASON_NO_ENVOY, "no Envoy is connected"),
+            (
+                Programmed::NotObserved("Envoy reads files"),
+                "Unknown",
+                REASON_NOT_OBSERVED,
+                "Envoy reads files",
+            ),
+        ];
+        for (programmed, status, reason, message) in cases {
+            assert_eq!(
+                condition(true, &programmed),
+                (status, reason, message.to_owned()),
+                "{programmed:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_object_not_served_is_invalid_unless_nothing_is_observed() {
+        let (status, reason, _) = condition(false, &Programmed::Programmed { envoys: 1 });
+        assert_eq!((status, reason), ("False", REASON_INVALID));
+        let (status, reason, _) = condition(false, &Programmed::NotObserved("files"));
+        assert_eq!((status, reason), ("Unknown", REASON_NOT_OBSERVED));
+    }
+
+    #[test]
+    fn envoys_error_is_bounded() {
+        let long = "x".repeat(10 * MAX_ENVOY_ERROR_CHARS);
+        assert_eq!(sanitized(&long).chars().count(), MAX_ENVOY_ERROR_CHARS);
+    }
+}
