@@ -39,6 +39,7 @@
         printcolumn = "{\"name\":\"Routes\",\"type\":\"integer\",\"jsonPath\":\".status.routeCount\",\"description\":\"How many routes the edge serves (written by the controller).\"}",
         printcolumn = "{\"name\":\"Accepted\",\"type\":\"string\",\"jsonPath\":\".status.conditions[?(@.type==\\\"Accepted\\\")].status\",\"description\":\"Whether the controller accepted the VirtualHost: True, False or Unknown.\"}",
         printcolumn = "{\"name\":\"Reason\",\"type\":\"string\",\"jsonPath\":\".status.conditions[?(@.type==\\\"Accepted\\\")].reason\",\"description\":\"Why the VirtualHost is or is not accepted (such as HostConflict).\"}",
+        printcolumn = "{\"name\":\"Programmed\",\"type\":\"string\",\"jsonPath\":\".status.conditions[?(@.type==\\\"Programmed\\\")].status\",\"description\":\"Whether the edge's Envoys serve the VirtualHost's current generation: True, False or Unknown.\"}",
         printcolumn = "{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\"}"
     )
 )]
@@ -694,7 +695,10 @@ pub struct VirtualHostTls {
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct VirtualHostStatus {
     /// The latest observations of the VirtualHost's state, at most one per
-    /// `type`. The controller sets `Accepted`.
+    /// `type`. The controller sets `Accepted` (whether the edge serves it as
+    /// written), `ResolvedRefs` (whether its TLS secret can be served) and
+    /// `Programmed` (whether the edge's Envoys serve its current generation;
+    /// `Unknown` when Envoy reads files).
     ///
     /// Rules: at most 8 conditions, no two of the same `type` (the CRD's list
     /// map keyed by `type` refuses them too).

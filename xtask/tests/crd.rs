@@ -128,6 +128,11 @@ fn the_crd_names_the_resource_and_its_columns() {
                 r#".status.conditions[?(@.type=="Accepted")].reason"#,
                 "string"
             ),
+            (
+                "Programmed",
+                r#".status.conditions[?(@.type=="Programmed")].status"#,
+                "string"
+            ),
             ("Age", ".metadata.creationTimestamp", "date")
         ]
     );

@@ -96,7 +96,7 @@ fn printer_columns_show_the_accepted_condition_and_keep_routes() {
     );
     assert_eq!(column("Routes")["jsonPath"], ".status.routeCount");
     let names: Vec<_> = columns.iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["Hosts", "Routes", "Accepted", "Reason", "Age"]);
+    assert_eq!(names, ["Hosts", "Routes", "Accepted", "Reason", "Programmed", "Age"]);
     let attributes = kube_attributes().join("\n");
     assert!(attributes.contains(r#"\"name\":\"Accepted\""#), "{attributes}");
 }

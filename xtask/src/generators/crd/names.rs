@@ -146,9 +146,10 @@ pub struct PrintColumn {
 /// (`status.routeCount`), as Deployments show their replica counts.
 ///
 /// Accepted and Reason read the `Accepted` condition with a JSONPath filter,
-/// as Gateway API's resources show theirs; `status.conditions` is a list
+/// Programmed the `Programmed` condition, as Gateway API's resources show
+/// theirs; `status.conditions` is a list
 /// map keyed by `type`, so the filter finds at most one condition.
-pub const PRINT_COLUMNS: [PrintColumn; 5] = [
+pub const PRINT_COLUMNS: [PrintColumn; 6] = [
     PrintColumn {
         name: "Hosts",
         type_: "string",
@@ -175,6 +176,13 @@ pub const PRINT_COLUMNS: [PrintColumn; 5] = [
         type_: "string",
         json_path: ".status.conditions[?(@.type==\"Accepted\")].reason",
         description: "Why the VirtualHost is or is not accepted (such as HostConflict).",
+        priority: 0,
+    },
+    PrintColumn {
+        name: "Programmed",
+        type_: "string",
+        json_path: ".status.conditions[?(@.type==\"Programmed\")].status",
+        description: "Whether the edge's Envoys serve the VirtualHost's current generation: True, False or Unknown.",
         priority: 0,
     },
     PrintColumn {
