@@ -201,6 +201,11 @@ impl ClusterState {
         self
     }
 
+    /// The xDS fleet's changes, with xDS ([`Pass::fleet_changes`]).
+    fn fleet_changes(&self) -> Option<watch::Receiver<u64>> {
+        self.pass.fleet_changes()
+    }
+
     /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
     /// `secrets/`), for Envoys that take all of it over xDS
     /// ([`crate::outputs::Written::without_envoy_files`]).
@@ -432,6 +437,8 @@ where
 {
     tokio::pin!(shutdown);
     metrics.leader.set(i64::from(*leading.borrow_and_update()));
+    // Envoys' answers over xDS make the statuses waiting for them due.
+    let mut fleet = state.fleet_changes();
     loop {
         let due = debouncer.deadline().filter(|_| state.ready());
         let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(
@@ -456,6 +463,18 @@ where
                 Some(Err(err)) => warn!(error = %err, "the Secrets' watch failed"),
                 None => anyhow::bail!("the Secrets' watch ended"),
             },
+            changed = async {
+                match &mut fleet {
+                    Some(changes) => changes.changed().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if changed.is_err() {
+                    fleet = None;
+                } else if state.pass.fleet_changed() {
+                    debouncer.change(Instant::now());
+                }
+            }
             changed = leading.changed() => {
                 anyhow::ensure!(changed.is_ok(), "the leader election stopped");
                 let leader = *leading.borrow_and_update();

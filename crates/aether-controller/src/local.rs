@@ -231,6 +231,7 @@ impl Local {
         }
         for key in &load.removed {
             self.pass.projector.remove(key);
+            self.pass.forget(key);
             self.objects.remove(key);
         }
         // What is new or changed is fed, in key order; so is an object
@@ -264,7 +265,8 @@ impl Local {
                 warn!(object = %key, fields = ?object.set_aside, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
             }
             // What is served changes only for a version it can use.
-            self.pass.projector.upsert_keeping_valid(object.clone(), 0);
+            let generation = object.generation;
+            self.pass.projector.upsert_keeping_valid(object.clone(), generation);
             self.objects.feed(key, object);
         }
         // A file that turned unusable (does not parse, keeps changing)
@@ -343,6 +345,8 @@ impl Local {
         }
         let mut debouncer = Debouncer::new(self.options.quiet, self.options.max_delay);
         let mut seen = self.fingerprint();
+        // Envoys' answers over xDS make the statuses waiting for them due.
+        let mut fleet = self.pass.fleet_changes();
         let mut looked_at = None;
         let mut backoff = outputs::backoff::Backoff::default();
         loop {
@@ -362,6 +366,14 @@ impl Local {
                 seen = fingerprint;
                 looked_at = due.or(looked_at);
                 debouncer.change(Instant::now());
+            }
+            if let Some(changes) = &mut fleet
+                && changes.has_changed().unwrap_or(false)
+            {
+                changes.mark_unchanged();
+                if self.pass.fleet_changed() {
+                    debouncer.change(Instant::now());
+                }
             }
             if debouncer.take_due(Instant::now()) {
                 // On error the previous outputs stay, and the pass is

@@ -81,6 +81,9 @@ pub(crate) struct Pass {
     /// they change (a secret's content, a certificate's validity window),
     /// every status is derived again. `None`: every status is.
     derived_with: Option<Resolutions>,
+    /// Objects the Envoys have not all applied (or refused, or none is
+    /// connected): derived again when the fleet changes.
+    awaiting: HashSet<ObjectKey>,
 }
 
 impl Pass {
@@ -101,6 +104,7 @@ impl Pass {
             tls,
             status_due: HashSet::new(),
             derived_with: None,
+            awaiting: HashSet::new(),
         }
     }
 
@@ -147,6 +151,20 @@ impl Pass {
     /// `key` is gone: no status to derive.
     pub(crate) fn forget(&mut self, key: &ObjectKey) {
         self.status_due.remove(key);
+        self.awaiting.remove(key);
+    }
+
+    /// The Envoys' changes, with xDS: each one makes the objects they had
+    /// not all applied due ([`Pass::fleet_changed`]).
+    pub(crate) fn fleet_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.xds.as_ref().map(|publisher| publisher.fleet().changes())
+    }
+
+    /// The fleet changed: the statuses of the objects it had not all
+    /// applied are due; returns whether there are any.
+    pub(crate) fn fleet_changed(&mut self) -> bool {
+        self.status_due.extend(self.awaiting.iter().cloned());
+        !self.awaiting.is_empty()
     }
 
     /// The projection's snapshot; the objects it touched since the last are
@@ -196,8 +214,19 @@ impl Pass {
             publisher.publish_tls(snapshot, &tls);
             started.elapsed()
         });
-        for observed in observed.values_mut() {
-            observed.programmed = Some(Programmed::NotObserved(NOT_OBSERVED));
+        for (key, observed) in &mut observed {
+            let programmed = match &self.xds {
+                Some(publisher) => publisher
+                    .fleet()
+                    .programmed(&publisher.needs(snapshot, &tls.resolutions, key)),
+                None => Programmed::NotObserved(NOT_OBSERVED),
+            };
+            if matches!(programmed, Programmed::Programmed { .. } | Programmed::NotObserved(_)) {
+                self.awaiting.remove(key);
+            } else {
+                self.awaiting.insert(key.clone());
+            }
+            observed.programmed = Some(programmed);
         }
         let plan = crate::plan(snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);

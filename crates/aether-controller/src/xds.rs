@@ -47,7 +47,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use aether_http_server::{ListenerMetrics, Protocol};
-use aether_projection::Snapshot;
+use aether_projection::{ObjectKey, Snapshot};
 use envoy_types::pb::envoy::config::core::v3::Node;
 use futures_util::StreamExt;
 use http::{Request, Response};
@@ -62,6 +62,7 @@ use crate::outputs::ROUTE_CONFIGURATION_TYPE;
 
 mod body;
 pub mod delta;
+pub mod fleet;
 pub mod listeners_secrets;
 mod rds;
 pub mod requests;
@@ -89,6 +90,8 @@ pub struct Publisher {
     source: Arc<Mutex<Option<rds::Source>>>,
     /// The HTTPS listener and the certificates ([`listeners_secrets`]).
     pub(crate) tls: listeners_secrets::TlsSenders,
+    /// The Envoys the streams serve, and what each applied.
+    fleet: fleet::Fleet,
 }
 
 impl Publisher {
@@ -109,6 +112,7 @@ impl Publisher {
             }
             info!(version = %next.version(), bytes = snapshot.routes().encoded_len(),
                 configurations = next.len(), "xds: new route configurations");
+            next.stamp();
             *current = Some(Arc::new(next));
             true
         });
@@ -117,6 +121,47 @@ impl Publisher {
     /// The version last published, if any.
     pub fn current(&self) -> Option<Arc<Version>> {
         self.current.borrow().clone()
+    }
+
+    /// The Envoys served, and what each applied.
+    pub fn fleet(&self) -> &fleet::Fleet {
+        &self.fleet
+    }
+
+    /// What the object `key` of `snapshot` needs of each Envoy, as now
+    /// published: the plain route configuration, and for an object served
+    /// over TLS the listener, its chain's configuration and its secret
+    /// (when served here rather than by the mesh).
+    pub fn needs(&self, snapshot: &Snapshot, tls: &crate::tls::Resolutions, key: &ObjectKey) -> Vec<fleet::Need> {
+        let mut needs = Vec::new();
+        let mut need = |type_url: &'static str, current: Option<&Resources>, name: String| {
+            if let Some(item) = current.and_then(|current| current.get(&name)) {
+                let seq = item.seq;
+                needs.push(fleet::Need { type_url, name, seq });
+            }
+        };
+        let routes = self.current();
+        need(ROUTE_CONFIGURATION_TYPE, routes.as_deref(), self.name.to_string());
+        if let Some(chain) = snapshot.tls_chain_of(key).filter(|chain| tls.usable(&chain.secret)) {
+            let listeners = self.tls.listeners.borrow().clone();
+            need(
+                listeners_secrets::LISTENER_TYPE,
+                listeners.as_deref(),
+                aether_projection::listener::HTTPS_LISTENER.to_owned(),
+            );
+            need(
+                ROUTE_CONFIGURATION_TYPE,
+                routes.as_deref(),
+                chain.route_configuration_name(&self.name),
+            );
+            let secrets = self.tls.secrets.borrow().clone();
+            need(
+                listeners_secrets::SECRET_TYPE,
+                secrets.as_deref(),
+                aether_projection::listener::sds_secret_name(&chain.secret),
+            );
+        }
+        needs
     }
 }
 
@@ -130,6 +175,8 @@ pub struct Discovery {
     metrics: Arc<Metrics>,
     /// Cancelled when the server stops: every stream ends.
     closing: CancellationToken,
+    /// Every stream is a member while it lasts.
+    fleet: fleet::Fleet,
     /// The server's TLS ([`transport`]); `None`: plaintext.
     server_tls: Option<Arc<dyn aether_http_server::Tls>>,
     /// The bytes of unfinished requests every stream may buffer together.
@@ -141,11 +188,13 @@ pub struct Discovery {
 pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
     let (sender, receiver) = watch::channel(None);
     let (tls_senders, tls_receivers) = listeners_secrets::channels();
+    let fleet = fleet::Fleet::default();
     let publisher = Publisher {
         name: name.into(),
         current: Arc::new(sender),
         source: Arc::default(),
         tls: tls_senders,
+        fleet: fleet.clone(),
     };
     let service = Discovery {
         name: name.into(),
@@ -153,6 +202,7 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
         tls: tls_receivers,
         metrics,
         closing: CancellationToken::new(),
+        fleet,
         server_tls: None,
         budget: RequestBudget::new(MAX_BUFFERED_REQUEST_BYTES),
     };
@@ -301,7 +351,7 @@ impl Discovery {
     /// A delta stream of `types` on `request`.
     fn delta(&self, request: Request<Incoming>, types: Vec<delta::Served>) -> Response<ResponseBody> {
         let requests = delta::DeltaRequests::new(request.into_body(), self.budget.clone());
-        delta::stream(types, requests, self.metrics.clone(), self.closing.clone()).into_response()
+        delta::stream(types, requests, self.metrics.clone(), &self.fleet, self.closing.clone()).into_response()
     }
 
     /// The request messages of a call, within the shared budget.
@@ -337,6 +387,7 @@ impl Discovery {
                 requests,
                 current.clone(),
                 self.metrics.clone(),
+                &self.fleet,
                 self.closing.clone(),
             );
             body.into_response()

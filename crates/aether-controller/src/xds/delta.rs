@@ -38,6 +38,7 @@ use tonic::Status;
 use tracing::{debug, warn};
 
 use super::body::{Owes, ResponseBody, Signals};
+use super::fleet::{Acks, Fleet, Holds, Member, Need};
 use super::sotw::{Current, Kind};
 use crate::metrics::Metrics;
 
@@ -66,6 +67,8 @@ struct Outbox {
     state: Mutex<State>,
     metrics: Arc<Metrics>,
     signals: Signals,
+    /// Told of each answer.
+    fleet: Fleet,
 }
 
 #[derive(Default)]
@@ -85,6 +88,12 @@ struct State {
     /// Per type, the names each recent response carried, by nonce (at most
     /// [`RECENT`]), to tell which ones a NACK refused.
     sent: Vec<VecDeque<(u64, Vec<String>)>>,
+    /// Per type, what Envoy answered ([`Acks`]).
+    acks: Vec<Acks>,
+    /// Per type, the publication whose changes `pending` holds.
+    syncing: Vec<Option<u64>>,
+    /// The node id of the stream's first request that gave one.
+    node: Option<String>,
 }
 
 /// Resources per response at most: Envoy applies a response whole or not at
@@ -103,6 +112,8 @@ impl State {
             pending: (0..types).map(|_| Default::default()).collect(),
             singles: (0..types).map(|_| Default::default()).collect(),
             sent: (0..types).map(|_| Default::default()).collect(),
+            acks: (0..types).map(|_| Acks::default()).collect(),
+            syncing: vec![None; types],
             ..Self::default()
         }
     }
@@ -151,10 +162,19 @@ impl Owes for Outbox {
             }
             if put.is_empty() {
                 let mut owed = !state.pending[index].is_empty();
-                if !owed && let Some(changes) = state.subscriptions[index].next(&current) {
-                    owed = true;
-                    state.pending[index].extend(changes.put.into_iter().map(|(name, _)| name));
-                    removed = changes.removed;
+                if !owed {
+                    match state.subscriptions[index].next(&current) {
+                        Some(changes) => {
+                            owed = true;
+                            state.pending[index].extend(changes.put.into_iter().map(|(name, _)| name));
+                            removed = changes.removed;
+                            state.syncing[index] = Some(current.seq());
+                        }
+                        // Nothing new to this stream: it holds this one too
+                        // once it answered what it was sent.
+                        None if state.subscriptions[index].asked() => state.acks[index].synced(current.seq()),
+                        None => {}
+                    }
                 }
                 if !owed {
                     continue;
@@ -182,6 +202,12 @@ impl Owes for Outbox {
                 recent.pop_front();
             }
             recent.push_back((nonce, put.iter().map(|(name, _)| name.clone()).collect()));
+            state.acks[index].sent(nonce);
+            if state.pending[index].is_empty()
+                && let Some(seq) = state.syncing[index].take()
+            {
+                state.acks[index].synced(seq);
+            }
             self.metrics.xds_responses.inc();
             let put: Vec<(&str, &super::Item)> = put.iter().map(|(name, item)| (name.as_str(), item)).collect();
             let removed: Vec<&str> = removed.iter().map(String::as_str).collect();
@@ -207,13 +233,33 @@ impl Drop for OpenStream<'_> {
     }
 }
 
+impl Member for Outbox {
+    fn node(&self) -> Option<String> {
+        self.lock().node.clone()
+    }
+
+    fn holds(&self, need: &Need) -> Holds {
+        let Some(index) = self.index(need.type_url) else {
+            return Holds::NotServed;
+        };
+        let state = self.lock();
+        let subscription = &state.subscriptions[index];
+        if !subscription.asked() {
+            return Holds::NotYet;
+        }
+        state.acks[index].holds(subscription.wants(&need.name), need)
+    }
+}
+
 /// Serves one delta stream of `types` (their order is the order responses
-/// go out in) on `requests`: its response body, whose request task runs
-/// until Envoy closes the stream, the body is dropped, or `closing`.
+/// go out in) on `requests`, a member of `fleet` while it lasts: its
+/// response body, whose request task runs until Envoy closes the stream,
+/// the body is dropped, or `closing`.
 pub fn stream(
     types: Vec<Served>,
     requests: DeltaRequests,
     metrics: Arc<Metrics>,
+    fleet: &Fleet,
     closing: CancellationToken,
 ) -> ResponseBody {
     let state = State::new(types.len());
@@ -222,8 +268,10 @@ pub fn stream(
         state: Mutex::new(state),
         metrics,
         signals: Signals::default(),
+        fleet: fleet.clone(),
     });
-    tokio::spawn(read_requests(requests, outbox.clone(), closing));
+    let membership = fleet.join(outbox.clone());
+    tokio::spawn(read_requests(requests, outbox.clone(), membership, closing));
     ResponseBody::stream(outbox)
 }
 
@@ -235,7 +283,14 @@ async fn any_changed(currents: &mut [Current]) -> Result<(), tokio::sync::watch:
 }
 
 /// Reads one stream's requests; tells its body what is owed.
-async fn read_requests(mut requests: DeltaRequests, outbox: Arc<Outbox>, closing: CancellationToken) {
+async fn read_requests(
+    mut requests: DeltaRequests,
+    outbox: Arc<Outbox>,
+    membership: super::fleet::Membership,
+    closing: CancellationToken,
+) {
+    // In the fleet until the stream ends, however it does.
+    let _membership = membership;
     let metrics = outbox.metrics.clone();
     let mut currents: Vec<Current> = outbox.types.iter().map(|served| served.current.clone()).collect();
     metrics.xds_streams.inc();
@@ -308,33 +363,48 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
     };
     let kind = &outbox.types[index].kind;
     let mut state = outbox.lock();
+    if state.node.is_none()
+        && let Some(node) = request.node.as_ref().filter(|node| !node.id.is_empty())
+    {
+        state.node = Some(node.id.clone());
+    }
     let mut retry = false;
+    let mut answered = false;
     if !request.response_nonce.is_empty() {
         // Responses go out without waiting for ACKs: a NACK may name any
         // recent one.
-        let refused = request.response_nonce.parse::<u64>().ok().and_then(|nonce| {
+        let nonce = request.response_nonce.parse::<u64>().ok();
+        let refused = nonce.and_then(|nonce| {
             let at = state.sent[index].iter().position(|(sent, _)| *sent == nonce)?;
-            Some(std::mem::take(&mut state.sent[index][at].1))
+            Some((nonce, std::mem::take(&mut state.sent[index][at].1)))
         });
-        if refused.is_none() {
-            debug!(nonce = %request.response_nonce, "xds: a stale ACK or NACK ignored");
-        } else if let Some(error) = &request.error_detail {
-            outbox.metrics.xds_nacks.inc();
-            warn!(type_url = kind.type_url, nonce = %request.response_nonce, message = %error.message,
-                node = ?request.node.as_ref().map(|node| &node.id),
-                "xds: Envoy rejected a configuration");
-            // Several together: each again alone, so that Envoy takes the
-            // others. One alone stays refused until it changes.
-            if let Some(names) = refused.filter(|names| names.len() > 1) {
-                state.singles[index].extend(names);
-                retry = true;
+        match (refused, &request.error_detail) {
+            (None, _) => debug!(nonce = %request.response_nonce, "xds: a stale ACK or NACK ignored"),
+            (Some((nonce, names)), Some(error)) => {
+                outbox.metrics.xds_nacks.inc();
+                warn!(type_url = kind.type_url, nonce, message = %error.message, node = ?state.node,
+                    "xds: Envoy rejected a configuration");
+                state.acks[index].refused(nonce, &names, &error.message, names.len() > 1);
+                answered = true;
+                // Several together: each again alone, so that Envoy takes
+                // the others. One alone stays refused until it changes.
+                if names.len() > 1 {
+                    state.singles[index].extend(names);
+                    retry = true;
+                }
             }
-        } else {
-            debug!(type_url = kind.type_url, nonce = %request.response_nonce, "xds: acknowledged");
+            (Some((nonce, names)), None) => {
+                debug!(type_url = kind.type_url, nonce, "xds: acknowledged");
+                state.acks[index].acked(nonce, &names);
+                answered = true;
+            }
         }
     }
     if retry {
         outbox.signals.wake();
+    }
+    if answered {
+        outbox.fleet.changed();
     }
     let subscription = &mut state.subscriptions[index];
     if subscription.apply(&request) {

@@ -36,8 +36,8 @@ type Current = Option<Arc<Resources>>;
 /// The publishing ends of the listener's and the secrets' channels.
 #[derive(Debug, Clone)]
 pub(crate) struct TlsSenders {
-    listeners: Arc<watch::Sender<Current>>,
-    secrets: Arc<watch::Sender<Current>>,
+    pub(super) listeners: Arc<watch::Sender<Current>>,
+    pub(super) secrets: Arc<watch::Sender<Current>>,
     /// The listener's resources, made again only when it would change.
     listener: listener::ListenerMemo<Arc<Resources>>,
     /// The SDS names of a published listener, read from it once: a pass
@@ -90,14 +90,16 @@ pub(crate) fn channels() -> (TlsSenders, TlsReceivers) {
     )
 }
 
-/// Publishes `resources` unless they are the ones published; returns
-/// whether they were new.
+/// Publishes `resources`, numbered, unless they are the ones published;
+/// returns whether they were new.
 fn publish(sender: &watch::Sender<Current>, resources: Arc<Resources>) -> bool {
     sender.send_if_modified(|current| {
         if current.as_ref().is_some_and(|current| current.same_as(&resources)) {
             return false;
         }
-        *current = Some(resources);
+        let mut resources = Arc::unwrap_or_clone(resources);
+        resources.stamp();
+        *current = Some(Arc::new(resources));
         true
     })
 }

@@ -10,11 +10,16 @@
 //! not O(n).
 //!
 //! Each item carries its own version (its encoding's digest; a route
-//! table's own version), taken once when the item is put. The version of a
+//! table's own version), taken once when the item is put, and the number
+//! of the first publication holding it ([`Item::seq`]): publications are
+//! numbered in the order they are made ([`Resources::stamp`]), so an Envoy
+//! holding publication `n` of a type holds every item numbered `n` or less
+//! (`xds::fleet`). The version of a
 //! whole set, which state-of-the-world responses carry, is a digest of the
 //! names and item versions, made only when asked for and then kept: no body
 //! is read again, and delta streams never ask for it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use aether_projection::RouteTable;
@@ -88,6 +93,9 @@ impl From<Bytes> for Encoded {
     }
 }
 
+/// The number of the last publication stamped, in this process.
+static PUBLICATIONS: AtomicU64 = AtomicU64::new(0);
+
 /// One published resource: its version and its encoding.
 #[derive(Debug, Clone)]
 pub struct Item {
@@ -95,6 +103,10 @@ pub struct Item {
     pub version: Arc<str>,
     /// What responses send.
     pub body: Encoded,
+    /// No more than the number of the first publication holding it, and
+    /// more than any earlier publication's of its type (publications of a
+    /// type are made one after the other).
+    pub seq: u64,
 }
 
 impl Item {
@@ -103,6 +115,7 @@ impl Item {
         Self {
             version: body.version(),
             body,
+            seq: PUBLICATIONS.load(Ordering::SeqCst) + 1,
         }
     }
 }
@@ -121,6 +134,8 @@ pub struct Resources {
     items: imbl::OrdMap<String, Item>,
     /// The set's version, made when first asked for.
     version: OnceLock<String>,
+    /// The publication's number ([`Resources::stamp`]); 0 before.
+    seq: u64,
 }
 
 impl PartialEq for Resources {
@@ -137,6 +152,18 @@ impl Resources {
             resources.put(name, body);
         }
         resources
+    }
+
+    /// Numbers this publication, after every earlier one (and after every
+    /// item it holds): done once, as it is published.
+    pub fn stamp(&mut self) {
+        self.seq = PUBLICATIONS.fetch_add(1, Ordering::SeqCst) + 1;
+    }
+
+    /// The publication's number: an Envoy that holds it holds every item
+    /// whose [`Item::seq`] is no greater.
+    pub fn seq(&self) -> u64 {
+        self.seq
     }
 
     /// Serves `body` as `name`, in place of what it was; `false` when it

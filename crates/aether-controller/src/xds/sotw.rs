@@ -37,6 +37,7 @@ pub(crate) mod wire;
 
 pub use super::body::ResponseBody;
 use super::body::{Owes, Signals};
+use super::fleet::{Acks, Fleet, Holds, Member, Membership, Need};
 
 /// What the server publishes for one type: the latest version, if any.
 pub type Current = watch::Receiver<Option<Arc<Resources>>>;
@@ -96,6 +97,8 @@ pub(crate) struct Outbox {
     current: Current,
     metrics: Arc<Metrics>,
     signals: Signals,
+    /// Told of each answer.
+    fleet: Fleet,
 }
 
 #[derive(Default)]
@@ -110,16 +113,23 @@ struct Owed {
     nonce: u64,
     /// Digest of what was last sent, or last NACKed: not sent again.
     sent: Option<String>,
+    /// The names the last response carried.
+    sent_names: Vec<String>,
+    /// What Envoy answered.
+    acks: Acks,
+    /// The node id of the first request that gave one.
+    node: Option<String>,
 }
 
 impl Outbox {
-    pub(crate) fn new(kind: Kind, current: Current, metrics: Arc<Metrics>) -> Arc<Self> {
+    pub(crate) fn new(kind: Kind, current: Current, metrics: Arc<Metrics>, fleet: Fleet) -> Arc<Self> {
         Arc::new(Self {
             kind,
             owed: Mutex::new(Owed::default()),
             current,
             metrics,
             signals: Signals::default(),
+            fleet,
         })
     }
 
@@ -153,13 +163,42 @@ impl Owes for Outbox {
         let resources = self.current.borrow().clone()?;
         let digest = self.kind.digest(&resources, &owed.names);
         if !owed.again && owed.sent.as_ref() == Some(&digest) {
+            // Nothing new to this stream: it holds this one too once it
+            // answered what it was sent.
+            owed.acks.synced(resources.seq());
             return None;
         }
         owed.again = false;
         owed.nonce += 1;
         owed.sent = Some(digest);
+        owed.sent_names = resources
+            .filtered(&owed.names)
+            .into_iter()
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let nonce = owed.nonce;
+        owed.acks.sent(nonce);
+        owed.acks.synced(resources.seq());
         self.metrics.xds_responses.inc();
-        Some(self.kind.response(&resources, &owed.names, owed.nonce))
+        Some(self.kind.response(&resources, &owed.names, nonce))
+    }
+}
+
+impl Member for Outbox {
+    fn node(&self) -> Option<String> {
+        self.lock().node.clone()
+    }
+
+    fn holds(&self, need: &Need) -> Holds {
+        if need.type_url != self.kind.type_url {
+            return Holds::NotServed;
+        }
+        let owed = self.lock();
+        if !owed.asked {
+            return Holds::NotYet;
+        }
+        let asks = owed.names.is_empty() || owed.names.contains(&need.name);
+        owed.acks.holds(asks, need)
     }
 }
 
@@ -172,18 +211,21 @@ impl Drop for OpenStream<'_> {
     }
 }
 
-/// Serves one stream of `kind` on `requests`: its response body, whose
-/// request task runs until Envoy closes the stream, the body is dropped,
-/// or `closing` (the server stops: the stream ends with UNAVAILABLE).
+/// Serves one stream of `kind` on `requests`, a member of `fleet` while it
+/// lasts: its response body, whose request task runs until Envoy closes
+/// the stream, the body is dropped, or `closing` (the server stops: the
+/// stream ends with UNAVAILABLE).
 pub fn stream(
     kind: Kind,
     requests: super::requests::Requests,
     current: Current,
     metrics: Arc<Metrics>,
+    fleet: &Fleet,
     closing: CancellationToken,
 ) -> ResponseBody {
-    let outbox = Outbox::new(kind, current, metrics);
-    tokio::spawn(read_requests(requests, outbox.clone(), closing));
+    let outbox = Outbox::new(kind, current, metrics, fleet.clone());
+    let membership = fleet.join(outbox.clone());
+    tokio::spawn(read_requests(requests, outbox.clone(), membership, closing));
     ResponseBody::stream(outbox)
 }
 
@@ -196,7 +238,14 @@ pub fn fetch(kind: &Kind, names: &[String], current: &Current) -> Result<Vec<Byt
 }
 
 /// Reads one stream's requests; tells its body what is owed.
-async fn read_requests(mut requests: super::requests::Requests, outbox: Arc<Outbox>, closing: CancellationToken) {
+async fn read_requests(
+    mut requests: super::requests::Requests,
+    outbox: Arc<Outbox>,
+    membership: Membership,
+    closing: CancellationToken,
+) {
+    // In the fleet until the stream ends, however it does.
+    let _membership = membership;
     let metrics = outbox.metrics.clone();
     let kind = outbox.kind.clone();
     let mut current = outbox.current.clone();
@@ -240,6 +289,11 @@ async fn read_requests(mut requests: super::requests::Requests, outbox: Arc<Outb
             return;
         }
         let mut owed = outbox.lock();
+        if owed.node.is_none()
+            && let Some(node) = request.node.as_ref().filter(|node| !node.id.is_empty())
+        {
+            owed.node = Some(node.id.clone());
+        }
         if !request.response_nonce.is_empty() && request.response_nonce != owed.nonce.to_string() {
             debug!(nonce = %request.response_nonce, "xds: stale request ignored");
             continue;
@@ -247,10 +301,15 @@ async fn read_requests(mut requests: super::requests::Requests, outbox: Arc<Outb
         if let Some(error) = &request.error_detail {
             metrics.xds_nacks.inc();
             warn!(type_url = kind.type_url, version = %request.version_info, message = %error.message,
-                node = ?request.node.as_ref().map(|node| &node.id),
-                "xds: Envoy rejected a configuration");
+                node = ?owed.node, "xds: Envoy rejected a configuration");
+            let (nonce, names) = (owed.nonce, std::mem::take(&mut owed.sent_names));
+            owed.acks.refused(nonce, &names, &error.message, false);
+            outbox.fleet.changed();
         } else if !request.response_nonce.is_empty() {
             debug!(type_url = kind.type_url, version = %request.version_info, "xds: acknowledged");
+            let (nonce, names) = (owed.nonce, std::mem::take(&mut owed.sent_names));
+            owed.acks.acked(nonce, &names);
+            outbox.fleet.changed();
         }
         if owed.asked && request.resource_names == owed.names {
             continue;

@@ -101,6 +101,11 @@ impl Subscription {
         self.synced.as_ref().is_some_and(|synced| Arc::ptr_eq(synced, current))
     }
 
+    /// Whether the first request of this type came.
+    pub(crate) fn asked(&self) -> bool {
+        self.asked
+    }
+
     /// Whether the stream asks for `name`.
     pub(crate) fn wants(&self, name: &str) -> bool {
         self.wildcard || self.names.contains(name)

@@ -61,6 +61,7 @@ fn open(type_urls: &[&'static str]) -> (Arc<Outbox>, Vec<Type>, Arc<Metrics>) {
         state: Mutex::new(state),
         metrics: metrics.clone(),
         signals: Signals::default(),
+        fleet: crate::xds::fleet::Fleet::default(),
     });
     (outbox, types, metrics)
 }
@@ -495,4 +496,60 @@ fn a_large_sync_goes_in_batches_and_a_refused_batch_again_a_resource_at_a_time()
     // One alone refused stays refused until it changes.
     handle(&outbox, nack(&again[7])).unwrap();
     assert!(one(&outbox).is_none());
+}
+
+#[test]
+fn what_envoy_holds_follows_its_answers() {
+    let (outbox, types, _) = open(&[ROUTES]);
+    let item_seq = |name: &str| types[0].sender.borrow().as_ref().unwrap().get(name).unwrap().seq;
+    let need = |name: &str, seq: u64| Need {
+        type_url: ROUTES,
+        name: name.to_owned(),
+        seq,
+    };
+    let mut first = resources(&[("a", 1), ("b", 2)]);
+    first.stamp();
+    types[0].publish(first);
+    assert_eq!(outbox.holds(&need("a", item_seq("a"))), Holds::NotYet, "not asked yet");
+    handle(&outbox, subscribe(ROUTES, &[])).unwrap();
+    let response = next(&outbox).unwrap();
+    assert_eq!(
+        outbox.holds(&need("a", item_seq("a"))),
+        Holds::NotYet,
+        "not answered yet"
+    );
+    handle(&outbox, ack(&response)).unwrap();
+    assert_eq!(outbox.holds(&need("a", item_seq("a"))), Holds::Yes);
+    assert_eq!(outbox.holds(&need("b", item_seq("b"))), Holds::Yes);
+
+    // b's edit, refused: b is refused, a still held.
+    types[0].change(|next| {
+        next.put("b", body(3));
+        next.stamp();
+    });
+    let response = next(&outbox).unwrap();
+    assert_eq!(outbox.holds(&need("b", item_seq("b"))), Holds::NotYet);
+    handle(&outbox, nack(&response)).unwrap();
+    assert_eq!(
+        outbox.holds(&need("b", item_seq("b"))),
+        Holds::Refused("rejected".into())
+    );
+    assert_eq!(outbox.holds(&need("a", item_seq("a"))), Holds::Yes);
+
+    // b again, taken.
+    types[0].change(|next| {
+        next.put("b", body(4));
+        next.stamp();
+    });
+    let response = next(&outbox).unwrap();
+    handle(&outbox, ack(&response)).unwrap();
+    assert_eq!(outbox.holds(&need("b", item_seq("b"))), Holds::Yes);
+
+    // A type the stream does not serve.
+    let listener = Need {
+        type_url: LISTENERS,
+        name: "l".into(),
+        seq: 1,
+    };
+    assert_eq!(outbox.holds(&listener), Holds::NotServed);
 }

@@ -45,7 +45,7 @@ fn nth(resources: &Resources, index: usize) -> &Encoded {
 
 /// A stream's body whose client has asked for `names`.
 fn asked(kind: Kind, current: &Current, metrics: &Arc<Metrics>, names: &[&str]) -> ResponseBody {
-    let outbox = Outbox::new(kind, current.clone(), metrics.clone());
+    let outbox = Outbox::new(kind, current.clone(), metrics.clone(), Default::default());
     {
         let mut owed = outbox.lock();
         owed.asked = true;

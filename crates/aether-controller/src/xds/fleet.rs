@@ -1,0 +1,324 @@
+//! The Envoys connected to this replica and what each applied: what the
+//! `Programmed` condition is made of ([`crate::status::programmed`]).
+//!
+//! Every xDS stream is a member of the fleet while it lasts. Per type it
+//! serves, a stream keeps, by nonce, the publications it sent whole
+//! ([`Acks`]): once Envoy answers the response that completed its sync
+//! with a publication, it holds that publication (each resource of it that
+//! it asks for), but for the resources it refused. Publications and items
+//! are numbered ([`super::resources`]), so what an object needs is the
+//! numbers of the resources carrying it ([`Need`]), and an Envoy meets a
+//! need once it holds a publication at least as new, asks for the resource
+//! and did not refuse it.
+//!
+//! An Envoy that disconnects stays expected, by its node id, for the
+//! absence grace: an edit made while it restarts waits for it (`Pending`)
+//! rather than being called programmed by the Envoys left. Its return is
+//! known by its node id: give each Envoy its own (`--service-node`).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::status::programmed::{MAX_NAMED_ENVOYS, Programmed};
+
+/// How long a disconnected Envoy stays expected by default.
+pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
+/// Syncs a stream keeps unanswered at most; past it the oldest is
+/// forgotten (its Envoy is then not counted as holding it until a later
+/// answer), so an Envoy that never answers costs a bounded memory.
+const MAX_UNANSWERED: usize = 64;
+
+/// What an object's generation needs of each Envoy: one resource carrying
+/// it, at least as new as the item published with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Need {
+    /// The resource's type URL.
+    pub type_url: &'static str,
+    /// Its name.
+    pub name: String,
+    /// Its item's number ([`super::Item::seq`]).
+    pub seq: u64,
+}
+
+/// Whether a stream's Envoy holds what a [`Need`] asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Holds {
+    Yes,
+    NotYet,
+    /// The stream does not serve the type.
+    NotServed,
+    /// Envoy refused it, saying this.
+    Refused(String),
+}
+
+/// A stream as the fleet sees it.
+pub(crate) trait Member: Send + Sync {
+    /// The node id its Envoy gave, once it did.
+    fn node(&self) -> Option<String>;
+    /// Whether its Envoy holds `need`.
+    fn holds(&self, need: &Need) -> Holds;
+}
+
+/// What one stream's Envoy holds of one type, by the responses it answered.
+#[derive(Debug, Default)]
+pub(crate) struct Acks {
+    /// The newest publication Envoy holds.
+    held: u64,
+    /// Syncs with a publication not answered yet: the nonce of the last
+    /// response they needed, and the publication's number.
+    unanswered: VecDeque<(u64, u64)>,
+    /// The nonce of the last response sent of this type, and of the last answered.
+    last_sent: u64,
+    last_answered: u64,
+    /// Resources Envoy refused (a response of one), with its message.
+    refused: HashMap<String, String>,
+    /// A response of several resources refused whole (state of the world),
+    /// with its message: Envoy holds none of what it brought.
+    refused_whole: Option<String>,
+}
+
+impl Acks {
+    /// A response of this type went out as `nonce`.
+    pub(crate) fn sent(&mut self, nonce: u64) {
+        self.last_sent = nonce;
+    }
+
+    /// Everything publication `seq` owes was sent (the last of it as the
+    /// last response sent).
+    pub(crate) fn synced(&mut self, seq: u64) {
+        if self.last_answered >= self.last_sent {
+            self.held = self.held.max(seq);
+        } else if let Some(last) = self.unanswered.back_mut()
+            && last.0 == self.last_sent
+        {
+            last.1 = last.1.max(seq);
+        } else {
+            if self.unanswered.len() == MAX_UNANSWERED {
+                self.unanswered.pop_front();
+            }
+            self.unanswered.push_back((self.last_sent, seq));
+        }
+    }
+
+    /// Envoy took response `nonce`, which carried `names`.
+    pub(crate) fn acked(&mut self, nonce: u64, names: &[String]) {
+        for name in names {
+            self.refused.remove(name);
+        }
+        self.refused_whole = None;
+        self.answered(nonce);
+    }
+
+    /// Envoy refused response `nonce`, which carried `names`, saying
+    /// `error`. A response of one resource names it; one of several is
+    /// either sent again a resource at a time (`retried`, delta: nothing
+    /// is held yet) or refused whole (state of the world).
+    pub(crate) fn refused(&mut self, nonce: u64, names: &[String], error: &str, retried: bool) {
+        match names {
+            [name] => {
+                self.refused.insert(name.clone(), error.to_owned());
+                self.answered(nonce);
+            }
+            _ if retried => {}
+            _ => self.refused_whole = Some(error.to_owned()),
+        }
+    }
+
+    fn answered(&mut self, nonce: u64) {
+        self.last_answered = self.last_answered.max(nonce);
+        while let Some(&(last, seq)) = self.unanswered.front()
+            && last <= nonce
+        {
+            self.held = self.held.max(seq);
+            self.unanswered.pop_front();
+        }
+    }
+
+    /// Whether Envoy holds `need`, given whether the stream asks for it.
+    pub(crate) fn holds(&self, asks: bool, need: &Need) -> Holds {
+        if let Some(error) = self.refused.get(&need.name) {
+            return Holds::Refused(error.clone());
+        }
+        if asks && self.held >= need.seq {
+            return Holds::Yes;
+        }
+        match &self.refused_whole {
+            Some(error) if asks => Holds::Refused(error.clone()),
+            _ => Holds::NotYet,
+        }
+    }
+}
+
+/// The members of one replica's fleet, and the Envoys recently gone.
+#[derive(Clone)]
+pub struct Fleet {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    members: Mutex<Members>,
+    /// Counts the changes: a member's answer, a join, a leave.
+    changes: watch::Sender<u64>,
+    grace: Duration,
+}
+
+#[derive(Default)]
+struct Members {
+    next: u64,
+    live: BTreeMap<u64, Arc<dyn Member>>,
+    /// Node ids of Envoys gone, expected until then.
+    absent: Vec<(String, Instant)>,
+}
+
+/// A stream's place in the fleet, given up when dropped.
+pub(crate) struct Membership {
+    fleet: Fleet,
+    id: u64,
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        let gone = self.fleet.lock().live.remove(&self.id);
+        let grace = self.fleet.inner.grace;
+        if let Some(node) = gone.and_then(|member| member.node())
+            && !grace.is_zero()
+        {
+            self.fleet.lock().absent.push((node, Instant::now() + grace));
+            // Told again when it is no longer expected.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let fleet = self.fleet.clone();
+                runtime.spawn(async move {
+                    tokio::time::sleep(grace).await;
+                    fleet.changed();
+                });
+            }
+        }
+        self.fleet.changed();
+    }
+}
+
+impl std::fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let members = self.lock();
+        f.debug_struct("Fleet")
+            .field("live", &members.live.len())
+            .field("absent", &members.absent.len())
+            .finish()
+    }
+}
+
+impl Default for Fleet {
+    fn default() -> Self {
+        Self::new(DEFAULT_ABSENCE_GRACE)
+    }
+}
+
+impl Fleet {
+    /// A fleet whose Envoys stay expected `grace` after they disconnect.
+    pub fn new(grace: Duration) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                members: Mutex::new(Members::default()),
+                changes: watch::channel(0).0,
+                grace,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Members> {
+        // Each update is one step: the state is consistent after a panic.
+        self.inner.members.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `member` joins until the membership is dropped.
+    pub(crate) fn join(&self, member: Arc<dyn Member>) -> Membership {
+        let id = {
+            let mut members = self.lock();
+            members.next += 1;
+            let id = members.next;
+            members.live.insert(id, member);
+            id
+        };
+        self.changed();
+        Membership {
+            fleet: self.clone(),
+            id,
+        }
+    }
+
+    /// A member's Envoy answered (or anything else a status may follow).
+    pub(crate) fn changed(&self) {
+        self.inner.changes.send_modify(|count| *count += 1);
+    }
+
+    /// Changes as they happen: a pass follows them to the statuses waiting.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    /// What the fleet says of an object whose generation `needs` these.
+    pub fn programmed(&self, needs: &[Need]) -> Programmed {
+        let mut members = self.lock();
+        let now = Instant::now();
+        members.absent.retain(|(_, until)| *until > now);
+        let mut envoys = 0;
+        let mut waiting: Vec<String> = Vec::new();
+        let mut live_nodes = Vec::with_capacity(members.live.len());
+        for member in members.live.values() {
+            let node = member.node();
+            let mut counted = false;
+            let mut waits = false;
+            for need in needs {
+                match member.holds(need) {
+                    Holds::NotServed => {}
+                    Holds::Yes => counted = true,
+                    Holds::NotYet => (counted, waits) = (true, true),
+                    Holds::Refused(error) => {
+                        return Programmed::Rejected {
+                            envoy: node.unwrap_or_else(|| "(no node id)".to_owned()),
+                            resource: format!("{} {}", short_type(need.type_url), need.name),
+                            error,
+                        };
+                    }
+                }
+            }
+            if counted {
+                envoys += 1;
+                if waits {
+                    waiting.push(node.clone().unwrap_or_else(|| "(no node id)".to_owned()));
+                }
+            }
+            live_nodes.extend(node);
+        }
+        for (node, _) in &members.absent {
+            if !live_nodes.contains(node) {
+                envoys += 1;
+                waiting.push(format!("{node} (disconnected)"));
+            }
+        }
+        if envoys == 0 {
+            return Programmed::NoEnvoy;
+        }
+        if waiting.is_empty() {
+            return Programmed::Programmed { envoys };
+        }
+        let count = waiting.len();
+        waiting.truncate(MAX_NAMED_ENVOYS);
+        Programmed::Pending {
+            named: waiting,
+            waiting: count,
+            envoys,
+        }
+    }
+}
+
+/// `RouteConfiguration` of `type.googleapis.com/envoy.config.route.v3.RouteConfiguration`.
+fn short_type(type_url: &str) -> &str {
+    type_url.rsplit('.').next().unwrap_or(type_url)
+}
+
+#[cfg(test)]
+mod tests;
