@@ -123,6 +123,12 @@ fn pointer<'a>(bootstrap: &'a mut Value, at: &str) -> &'a mut Value {
         .unwrap_or_else(|| panic!("the generated bootstrap has no {at}: update crates/aether-e2e/src/bootstrap.rs"))
 }
 
+/// Sets the node id Envoy gives the controller to `id` (each Envoy of a
+/// fleet its own, so that one coming back is known).
+pub fn set_node_id(bootstrap: &mut Value, id: &str) {
+    replace(bootstrap, "/node/id", json!(id));
+}
+
 /// Sets the heap Envoy sheds load at ([`MAX_HEAP`]) to `bytes`.
 pub fn set_max_heap(bootstrap: &mut Value, bytes: u64) {
     replace(bootstrap, MAX_HEAP, json!(bytes));

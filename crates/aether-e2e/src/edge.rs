@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use aether_manifests::parse_manifests;
 use aether_projection::{ProjectionConfig, Snapshot, cluster_name, project};
+use serde_json::Value;
 use tempfile::TempDir;
 
 use crate::process::with_open_files;
@@ -243,6 +244,46 @@ impl Edge {
         if let Some(mut controller) = self.controller.take() {
             controller.kill();
         }
+    }
+
+    /// Where this edge's Envoys take their routes from.
+    pub fn route_source(&self) -> RouteSource {
+        match self.mode {
+            Mode::Files => RouteSource::File(self.out.path().join("routes.json")),
+            Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], self.xds_port).into(), self.xds_pki.client_dir()),
+        }
+    }
+
+    /// Another Envoy of this edge, with node id `node`, on the generated
+    /// bootstrap; returns once it is ready.
+    pub fn another_envoy(&self, node: &str) -> Envoy {
+        let mut bootstrap =
+            crate::bootstrap::on_loopback(&self.route_source(), free_port(), free_port(), self._backends.addrs());
+        crate::bootstrap::set_node_id(&mut bootstrap, node);
+        let envoy = Envoy::run(bootstrap);
+        wait_until(
+            &format!("Envoy {node} to be ready (LIVE)"),
+            self.settings.start_patience,
+            || format!("{}\n{}", envoy.log_tail(), self.logs()),
+            || envoy.is_ready().then_some(()),
+        );
+        envoy
+    }
+
+    /// The condition of type `kind` the controller gave `namespace/name`
+    /// (`status.json`); `Null` when absent.
+    pub fn condition(&self, key: &str, kind: &str) -> Value {
+        let status: Value = std::fs::read(self.out().join("status.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or(Value::Null);
+        status[key]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == kind)
+            .cloned()
+            .unwrap_or(Value::Null)
     }
 
     /// Starts the controller again, on the same directories and port.

@@ -6,8 +6,6 @@ use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::edge::PATIENCE;
 use crate::http::Response;
 use crate::{Edge, Served, tls, wait_until};
@@ -76,17 +74,7 @@ impl Edge {
     /// The `ResolvedRefs` condition the controller gave `namespace/name`
     /// (status.json): `(status, reason, message)`, empty when absent.
     pub fn resolved_refs(&self, key: &str) -> (String, String, String) {
-        let status: Value = std::fs::read(self.out().join("status.json"))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or(Value::Null);
-        let condition = status[key]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|c| c["type"] == "ResolvedRefs")
-            .cloned()
-            .unwrap_or(Value::Null);
+        let condition = self.condition(key, "ResolvedRefs");
         let text = |field: &str| condition[field].as_str().unwrap_or("").to_owned();
         (text("status"), text("reason"), text("message"))
     }

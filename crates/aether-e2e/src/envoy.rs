@@ -113,6 +113,11 @@ impl Envoy {
         envoy
     }
 
+    /// Stops it at once (SIGKILL), as a crashed or evicted Envoy stops.
+    pub fn kill(&mut self) {
+        self.process.kill();
+    }
+
     /// Whether Envoy has finished initializing (its listeners accept).
     pub fn is_ready(&self) -> bool {
         http::get(self.admin, "localhost", "/ready").is_ok_and(|response| response.status == 200)

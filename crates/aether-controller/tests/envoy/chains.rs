@@ -56,6 +56,21 @@ fn start(mode: Mode, args: &[&str], names: &[&str], objects: &[&str]) -> (Edge, 
 
 /// [`start`] with the harness's `settings`.
 fn start_with(settings: Controller, mode: Mode, args: &[&str], names: &[&str], objects: &[&str]) -> (Edge, TestCa) {
+    let files: Vec<(String, String)> = objects
+        .iter()
+        .map(|name| (format!("{name}.yaml"), object(name, 1)))
+        .collect();
+    start_manifests(settings, mode, args, names, &files)
+}
+
+/// [`start_with`] on the manifest `files` (name, text).
+pub(crate) fn start_manifests(
+    settings: Controller,
+    mode: Mode,
+    args: &[&str],
+    names: &[&str],
+    files: &[(String, String)],
+) -> (Edge, TestCa) {
     let ca = TestCa::new();
     let wild = ca.issue(&Leaf::new(&["*.example.com"], 0x0c01));
     let mut settings = Controller {
@@ -63,10 +78,6 @@ fn start_with(settings: Controller, mode: Mode, args: &[&str], names: &[&str], o
         ..settings
     };
     settings.args.extend(args.iter().map(|arg| (*arg).to_owned()));
-    let files: Vec<(String, String)> = objects
-        .iter()
-        .map(|name| (format!("{name}.yaml"), object(name, 1)))
-        .collect();
     let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let edge = Edge::start_with_secrets(settings, mode, &pairs, &clusters(names), |dir| {
         aether_testing::pki::write_secret(dir, "default", "wild-tls", &wild.chain_pem, &wild.key_pem);
@@ -82,7 +93,7 @@ fn served(edge: &Edge, ca: &TestCa, name: &str, path: &str) -> Option<String> {
 
 /// The cluster `GET path` for `host` goes to over TLS, `None` when no chain
 /// takes the handshake (or no route the request).
-fn chain_serves(edge: &Edge, ca: &TestCa, host: &str, path: &str) -> Option<String> {
+pub(crate) fn chain_serves(edge: &Edge, ca: &TestCa, host: &str, path: &str) -> Option<String> {
     let response = edge.get_tls(host, host, path, &ca.der).ok()?;
     let served: aether_e2e::Served = serde_json::from_slice(&response.body).ok()?;
     Some(served.cluster)

@@ -12,6 +12,7 @@ mod examples;
 mod faults;
 mod live;
 mod matching;
+mod programmed;
 mod properties;
 mod regexes;
 mod restart;
