@@ -11,6 +11,10 @@
 //! |---|---|---|---|---|
 //! | `Accepted` | its `status` or `reason` changes (or it first appears) | `Normal` for `Accepted`, `Warning` for `HostConflict`, `PartiallyInvalid`, `Invalid`, `Unsupported` | the condition's reason | `Accepted` |
 //! | `ResolvedRefs` | it turns `False`, or back to `True` | `Warning` when `False`, `Normal` when `True` | the condition's reason | `ResolvedRefs` |
+//! | `Programmed` | an Envoy refuses it (`Rejected`), or it goes from `Rejected` straight to `True` | `Warning` for `Rejected`, `Normal` after | the condition's reason | `Programmed` |
+//!
+//! `Programmed` going `Pending` and back on every edit is no news: only a
+//! refusal, and its end, are recorded.
 //!
 //! The note is `Type=Status: message`, cut to the API's 1 kB. Transitions
 //! are found by comparing with the stored status, so a pass, a re-list or a
@@ -25,6 +29,7 @@
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 
+use crate::status::programmed::{PROGRAMMED, REASON_REJECTED};
 use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, REASON_ACCEPTED};
 
@@ -70,6 +75,14 @@ pub fn transitions(stored: Option<&VirtualHostStatus>, desired: &VirtualHostStat
         let involves_false = new.status == "False" || old.is_some_and(|old| old.status == "False");
         if involves_false && changed(old, new) {
             found.push(transition(RESOLVED_REFS, new, new.status == "False"));
+        }
+    }
+    if let Some(new) = after(PROGRAMMED) {
+        let old = before(PROGRAMMED);
+        let refused = new.reason == REASON_REJECTED;
+        let was_refused = old.is_some_and(|old| old.reason == REASON_REJECTED);
+        if (refused && changed(old, new)) || (was_refused && new.status == "True") {
+            found.push(transition(PROGRAMMED, new, refused));
         }
     }
     found
@@ -286,6 +299,36 @@ mod tests {
             (recovered[0].warning, recovered[0].reason.as_str()),
             (false, "ResolvedRefs")
         );
+    }
+
+    #[test]
+    fn programmed_is_news_only_when_envoy_refuses_it_and_when_that_ends() {
+        let accepted = condition("Accepted", "True", "Accepted", "serving a.test");
+        let pending = condition("Programmed", "False", "Pending", "waiting for 1 of 1 Envoy to apply it");
+        let programmed = condition("Programmed", "True", "Programmed", "applied by 1 Envoy");
+        let rejected = condition(
+            "Programmed",
+            "False",
+            "Rejected",
+            "Envoy e refused RouteConfiguration x: bad",
+        );
+        let with = |condition: &Condition| status(&[&accepted, condition]);
+        // An edit's round: no news.
+        assert_eq!(transitions(Some(&with(&programmed)), &with(&pending)), []);
+        assert_eq!(transitions(Some(&with(&pending)), &with(&programmed)), []);
+        let refused = transitions(Some(&with(&pending)), &with(&rejected));
+        assert_eq!(
+            refused,
+            [Transition {
+                warning: true,
+                reason: "Rejected".into(),
+                action: "Programmed",
+                note: "Programmed=False: Envoy e refused RouteConfiguration x: bad".into()
+            }]
+        );
+        assert_eq!(transitions(Some(&with(&rejected)), &with(&pending)), []);
+        let fixed = transitions(Some(&with(&rejected)), &with(&programmed));
+        assert_eq!((fixed[0].warning, fixed[0].reason.as_str()), (false, "Programmed"));
     }
 
     #[test]
