@@ -2,18 +2,23 @@
 //! cluster mode ([`serve`], with a readiness endpoint), logged after each
 //! reconcile in local mode.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, UNIX_EPOCH};
 
 use aether_http_server::{ListenerMetrics, Protocol};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 
+use prometheus_client::collector::Collector;
 use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
@@ -79,6 +84,86 @@ pub struct Metrics {
     /// Reloads of the xDS server's certificate, key and client CA files,
     /// by result (`ok`; `error`: the previous ones serve on).
     pub xds_tls_reloads: aether_http_server::TlsReloads,
+    /// The xDS fleet, once served: its Envoys' answers, read at each scrape.
+    pub(crate) envoys: Envoys,
+}
+
+/// Per Envoy node, what its xDS streams answered, read from the fleet at
+/// each scrape (`xds_envoy_*`): the publication each type holds, the
+/// responses refused on its open streams, when it last answered, and how
+/// long the oldest sync it has not answered has waited.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Envoys(Arc<OnceLock<crate::xds::fleet::Fleet>>);
+
+impl Envoys {
+    /// Reads `fleet` from now on (the first one set stays).
+    pub(crate) fn set(&self, fleet: crate::xds::fleet::Fleet) {
+        let _ = self.0.set(fleet);
+    }
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+impl Collector for Envoys {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some(fleet) = self.0.get() else {
+            return Ok(());
+        };
+        let held: Family<Labels, Gauge> = Family::default();
+        let nacks: Family<Labels, Gauge> = Family::default();
+        let last_answer: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
+        let behind: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
+        // Streams of one node (one per type without ADS) make one series.
+        let mut by_node: BTreeMap<String, crate::xds::fleet::Report> = BTreeMap::new();
+        for report in fleet.reports() {
+            let node = report.node.clone().unwrap_or_else(|| "(no node id)".to_owned());
+            let merged = by_node.entry(node).or_default();
+            merged.held.extend(report.held);
+            merged.nacks += report.nacks;
+            merged.last_answer = merged.last_answer.max(report.last_answer);
+            merged.behind = merged.behind.max(report.behind);
+        }
+        for (node, report) in by_node {
+            let labels = vec![("node", node.clone())];
+            for (kind, seq) in &report.held {
+                let gauge = held.get_or_create(&vec![("node", node.clone()), ("type", (*kind).to_owned())]);
+                gauge.set(gauge.get().max(i64::try_from(*seq).unwrap_or(i64::MAX)));
+            }
+            nacks
+                .get_or_create(&labels)
+                .set(i64::try_from(report.nacks).unwrap_or(i64::MAX));
+            if let Some(at) = report.last_answer.and_then(|at| at.duration_since(UNIX_EPOCH).ok()) {
+                last_answer.get_or_create(&labels).set(at.as_secs_f64());
+            }
+            behind.get_or_create(&labels).set(report.behind.as_secs_f64());
+        }
+        let families: [(&str, &str, &dyn EncodeMetric); 4] = [
+            (
+                "xds_envoy_held_publication",
+                "The newest publication an Envoy holds, by node and type",
+                &held,
+            ),
+            (
+                "xds_envoy_nacks",
+                "Responses an Envoy refused on its open streams, by node",
+                &nacks,
+            ),
+            (
+                "xds_envoy_last_answer_timestamp_seconds",
+                "When an Envoy last answered (ACK or NACK), by node",
+                &last_answer,
+            ),
+            (
+                "xds_envoy_seconds_behind",
+                "How long the oldest update an Envoy has not answered has waited, by node",
+                &behind,
+            ),
+        ];
+        for (name, help, family) in families {
+            family.encode(encoder.encode_descriptor(name, help, None, family.metric_type())?)?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for Metrics {
@@ -118,8 +203,10 @@ impl Metrics {
             xds_listener: ListenerMetrics::default(),
             http_listener: ListenerMetrics::default(),
             xds_tls_reloads: aether_http_server::TlsReloads::default(),
+            envoys: Envoys::default(),
             registry: Registry::default(),
         };
+        registry.register_collector(Box::new(metrics.envoys.clone()));
         registry.register("reconciles", "Reconcile passes run", metrics.reconciles.clone());
         registry.register(
             "reconcile_errors",

@@ -189,6 +189,7 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
     let (sender, receiver) = watch::channel(None);
     let (tls_senders, tls_receivers) = listeners_secrets::channels();
     let fleet = fleet::Fleet::default();
+    metrics.envoys.set(fleet.clone());
     let publisher = Publisher {
         name: name.into(),
         current: Arc::new(sender),

@@ -38,7 +38,7 @@ use tonic::Status;
 use tracing::{debug, warn};
 
 use super::body::{Owes, ResponseBody, Signals};
-use super::fleet::{Acks, Fleet, Holds, Member, Need};
+use super::fleet::{Acks, Fleet, Holds, Member, Need, Report};
 use super::sotw::{Current, Kind};
 use crate::metrics::Metrics;
 
@@ -248,6 +248,20 @@ impl Member for Outbox {
             return Holds::NotYet;
         }
         state.acks[index].holds(subscription.wants(&need.name), need)
+    }
+
+    fn report(&self) -> Report {
+        let state = self.lock();
+        let mut report = Report {
+            node: state.node.clone(),
+            ..Report::default()
+        };
+        for (index, served) in self.types.iter().enumerate() {
+            if state.subscriptions[index].asked() {
+                report.add(served.kind.type_url, &state.acks[index]);
+            }
+        }
+        report
     }
 }
 

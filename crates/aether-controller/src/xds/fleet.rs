@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
 
@@ -60,6 +60,36 @@ pub(crate) trait Member: Send + Sync {
     fn node(&self) -> Option<String>;
     /// Whether its Envoy holds `need`.
     fn holds(&self, need: &Need) -> Holds;
+    /// What its Envoy answered so far, per type it asked for.
+    fn report(&self) -> Report;
+}
+
+/// What one stream's Envoy answered, for the metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// The node id, once given.
+    pub node: Option<String>,
+    /// Per type asked for (its short name, `RouteConfiguration`): the
+    /// newest publication held.
+    pub held: Vec<(&'static str, u64)>,
+    /// Responses refused.
+    pub nacks: u64,
+    /// When Envoy last answered.
+    pub last_answer: Option<SystemTime>,
+    /// How long the oldest sync not answered yet has waited.
+    pub behind: Duration,
+}
+
+impl Report {
+    /// Adds what `acks` (of `type_url`) tells.
+    pub(crate) fn add(&mut self, type_url: &'static str, acks: &Acks) {
+        self.held.push((short_type(type_url), acks.held));
+        self.nacks += acks.nacks;
+        self.last_answer = self.last_answer.max(acks.last_answer);
+        if let Some((_, _, since)) = acks.unanswered.front() {
+            self.behind = self.behind.max(since.elapsed());
+        }
+    }
 }
 
 /// What one stream's Envoy holds of one type, by the responses it answered.
@@ -68,8 +98,12 @@ pub(crate) struct Acks {
     /// The newest publication Envoy holds.
     held: u64,
     /// Syncs with a publication not answered yet: the nonce of the last
-    /// response they needed, and the publication's number.
-    unanswered: VecDeque<(u64, u64)>,
+    /// response they needed, the publication's number, and when.
+    unanswered: VecDeque<(u64, u64, Instant)>,
+    /// Responses refused.
+    nacks: u64,
+    /// When Envoy last answered.
+    last_answer: Option<SystemTime>,
     /// The nonce of the last response sent of this type, and of the last answered.
     last_sent: u64,
     last_answered: u64,
@@ -99,12 +133,13 @@ impl Acks {
             if self.unanswered.len() == MAX_UNANSWERED {
                 self.unanswered.pop_front();
             }
-            self.unanswered.push_back((self.last_sent, seq));
+            self.unanswered.push_back((self.last_sent, seq, Instant::now()));
         }
     }
 
     /// Envoy took response `nonce`, which carried `names`.
     pub(crate) fn acked(&mut self, nonce: u64, names: &[String]) {
+        self.last_answer = Some(SystemTime::now());
         for name in names {
             self.refused.remove(name);
         }
@@ -117,6 +152,8 @@ impl Acks {
     /// either sent again a resource at a time (`retried`, delta: nothing
     /// is held yet) or refused whole (state of the world).
     pub(crate) fn refused(&mut self, nonce: u64, names: &[String], error: &str, retried: bool) {
+        self.nacks += 1;
+        self.last_answer = Some(SystemTime::now());
         match names {
             [name] => {
                 self.refused.insert(name.clone(), error.to_owned());
@@ -129,7 +166,7 @@ impl Acks {
 
     fn answered(&mut self, nonce: u64) {
         self.last_answered = self.last_answered.max(nonce);
-        while let Some(&(last, seq)) = self.unanswered.front()
+        while let Some(&(last, seq, _)) = self.unanswered.front()
             && last <= nonce
         {
             self.held = self.held.max(seq);
@@ -257,6 +294,12 @@ impl Fleet {
     /// Changes as they happen: a pass follows them to the statuses waiting.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
+    }
+
+    /// What each stream's Envoy answered so far, by stream.
+    pub fn reports(&self) -> Vec<Report> {
+        let members: Vec<Arc<dyn Member>> = self.lock().live.values().cloned().collect();
+        members.iter().map(|member| member.report()).collect()
     }
 
     /// What the fleet says of an object whose generation `needs` these.

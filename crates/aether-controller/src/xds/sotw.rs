@@ -37,7 +37,7 @@ pub(crate) mod wire;
 
 pub use super::body::ResponseBody;
 use super::body::{Owes, Signals};
-use super::fleet::{Acks, Fleet, Holds, Member, Membership, Need};
+use super::fleet::{Acks, Fleet, Holds, Member, Membership, Need, Report};
 
 /// What the server publishes for one type: the latest version, if any.
 pub type Current = watch::Receiver<Option<Arc<Resources>>>;
@@ -199,6 +199,18 @@ impl Member for Outbox {
         }
         let asks = owed.names.is_empty() || owed.names.contains(&need.name);
         owed.acks.holds(asks, need)
+    }
+
+    fn report(&self) -> Report {
+        let owed = self.lock();
+        let mut report = Report {
+            node: owed.node.clone(),
+            ..Report::default()
+        };
+        if owed.asked {
+            report.add(self.kind.type_url, &owed.acks);
+        }
+        report
     }
 }
 

@@ -114,6 +114,13 @@ impl Member for Fake {
             .find(|(name, _)| *name == need.name)
             .map_or(Holds::NotYet, |(_, holds)| holds.clone())
     }
+
+    fn report(&self) -> Report {
+        Report {
+            node: Some(self.node.to_owned()),
+            ..Report::default()
+        }
+    }
 }
 
 fn fake(node: &'static str, answers: Vec<(&'static str, Holds)>) -> Arc<Fake> {

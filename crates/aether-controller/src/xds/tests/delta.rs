@@ -208,3 +208,69 @@ async fn a_delta_stream_of_one_type_and_no_state_of_the_world_ads() {
         status.message()
     );
 }
+
+/// Per node, what its Envoy answered, in the metrics: the publication it
+/// holds, once it answered it, and its refusals.
+#[tokio::test]
+async fn each_envoys_answers_are_in_the_metrics_by_node() {
+    use envoy_types::pb::envoy::config::core::v3::Node;
+    use envoy_types::pb::google::rpc::Status as RpcStatus;
+
+    let (publisher, metrics, addr) = serve().await;
+    let snapshot = tls_snapshot();
+    publisher.publish(&snapshot);
+    let (requests, mut responses) = aggregated(addr).await;
+    let first = DeltaDiscoveryRequest {
+        node: Some(Node {
+            id: "edge-7".into(),
+            ..Node::default()
+        }),
+        ..subscribe(ROUTE_CONFIGURATION_TYPE, &["aether-edge"])
+    };
+    requests.send(first).await.unwrap();
+    let routes = next_delta(&mut responses).await;
+    let held = publisher.current().unwrap().seq();
+    let series =
+        format!("aether_controller_xds_envoy_held_publication{{node=\"edge-7\",type=\"RouteConfiguration\"}} {held}");
+    assert!(!metrics.encode().contains(&series), "not answered yet");
+    requests.send(ack(&routes)).await.unwrap();
+    let metrics_text = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let text = metrics.encode();
+            if text.contains(&series) {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{series} in\n{}", metrics.encode()));
+    assert!(
+        metrics_text.contains("aether_controller_xds_envoy_nacks{node=\"edge-7\"} 0"),
+        "{metrics_text}"
+    );
+    assert!(metrics_text.contains("aether_controller_xds_envoy_seconds_behind{node=\"edge-7\"} 0"));
+
+    // A change refused.
+    publisher.publish(&crate::listener::tests::snapshot(&["a", "b", "c"]));
+    let refused = next_delta(&mut responses).await;
+    let nack = DeltaDiscoveryRequest {
+        error_detail: Some(RpcStatus {
+            code: 3,
+            message: "no".into(),
+            details: Vec::new(),
+        }),
+        ..ack(&refused)
+    };
+    requests.send(nack).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !metrics
+            .encode()
+            .contains("aether_controller_xds_envoy_nacks{node=\"edge-7\"} 1")
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("a NACK counted in\n{}", metrics.encode()));
+}
