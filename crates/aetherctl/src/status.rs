@@ -29,6 +29,11 @@ pub struct StatusReport {
     pub errors: Vec<ErrorReport>,
     /// Documents of other kinds, left out.
     pub skipped: Vec<SkippedReport>,
+    /// Always false: whether the edge's Envoys serve an object (its
+    /// `Programmed` condition) is seen only by the controller serving
+    /// them; offline, a stored `Programmed` is kept as it is.
+    #[serde(rename = "programmedObservable")]
+    pub programmed_observable: bool,
 }
 
 /// One object's status as the controller would write it.
@@ -62,6 +67,7 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
                 objects: Vec::new(),
                 errors,
                 skipped,
+                programmed_observable: false,
             };
         }
     };
@@ -92,6 +98,7 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
                 objects: Vec::new(),
                 errors: vec![error],
                 skipped,
+                programmed_observable: false,
             };
         }
     };
@@ -120,6 +127,7 @@ pub fn check(paths: &[PathBuf], limits: &Limits, now: Timestamp) -> StatusReport
         objects,
         errors: Vec::new(),
         skipped,
+        programmed_observable: false,
     }
 }
 
@@ -175,6 +183,11 @@ impl CommandReport for StatusReport {
             self.objects.len(),
             served,
             self.objects.len() - served
+        )?;
+        writeln!(
+            out,
+            "Programmed (whether the edge's Envoys serve each object) is not observable offline: \
+             only the controller serving them sees it"
         )
     }
 }

@@ -318,6 +318,12 @@ fn status_compares_with_the_stored_status_and_keeps_its_transition_time() {
     // transition time stays.
     let mut stored = status.clone();
     stored["conditions"][0]["lastTransitionTime"] = "2020-01-01T00:00:00Z".into();
+    // What the controller saw of Envoy is kept: offline, nothing is.
+    assert_eq!(report["programmedObservable"], false);
+    stored["conditions"].as_array_mut().unwrap().push(serde_json::json!({
+        "type": "Programmed", "status": "True", "observedGeneration": 4,
+        "lastTransitionTime": "2020-01-01T00:00:00Z", "reason": "Programmed", "message": "applied by 3 Envoys"
+    }));
     let with_status = format!("{manifest}status: {stored}\n");
     let file = write(dir.path(), "api.yaml", &with_status);
     let run = aetherctl(&[
