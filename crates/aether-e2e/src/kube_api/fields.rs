@@ -129,10 +129,17 @@ impl Owners {
         self.prune(new);
     }
 
-    /// Drops the fields `object` no longer has: nobody owns a removed field.
+    /// Drops the fields `object` no longer has as leaves: nobody owns a
+    /// removed field, and an empty object that got fields is no field.
     fn prune(&mut self, object: &Value) {
-        self.0
-            .retain(|path, owners| !owners.is_empty() && lookup(object, path).is_some());
+        self.0.retain(|path, owners| {
+            let leaf = match lookup(object, path) {
+                Some(Value::Object(map)) => map.is_empty(),
+                Some(_) => true,
+                None => false,
+            };
+            leaf && !owners.is_empty()
+        });
     }
 
     /// The managers of any field, each once (`metadata.managedFields`' managers).

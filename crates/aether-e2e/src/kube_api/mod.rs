@@ -116,9 +116,10 @@ impl KubeApi {
             .enable_all()
             .build()
             .expect("starting the mock API server's runtime");
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .expect("binding the mock API server");
+        // Bound here, not on the runtime: `start` may be called inside
+        // another runtime, where blocking on this one would panic.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binding the mock API server");
+        listener.set_nonblocking(true).expect("a non-blocking listener");
         let addr = listener.local_addr().expect("a bound address");
         let shared = Arc::new(Shared {
             store: Mutex::new(Store::new()),
@@ -131,11 +132,12 @@ impl KubeApi {
             let shared = served.clone();
             async move { Ok::<_, Infallible>(routes::handle(shared, request).await) }
         });
-        runtime.spawn(aether_http_server::Server::new(listener_config()).serve(
-            listener,
-            service,
-            std::future::pending(),
-        ));
+        runtime.spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+            aether_http_server::Server::new(listener_config())
+                .serve(listener, service, std::future::pending())
+                .await;
+        });
         let dir = tempfile::tempdir().expect("a directory for the kubeconfig");
         let kubeconfig = dir.path().join("kubeconfig");
         std::fs::write(&kubeconfig, kubeconfig_text(addr)).expect("writing the kubeconfig");
