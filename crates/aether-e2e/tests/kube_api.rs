@@ -370,9 +370,9 @@ async fn a_closed_watch_resumes_from_its_version_without_a_new_list() {
     let mut events = watcher::watcher(maps.clone(), watcher::Config::default()).boxed();
     assert!(matches!(next(&mut events).await, Event::Init));
     assert!(matches!(next(&mut events).await, Event::InitDone));
-    api.create(serde_json::to_value(config_map("one", json!({}), json!({}))).unwrap()["metadata"]["namespace"].clone())
-        .unwrap_err();
     let mut one = serde_json::to_value(config_map("one", json!({}), json!({}))).unwrap();
+    // The handle's objects name their namespace.
+    assert_eq!(api.create(one.clone()).unwrap_err().code, 400);
     one["metadata"]["namespace"] = json!("edge");
     api.create(one).unwrap();
     assert!(matches!(next(&mut events).await, Event::Apply(_)));
