@@ -11,6 +11,8 @@
 //! - [`Backends`]: one small HTTP server per Envoy cluster, answering every
 //!   request with its cluster's name and the path and Host it received.
 //! - [`Process`]: a child process (the controller) killed on drop.
+//! - [`KubeApi`]: a stateful mock Kubernetes API server over HTTP, for
+//!   real kube clients and controller processes (`KUBECONFIG`).
 //! - [`Edge`]: all of them together: backends, the controller in local
 //!   mode on a manifest directory, and Envoy fed by it over files or gRPC.
 //!
@@ -25,6 +27,7 @@ pub mod edge;
 pub mod edge_tls;
 pub mod envoy;
 pub mod http;
+pub mod kube_api;
 pub mod process;
 pub mod tls;
 pub mod xds_pki;
@@ -33,6 +36,7 @@ pub use backends::{Backends, Served};
 pub use bootstrap::RouteSource;
 pub use edge::{Controller, Edge, Mode};
 pub use envoy::Envoy;
+pub use kube_api::KubeApi;
 pub use process::{Process, free_port, wait_until};
 pub use xds_pki::XdsPki;
 
