@@ -7,6 +7,7 @@
 
 mod actions;
 mod chains;
+mod cluster;
 mod escapes;
 mod examples;
 mod faults;
