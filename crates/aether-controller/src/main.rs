@@ -62,10 +62,11 @@ struct Cli {
     /// Cluster mode: watch only these namespaces (repeatable); default all.
     #[arg(long = "namespace", value_name = "NS", conflicts_with = "manifests")]
     namespaces: Vec<String>,
-    /// Also serve the route configuration over gRPC, as Envoy's Route
-    /// Discovery Service (state of the world), on this address; over mutual
-    /// TLS (--xds-tls-cert, --xds-tls-key, --xds-tls-client-ca), or
-    /// --xds-plaintext.
+    /// Also serve the edge's configuration over gRPC (xDS: routes,
+    /// listener and secrets, delta or state of the world) on this address;
+    /// over mutual TLS (--xds-tls-cert, --xds-tls-key, --xds-tls-client-ca),
+    /// or --xds-plaintext. Each object's Programmed condition then says
+    /// whether every Envoy connected applied it.
     #[arg(long, value_name = "ADDR", conflicts_with = "once")]
     xds_addr: Option<SocketAddr>,
     /// xDS over mutual TLS: the server's certificate chain (PEM), e.g. a
@@ -99,6 +100,12 @@ struct Cli {
     /// tls-secrets.json and local mode's status.json still are.
     #[arg(long, requires = "xds_addr")]
     xds_only: bool,
+    /// How long, in seconds, an Envoy that disconnected is still waited
+    /// for by Programmed (known by its node id: give each its own), so an
+    /// edit made while it restarts is Pending rather than Programmed by the
+    /// Envoys left. 0: forgotten at once.
+    #[arg(long, value_name = "SECS", default_value_t = xds::fleet::DEFAULT_ABSENCE_GRACE.as_secs(), requires = "xds_addr")]
+    envoy_absence_grace_secs: u64,
     /// Local mode: the TLS secrets the objects name (`KUBERNETES`), laid
     /// out as mounted Secrets: DIR/NAMESPACE/NAME/tls.crt and tls.key.
     /// Read when referenced, checked, and handed to Envoy by SDS; a change
@@ -490,7 +497,8 @@ async fn start_xds(
     info!(%addr, "serving the edge's configuration over xDS (RDS, LDS, SDS)");
     let bound = aether_http_server::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
     let listener_metrics = metrics.xds_listener.clone();
-    let (publisher, mut service) = xds::channel(&projection.route_configuration_name, metrics);
+    let fleet = xds::fleet::Fleet::new(Duration::from_secs(cli.envoy_absence_grace_secs));
+    let (publisher, mut service) = xds::channel_with(&projection.route_configuration_name, metrics, fleet);
     if let Some(tls) = tls {
         service = service.with_tls(Arc::new(tls));
     }

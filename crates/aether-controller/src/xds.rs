@@ -186,9 +186,13 @@ pub struct Discovery {
 /// A publisher and the service that serves what it publishes, the
 /// RouteConfiguration named `name` (and the listener and secrets).
 pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
+    channel_with(name, metrics, fleet::Fleet::default())
+}
+
+/// [`channel`], its Envoys tracked by `fleet`.
+pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (Publisher, Discovery) {
     let (sender, receiver) = watch::channel(None);
     let (tls_senders, tls_receivers) = listeners_secrets::channels();
-    let fleet = fleet::Fleet::default();
     metrics.envoys.set(fleet.clone());
     let publisher = Publisher {
         name: name.into(),
