@@ -201,6 +201,13 @@ impl ClusterState {
         self
     }
 
+    /// Shares `Programmed` with the other replicas ([`crate::replicas`]).
+    pub fn with_replicas(mut self, sharing: &crate::replicas::reporter::Sharing, identity: String) -> Self {
+        self.pass
+            .share_with_replicas(sharing.sender.clone(), sharing.peers.clone(), identity);
+        self
+    }
+
     /// The xDS fleet's changes, with xDS ([`Pass::fleet_changes`]).
     fn fleet_changes(&self) -> Option<watch::Receiver<u64>> {
         self.pass.fleet_changes()

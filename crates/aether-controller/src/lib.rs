@@ -32,6 +32,8 @@ pub mod metrics;
 pub mod outputs;
 #[cfg(feature = "server")]
 mod pass;
+#[cfg(feature = "server")]
+pub mod replicas;
 pub mod status;
 pub mod tls;
 #[cfg(feature = "server")]

@@ -12,6 +12,7 @@ use aether_controller::events::EventRecorder;
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::{self, Metrics};
+use aether_controller::replicas;
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
@@ -106,6 +107,12 @@ struct Cli {
     /// Envoys left. 0: forgotten at once.
     #[arg(long, value_name = "SECS", default_value_t = xds::fleet::DEFAULT_ABSENCE_GRACE.as_secs(), requires = "xds_addr")]
     envoy_absence_grace_secs: u64,
+    /// Cluster mode with xDS: the time to live, in seconds, of the report
+    /// through which this replica tells the Lease holder what its Envoys
+    /// applied (a ConfigMap renewed every third of it); a replica gone
+    /// holds objects Pending this long at most.
+    #[arg(long, value_name = "SECS", default_value_t = replicas::DEFAULT_TTL.as_secs(), requires = "xds_addr")]
+    programmed_report_ttl_secs: u64,
     /// Local mode: the TLS secrets the objects name (`KUBERNETES`), laid
     /// out as mounted Secrets: DIR/NAMESPACE/NAME/tls.crt and tls.key.
     /// Read when referenced, checked, and handed to Envoy by SDS; a change
@@ -365,6 +372,7 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
         .with_tls(tls_settings(cli)?, ClusterSecrets::watched())
         .with_events(recorder);
     let mut xds_server = None;
+    let mut report_tasks = None;
     if let (Some(addr), Some(transport)) = (cli.xds_addr, xds_transport) {
         let reserved = RESERVED_DESCRIPTORS + metrics::MAX_CONNECTIONS;
         let (publisher, server) = start_xds(
@@ -377,7 +385,16 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
             stopping.clone(),
         )
         .await?;
-        state = state.with_xds(publisher);
+        // What this replica's Envoys applied, shared with the others.
+        let namespace = lease_namespace(cli, &client);
+        let identity = cli
+            .identity
+            .clone()
+            .unwrap_or_else(|| format!("pid-{}", std::process::id()));
+        let ttl = Duration::from_secs(cli.programmed_report_ttl_secs.max(3));
+        let sharing = replicas::reporter::share(&client, &namespace, identity.clone(), ttl, publisher.fleet().clone());
+        state = state.with_xds(publisher).with_replicas(&sharing, identity);
+        report_tasks = Some(sharing.tasks);
         if cli.xds_only {
             state = state.without_envoy_files();
         }
@@ -411,10 +428,7 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
         )
         .await
     } else {
-        let namespace = cli
-            .lease_namespace
-            .clone()
-            .unwrap_or_else(|| client.default_namespace().to_owned());
+        let namespace = lease_namespace(cli, &client);
         let (leading, lease_task) =
             leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
         let result = cluster::run_with_secrets(
@@ -434,6 +448,9 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
     };
     // The events already queued go out (briefly: the pod is stopping).
     drop(state);
+    for task in report_tasks.into_iter().flatten() {
+        task.abort();
+    }
     if tokio::time::timeout(Duration::from_secs(2), events_task).await.is_err() {
         info!("stopping with events unsent");
     }
@@ -444,6 +461,13 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
         server.stopped().await;
     }
     result
+}
+
+/// The Lease's namespace, where the reports go too.
+fn lease_namespace(cli: &Cli, client: &kube::Client) -> String {
+    cli.lease_namespace
+        .clone()
+        .unwrap_or_else(|| client.default_namespace().to_owned())
 }
 
 /// Descriptors kept for everything but connections: the API server

@@ -23,6 +23,7 @@ use tracing::{error, info};
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, Files, Written};
+use crate::replicas;
 use crate::status::programmed::{PROGRAMMED, Programmed};
 use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, Observed, StatusPatch};
@@ -84,6 +85,23 @@ pub(crate) struct Pass {
     /// Objects the Envoys have not all applied (or refused, or none is
     /// connected): derived again when the fleet changes.
     awaiting: HashSet<ObjectKey>,
+    /// With several replicas: where this one's report goes
+    /// ([`crate::replicas`]), and the objects in flight it carries.
+    report: Option<tokio::sync::watch::Sender<Option<replicas::reporter::ReportBody>>>,
+    reportable: BTreeMap<ObjectKey, replicas::Answer>,
+    /// With several replicas: the others' reports, and this one's identity.
+    peers: Option<(replicas::Peers, String)>,
+}
+
+/// Whether `observed`'s stored `Programmed` is `True` at its generation.
+fn programmed_at(observed: &Observed) -> bool {
+    observed.status.as_ref().is_some_and(|status| {
+        status.conditions.iter().any(|condition| {
+            condition.r#type == PROGRAMMED
+                && condition.status == "True"
+                && condition.observed_generation == observed.generation
+        })
+    })
 }
 
 impl Pass {
@@ -105,6 +123,9 @@ impl Pass {
             status_due: HashSet::new(),
             derived_with: None,
             awaiting: HashSet::new(),
+            report: None,
+            reportable: BTreeMap::new(),
+            peers: None,
         }
     }
 
@@ -152,6 +173,20 @@ impl Pass {
     pub(crate) fn forget(&mut self, key: &ObjectKey) {
         self.status_due.remove(key);
         self.awaiting.remove(key);
+        self.reportable.remove(key);
+    }
+
+    /// Sends this replica's report to `sender`, and combines the `peers`'
+    /// with its own `Programmed` ([`crate::replicas`]); `identity` is this
+    /// replica's.
+    pub(crate) fn share_with_replicas(
+        &mut self,
+        sender: tokio::sync::watch::Sender<Option<replicas::reporter::ReportBody>>,
+        peers: replicas::Peers,
+        identity: String,
+    ) {
+        self.report = Some(sender);
+        self.peers = Some((peers, identity));
     }
 
     /// The Envoys' changes, with xDS: each one makes the objects they had
@@ -214,12 +249,35 @@ impl Pass {
             publisher.publish_tls(snapshot, &tls);
             started.elapsed()
         });
+        let peers = self
+            .peers
+            .as_ref()
+            .map(|(peers, identity)| peers.live(identity, Timestamp::now()));
+        let mut report_changed = false;
         for (key, observed) in &mut observed {
-            let programmed = match &self.xds {
+            let own = match &self.xds {
                 Some(publisher) => publisher
                     .fleet()
                     .programmed(&publisher.needs(snapshot, &tls.resolutions, key)),
-                None => Programmed::NotObserved(NOT_OBSERVED),
+                None => Programmed::NotObserved(NOT_OBSERVED.to_owned()),
+            };
+            if self.report.is_some() {
+                let before = self.reportable.remove(key);
+                if !programmed_at(observed) {
+                    let answer = replicas::Answer {
+                        generation: observed.generation,
+                        programmed: own.clone(),
+                    };
+                    self.reportable.insert(key.clone(), answer);
+                }
+                report_changed |= before.as_ref() != self.reportable.get(key);
+            }
+            let programmed = match &peers {
+                Some(peers) => {
+                    let peers: Vec<&replicas::Report> = peers.iter().collect();
+                    replicas::combine(own, &key.to_string(), observed.generation, &peers)
+                }
+                None => own,
             };
             if matches!(programmed, Programmed::Programmed { .. } | Programmed::NotObserved(_)) {
                 self.awaiting.remove(key);
@@ -227,6 +285,14 @@ impl Pass {
                 self.awaiting.insert(key.clone());
             }
             observed.programmed = Some(programmed);
+        }
+        if let (Some(sender), Some(publisher)) = (&self.report, &self.xds)
+            && (report_changed || sender.borrow().as_ref().map(|body| body.envoys) != Some(publisher.fleet().envoys()))
+        {
+            sender.send_replace(Some(replicas::reporter::ReportBody::new(
+                publisher.fleet().envoys(),
+                &self.reportable,
+            )));
         }
         let plan = crate::plan(snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);

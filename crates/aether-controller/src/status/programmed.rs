@@ -40,8 +40,10 @@ pub const MAX_ENVOY_ERROR_CHARS: usize = 1024;
 /// How many waiting Envoys a `Pending` message names.
 pub const MAX_NAMED_ENVOYS: usize = 5;
 
-/// What the fleet says of one object's generation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the fleet says of one object's generation (as a replica reports
+/// it to the others: tagged by `reason`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "reason")]
 pub enum Programmed {
     /// Every Envoy of the fleet applied it.
     Programmed {
@@ -69,14 +71,15 @@ pub enum Programmed {
     /// No Envoy is connected.
     NoEnvoy,
     /// Not observable, and why.
-    NotObserved(&'static str),
+    #[serde(skip)]
+    NotObserved(String),
 }
 
 /// `(status, reason, message)` of the condition for an object the edge
 /// serves (`accepted`) or not.
 pub fn condition(accepted: bool, programmed: &Programmed) -> (&'static str, &'static str, String) {
     if let Programmed::NotObserved(why) = programmed {
-        return ("Unknown", REASON_NOT_OBSERVED, (*why).to_owned());
+        return ("Unknown", REASON_NOT_OBSERVED, why.clone());
     }
     if !accepted {
         return (
@@ -162,7 +165,7 @@ mod tests {
             ),
             (Programmed::NoEnvoy, "False", REASON_NO_ENVOY, "no Envoy is connected"),
             (
-                Programmed::NotObserved("Envoy reads files"),
+                Programmed::NotObserved("Envoy reads files".into()),
                 "Unknown",
                 REASON_NOT_OBSERVED,
                 "Envoy reads files",
@@ -181,7 +184,7 @@ mod tests {
     fn an_object_not_served_is_invalid_unless_nothing_is_observed() {
         let (status, reason, _) = condition(false, &Programmed::Programmed { envoys: 1 });
         assert_eq!((status, reason), ("False", REASON_INVALID));
-        let (status, reason, _) = condition(false, &Programmed::NotObserved("files"));
+        let (status, reason, _) = condition(false, &Programmed::NotObserved("files".into()));
         assert_eq!((status, reason), ("Unknown", REASON_NOT_OBSERVED));
     }
 

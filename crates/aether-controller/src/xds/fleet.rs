@@ -3,7 +3,7 @@
 //!
 //! Every xDS stream is a member of the fleet while it lasts. Per type it
 //! serves, a stream keeps, by nonce, the publications it sent whole
-//! ([`Acks`]): once Envoy answers the response that completed its sync
+//! (`Acks`): once Envoy answers the response that completed its sync
 //! with a publication, it holds that publication (each resource of it that
 //! it asks for), but for the resources it refused. Publications and items
 //! are numbered ([`super::resources`]), so what an object needs is the
@@ -294,6 +294,21 @@ impl Fleet {
     /// Changes as they happen: a pass follows them to the statuses waiting.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
+    }
+
+    /// How many Envoys are expected: the streams open, and the Envoys gone
+    /// within their grace.
+    pub fn envoys(&self) -> usize {
+        let mut members = self.lock();
+        let now = Instant::now();
+        members.absent.retain(|(_, until)| *until > now);
+        let live: Vec<Option<String>> = members.live.values().map(|member| member.node()).collect();
+        let absent = members
+            .absent
+            .iter()
+            .filter(|(node, _)| !live.iter().any(|live| live.as_deref() == Some(node)))
+            .count();
+        live.len() + absent
     }
 
     /// What each stream's Envoy answered so far, by stream.

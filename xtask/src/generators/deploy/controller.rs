@@ -29,6 +29,9 @@
 //!   means every certificate it signs is an Envoy of this edge or the
 //!   controller. The controller reloads its files on the next connection
 //!   after cert-manager renews them.
+//! - Role [`REPORTS_ROLE`] in [`NAMESPACE`]: the ConfigMaps through which
+//!   the replicas tell the Lease holder what their Envoys applied
+//!   (`aether_controller::replicas`).
 //! - Role in [`NAMESPACE`]: the Lease whose holder writes statuses
 //!   (kube-lease-manager gets, creates and server-side-applies it). `create`
 //!   cannot be limited to a name (the API server authorizes it before the
@@ -36,10 +39,12 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACE, Object, binding, metadata, pod_disruption_budget, role, service, service_account};
+use super::{NAMESPACE, Object, binding, binding_to, metadata, pod_disruption_budget, role, service, service_account};
 use crate::generators::crd::{GROUP, PLURAL};
 
 pub const NAME: &str = "aether-controller";
+/// The Role of the replicas' `Programmed` reports.
+pub const REPORTS_ROLE: &str = "aether-controller-reports";
 /// The controller's default `--lease-name`.
 pub const LEASE: &str = "aether-controller";
 /// The xDS (gRPC) port, in the container and on the Service.
@@ -115,6 +120,17 @@ pub(super) fn container(args: &[String]) -> Value {
         },
         "volumeMounts": [{"name": "out", "mountPath": OUT_DIR}]
     })
+}
+
+/// The replicas' `Programmed` reports in [`NAMESPACE`]: each replica
+/// server-side-applies its own ConfigMap and watches the others'. RBAC
+/// cannot limit `create` or `patch` to the reports' name prefix, so the
+/// Role grants them on ConfigMaps in this namespace.
+fn reports_role() -> Value {
+    let rules = json!([
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch", "create", "patch"]}
+    ]);
+    role(REPORTS_ROLE, Some(NAMESPACE), rules)
 }
 
 fn deployment() -> Value {
@@ -225,6 +241,8 @@ pub fn objects() -> Vec<Object> {
         ("cluster-role-binding.yaml", binding(NAME, None)),
         ("lease-role.yaml", lease_role()),
         ("lease-role-binding.yaml", binding(NAME, Some(NAMESPACE))),
+        ("reports-role.yaml", reports_role()),
+        ("reports-role-binding.yaml", binding_to(REPORTS_ROLE, NAME, Some(NAMESPACE))),
         (
             "service.yaml",
             // Envoy's `envoy_grpc` cluster for RDS points at

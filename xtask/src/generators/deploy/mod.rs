@@ -65,6 +65,11 @@ fn role(name: &str, namespace: Option<&str>, rules: Value) -> Value {
 /// Binds the role `name` (a ClusterRole without `namespace`, else a Role
 /// there) to the ServiceAccount `name` in [`NAMESPACE`].
 fn binding(name: &str, namespace: Option<&str>) -> Value {
+    binding_to(name, name, namespace)
+}
+
+/// Binds the role `role` (as [`binding`]) to the ServiceAccount `account`.
+fn binding_to(role: &str, account: &str, namespace: Option<&str>) -> Value {
     let (kind, role_kind) = match namespace {
         None => ("ClusterRoleBinding", "ClusterRole"),
         Some(_) => ("RoleBinding", "Role"),
@@ -72,9 +77,9 @@ fn binding(name: &str, namespace: Option<&str>) -> Value {
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": kind,
-        "metadata": metadata(name, namespace),
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
+        "metadata": metadata(role, namespace),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
     })
 }
 
@@ -302,7 +307,7 @@ mod tests {
             assert_eq!(back, object, "{path}");
             checked.push(path);
         }
-        assert_eq!(checked.len(), 20, "{checked:?}");
+        assert_eq!(checked.len(), 22, "{checked:?}");
     }
 
     #[test]
@@ -354,7 +359,7 @@ mod tests {
                     .is_some_and(|kind| kind.ends_with("RoleBinding"))
             })
             .collect();
-        assert_eq!(bindings.len(), 3);
+        assert_eq!(bindings.len(), 4);
         for binding in bindings {
             find(
                 binding["roleRef"]["kind"].as_str().unwrap(),
