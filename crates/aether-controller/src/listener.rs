@@ -51,10 +51,28 @@ pub fn xds_source() -> EdgeSource {
 pub fn chain_route_configuration(snapshot: &Snapshot, chain: &TlsChain) -> Option<prost::bytes::Bytes> {
     let configuration = snapshot.chain_route_configuration(chain)?;
     #[cfg(feature = "test-hooks")]
-    if REFUSED_CHAIN.get() == Some(&chain.object) {
+    if REFUSED_CHAIN.get() == Some(&chain.object)
+        || REFUSED_MARKER.get().is_some_and(|marker| {
+            configuration
+                .windows(marker.len())
+                .any(|window| window == marker.as_slice())
+        })
+    {
         return Some(spoiled(configuration));
     }
     Some(configuration)
+}
+
+/// The text that spoils the chain configurations holding it (`test-hooks`).
+#[cfg(feature = "test-hooks")]
+static REFUSED_MARKER: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
+/// Makes every chain configuration holding `marker` (not empty) one Envoy
+/// refuses, from the edit that adds it: the real-Envoy suite's check that
+/// a refusal after an edit quarantines that object alone. Once per process.
+#[cfg(feature = "test-hooks")]
+pub fn refuse_marked(marker: Vec<u8>) {
+    let _ = REFUSED_MARKER.set(marker);
 }
 
 /// The object whose chain configuration is spoiled (`test-hooks`).

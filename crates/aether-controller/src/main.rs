@@ -136,6 +136,11 @@ struct Cli {
     #[cfg(feature = "test-hooks")]
     #[arg(long, value_name = "NAMESPACE/NAME", hide = true)]
     test_refused_chain: Option<String>,
+    /// Test builds only: spoil every chain configuration whose encoding
+    /// holds this text (a route's path, say), from the edit that adds it.
+    #[cfg(feature = "test-hooks")]
+    #[arg(long, value_name = "TEXT", hide = true)]
+    test_refused_marker: Option<String>,
     /// What a host of an object with `tls` answers over plain HTTP: routed
     /// as over TLS (`serve`), or redirected to HTTPS (`redirect`, 301): then
     /// an edit of its routes is one small configuration for Envoy, not the
@@ -185,6 +190,10 @@ fn main() -> ExitCode {
     #[cfg(feature = "test-hooks")]
     if let Some((namespace, name)) = cli.test_refused_chain.as_deref().and_then(|key| key.split_once('/')) {
         aether_controller::listener::refuse_chain(aether_projection::ObjectKey::new(namespace, name));
+    }
+    #[cfg(feature = "test-hooks")]
+    if let Some(marker) = cli.test_refused_marker.clone().filter(|marker| !marker.is_empty()) {
+        aether_controller::listener::refuse_marked(marker.into_bytes());
     }
     if let Err(err) = aether_telemetry::logs::init(cli.log_format) {
         eprintln!("aether-controller: setting up the logs: {err}");

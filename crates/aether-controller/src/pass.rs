@@ -256,9 +256,7 @@ impl Pass {
         let mut report_changed = false;
         for (key, observed) in &mut observed {
             let own = match &self.xds {
-                Some(publisher) => publisher
-                    .fleet()
-                    .programmed(&publisher.needs(snapshot, &tls.resolutions, key)),
+                Some(publisher) => publisher.programmed(snapshot, &tls.resolutions, key),
                 None => Programmed::NotObserved(NOT_OBSERVED.to_owned()),
             };
             if self.report.is_some() {

@@ -21,7 +21,9 @@
 //! - ACKs and NACKs are matched by nonce; a request with an older nonce is
 //!   stale (its ACK or NACK is ignored);
 //! - a NACK is logged with Envoy's message and counted, and the rejected
-//!   version is not sent again; the next change is;
+//!   version is not sent again; the next change is. Over delta, an
+//!   object's configuration refused alone is quarantined: every stream is
+//!   served the last version an Envoy took instead ([`quarantine`]);
 //! - names filter (the configuration's name is the projection's
 //!   `route_configuration_name`, `aether-edge` by default); a stream naming
 //!   other route configurations gets none of them. Envoy then waits for
@@ -55,7 +57,7 @@ use hyper::body::Incoming;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tonic::Status;
-use tracing::{info, warn};
+use tracing::warn;
 
 use crate::metrics::Metrics;
 use crate::outputs::ROUTE_CONFIGURATION_TYPE;
@@ -64,6 +66,7 @@ mod body;
 pub mod delta;
 pub mod fleet;
 pub mod listeners_secrets;
+pub mod quarantine;
 mod rds;
 pub mod requests;
 pub mod resources;
@@ -86,6 +89,8 @@ pub struct Publisher {
     /// The route configuration's name (its resource name in RDS).
     name: Arc<str>,
     current: Arc<watch::Sender<Option<Arc<Version>>>>,
+    /// What is served of the publications, given Envoys' refusals.
+    quarantine: quarantine::Quarantine,
     /// What the last RDS publication was made from ([`rds`]).
     source: Arc<Mutex<Option<rds::Source>>>,
     /// The HTTPS listener and the certificates ([`listeners_secrets`]).
@@ -104,18 +109,9 @@ impl Publisher {
         if source.as_ref().is_some_and(|source| source.is(snapshot)) {
             return;
         }
-        self.current.send_if_modified(|current| {
-            let mut next = current.as_deref().cloned().unwrap_or_default();
-            *source = Some(rds::update(&mut next, source.as_ref(), snapshot));
-            if current.as_deref().is_some_and(|current| current.same_as(&next)) {
-                return false;
-            }
-            info!(version = %next.version(), bytes = snapshot.routes().encoded_len(),
-                configurations = next.len(), "xds: new route configurations");
-            next.stamp();
-            *current = Some(Arc::new(next));
-            true
-        });
+        let mut next = self.quarantine.wanted();
+        *source = Some(rds::update(&mut next, source.as_ref(), snapshot));
+        self.quarantine.publish(next);
     }
 
     /// The version last published, if any.
@@ -126,6 +122,28 @@ impl Publisher {
     /// The Envoys served, and what each applied.
     pub fn fleet(&self) -> &fleet::Fleet {
         &self.fleet
+    }
+
+    /// What the fleet says of the object `key` of `snapshot`: `Rejected`
+    /// while its configuration is quarantined ([`quarantine`]), otherwise
+    /// what its Envoys hold of what it [needs](Publisher::needs).
+    pub fn programmed(
+        &self,
+        snapshot: &Snapshot,
+        tls: &crate::tls::Resolutions,
+        key: &ObjectKey,
+    ) -> crate::status::programmed::Programmed {
+        if let Some(chain) = snapshot.tls_chain_of(key) {
+            let name = chain.route_configuration_name(&self.name);
+            if let Some(refusal) = self.quarantine.refusal(&name) {
+                return crate::status::programmed::Programmed::Rejected {
+                    envoy: refusal.envoy,
+                    resource: format!("RouteConfiguration {name}"),
+                    error: refusal.error,
+                };
+            }
+        }
+        self.fleet.programmed(&self.needs(snapshot, tls, key))
     }
 
     /// What the object `key` of `snapshot` needs of each Envoy, as now
@@ -171,6 +189,8 @@ pub struct Discovery {
     /// The RouteConfiguration's name (what Envoy's `rds.route_config_name` says).
     name: Arc<str>,
     routes: Current,
+    /// Envoys' refusals of route configurations, told by the streams.
+    quarantine: quarantine::Quarantine,
     tls: listeners_secrets::TlsReceivers,
     metrics: Arc<Metrics>,
     /// Cancelled when the server stops: every stream ends.
@@ -192,11 +212,14 @@ pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
 /// [`channel`], its Envoys tracked by `fleet`.
 pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (Publisher, Discovery) {
     let (sender, receiver) = watch::channel(None);
+    let sender = Arc::new(sender);
+    let quarantine = quarantine::Quarantine::new(name.into(), sender.clone());
     let (tls_senders, tls_receivers) = listeners_secrets::channels();
     metrics.envoys.set(fleet.clone());
     let publisher = Publisher {
         name: name.into(),
-        current: Arc::new(sender),
+        current: sender,
+        quarantine: quarantine.clone(),
         source: Arc::default(),
         tls: tls_senders,
         fleet: fleet.clone(),
@@ -204,6 +227,7 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
     let service = Discovery {
         name: name.into(),
         routes: receiver,
+        quarantine,
         tls: tls_receivers,
         metrics,
         closing: CancellationToken::new(),
@@ -346,11 +370,18 @@ impl Discovery {
         ]
         .into_iter()
         .filter_map(|service| self.resources(service))
-        .map(|(_, kind, current)| delta::Served {
+        .map(|(_, kind, current)| self.served(kind, current))
+        .collect()
+    }
+
+    /// `kind` served from `current`, its refusals quarantined when it is RDS.
+    fn served(&self, kind: Kind, current: &Current) -> delta::Served {
+        let quarantine = (kind.type_url == ROUTE_CONFIGURATION_TYPE).then(|| self.quarantine.clone());
+        delta::Served {
             kind,
             current: current.clone(),
-        })
-        .collect()
+            quarantine,
+        }
     }
 
     /// A delta stream of `types` on `request`.
@@ -408,8 +439,8 @@ impl Discovery {
                 Err(status) => status.into_http(),
             }
         } else if verb == "Delta" {
-            let current = current.clone();
-            self.delta(request, vec![delta::Served { kind, current }])
+            let served = self.served(kind, current);
+            self.delta(request, vec![served])
         } else {
             Status::unimplemented(format!("no method {path}")).into_http()
         }

@@ -15,7 +15,9 @@
 //!
 //! Each response has its own nonce; a request naming the last nonce of its
 //! type is an ACK, or a NACK (`error_detail`): logged with Envoy's message
-//! and counted, and its versions are not sent again (the next change is).
+//! and counted, and its versions are not sent again (the next change is);
+//! a route configuration refused alone is quarantined for every stream
+//! ([`super::quarantine`]).
 //! A request with an older nonce still changes the subscription.
 //!
 //! As for state of the world ([`super::sotw`]), responses are built when
@@ -57,6 +59,8 @@ pub struct Served {
     pub kind: Kind,
     /// The latest publication.
     pub current: Current,
+    /// Told of what Envoy takes and refuses (RDS).
+    pub(crate) quarantine: Option<super::quarantine::Quarantine>,
 }
 
 /// What one stream owes its client, shared by its request task and its
@@ -85,9 +89,9 @@ struct State {
     /// Per type, resources of a refused response, sent again one per
     /// response, so that Envoy takes all but the one it refuses.
     singles: Vec<VecDeque<String>>,
-    /// Per type, the names each recent response carried, by nonce (at most
-    /// [`RECENT`]), to tell which ones a NACK refused.
-    sent: Vec<VecDeque<(u64, Vec<String>)>>,
+    /// Per type, the resources each recent response carried, by nonce (at
+    /// most [`RECENT`]), to tell which ones an ACK took or a NACK refused.
+    sent: Vec<VecDeque<(u64, Carried)>>,
     /// Per type, what Envoy answered ([`Acks`]).
     acks: Vec<Acks>,
     /// Per type, the publication whose changes `pending` holds.
@@ -95,6 +99,9 @@ struct State {
     /// The node id of the stream's first request that gave one.
     node: Option<String>,
 }
+
+/// The resources one response carried, by name.
+type Carried = Vec<(String, super::Item)>;
 
 /// Resources per response at most: Envoy applies a response whole or not at
 /// all, so a refused one is sent again a resource at a time.
@@ -201,7 +208,7 @@ impl Owes for Outbox {
             if recent.len() == RECENT {
                 recent.pop_front();
             }
-            recent.push_back((nonce, put.iter().map(|(name, _)| name.clone()).collect()));
+            recent.push_back((nonce, put.clone()));
             state.acks[index].sent(nonce);
             if state.pending[index].is_empty()
                 && let Some(seq) = state.syncing[index].take()
@@ -394,22 +401,38 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
         });
         match (refused, &request.error_detail) {
             (None, _) => debug!(nonce = %request.response_nonce, "xds: a stale ACK or NACK ignored"),
-            (Some((nonce, names)), Some(error)) => {
+            (Some((nonce, items)), Some(error)) => {
                 outbox.metrics.xds_nacks.inc();
                 warn!(type_url = kind.type_url, nonce, message = %error.message, node = ?state.node,
                     "xds: Envoy rejected a configuration");
+                let names: Vec<String> = items.iter().map(|(name, _)| name.clone()).collect();
                 state.acks[index].refused(nonce, &names, &error.message, names.len() > 1);
                 answered = true;
-                // Several together: each again alone, so that Envoy takes
-                // the others. One alone stays refused until it changes.
-                if names.len() > 1 {
-                    state.singles[index].extend(names);
-                    retry = true;
+                match &items[..] {
+                    // One alone: quarantined (RDS), or not sent again
+                    // until it changes.
+                    [(name, item)] => {
+                        if let Some(quarantine) = &outbox.types[index].quarantine {
+                            let envoy = state.node.clone().unwrap_or_else(|| "(no node id)".to_owned());
+                            quarantine.refused(name, item, &envoy, &error.message);
+                        }
+                    }
+                    // Several together: each again alone, so that Envoy
+                    // takes the others.
+                    [] => {}
+                    _ => {
+                        state.singles[index].extend(names);
+                        retry = true;
+                    }
                 }
             }
-            (Some((nonce, names)), None) => {
+            (Some((nonce, items)), None) => {
                 debug!(type_url = kind.type_url, nonce, "xds: acknowledged");
+                let names: Vec<String> = items.iter().map(|(name, _)| name.clone()).collect();
                 state.acks[index].acked(nonce, &names);
+                if let Some(quarantine) = &outbox.types[index].quarantine {
+                    quarantine.taken(&items);
+                }
                 answered = true;
             }
         }

@@ -181,6 +181,18 @@ impl Resources {
         true
     }
 
+    /// Serves `item` as `name`, as it is (its version and number kept);
+    /// `false` when it was that already.
+    pub fn put_item(&mut self, name: impl Into<String>, item: Item) -> bool {
+        let name = name.into();
+        if self.items.get(&name).is_some_and(|held| *held == item) {
+            return false;
+        }
+        self.items.insert(name, item);
+        self.version = OnceLock::new();
+        true
+    }
+
     /// Stops serving `name`; `false` when it was not served.
     pub fn remove(&mut self, name: &str) -> bool {
         if self.items.remove(name).is_none() {

@@ -120,3 +120,79 @@ fn over_files_programmed_is_not_observed() {
     let condition = programmed(&edge, "a", "NotObserved", 4);
     assert_eq!(condition["status"], "Unknown", "{condition}");
 }
+
+/// [`object`] with one more route, `/refuse-me`, which the test-only
+/// `--test-refused-marker=/refuse-me` makes Envoy refuse.
+#[cfg(feature = "test-hooks")]
+fn refused_object(name: &str, generation: i64) -> String {
+    aether_testing::objects::object("default", name)
+        .metadata("generation", generation.into())
+        .hosts([format!("{name}.example.com")])
+        .route(&format!("/v{generation}"), &format!("svc-{name}-api"))
+        .route("/refuse-me", &format!("svc-{name}-api"))
+        .route("/", &format!("svc-{name}"))
+        .tls("wild-tls")
+        .manifest()
+}
+
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_refused_edit_is_quarantined_for_every_envoy_and_the_others_go_on() {
+    let names = ["a", "b"];
+    let files: Vec<(String, String)> = names
+        .iter()
+        .map(|name| (format!("{name}.yaml"), object(name, 1)))
+        .collect();
+    let flags = ["--test-refused-marker=/refuse-me", "--envoy-absence-grace-secs=0"];
+    let (mut edge, ca) = start_manifests(controller(), Mode::Xds, &flags, &names, &files);
+    let serves = |edge: &Edge, name: &str, path: &str| chain_serves(edge, &ca, &format!("{name}.example.com"), path);
+    for name in names {
+        programmed(&edge, name, "Programmed", 1);
+    }
+
+    // b's edit is one Envoy refuses: b says so, and keeps its version 1.
+    edge.write("b.yaml", &refused_object("b", 2));
+    let refused = programmed(&edge, "b", "Rejected", 2);
+    let message = refused["message"].as_str().unwrap();
+    let prefix = "Envoy aether-edge refused RouteConfiguration aether-edge/default/b: ";
+    assert!(message.starts_with(prefix) && message.len() > prefix.len(), "{message}");
+    assert_eq!(serves(&edge, "b", "/v1").as_deref(), Some("svc-b-api"));
+    assert_eq!(
+        serves(&edge, "b", "/v2").as_deref(),
+        Some("svc-b"),
+        "not the refused version"
+    );
+
+    // a's edits go on.
+    edge.write("a.yaml", &object("a", 2));
+    programmed(&edge, "a", "Programmed", 2);
+    assert_eq!(serves(&edge, "a", "/v2").as_deref(), Some("svc-a-api"));
+
+    // An Envoy that starts now is served b's version taken, never the
+    // refused one; with the first gone, it alone answers.
+    let late = edge.another_envoy("edge-late");
+    edge.envoy.kill();
+    wait_until(
+        "the late Envoy serves b's version 1 and a's 2",
+        PATIENCE,
+        || format!("{}\n{}", late.log_tail(), edge.logs()),
+        || {
+            (serves(&edge, "b", "/v1").as_deref() == Some("svc-b-api")
+                && serves(&edge, "a", "/v2").as_deref() == Some("svc-a-api"))
+            .then_some(())
+        },
+    );
+    assert_eq!(serves(&edge, "b", "/v2").as_deref(), Some("svc-b"));
+    assert_eq!(late.stat("http.edge.rds.aether-edge/default/b.update_rejected"), 0);
+    assert_eq!(
+        edge.condition("default/b", "Programmed")["reason"],
+        "Rejected",
+        "still refused while that version is asked for"
+    );
+
+    // b's next edit is tried again, and taken.
+    edge.write("b.yaml", &object("b", 3));
+    let condition = programmed(&edge, "b", "Programmed", 3);
+    assert_eq!(condition["message"], "applied by 1 Envoy", "{condition}");
+    assert_eq!(serves(&edge, "b", "/v3").as_deref(), Some("svc-b-api"));
+}

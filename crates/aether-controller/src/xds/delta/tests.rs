@@ -52,7 +52,11 @@ fn open(type_urls: &[&'static str]) -> (Arc<Outbox>, Vec<Type>, Arc<Metrics>) {
                 told.fetch_add(1, Ordering::Relaxed);
             }),
         };
-        served.push(Served { kind, current });
+        served.push(Served {
+            kind,
+            current,
+            quarantine: None,
+        });
         types.push(Type { sender, names_told });
     }
     let state = State::new(served.len());
@@ -553,3 +557,5 @@ fn what_envoy_holds_follows_its_answers() {
     };
     assert_eq!(outbox.holds(&listener), Holds::NotServed);
 }
+
+mod quarantine;
