@@ -239,6 +239,14 @@ impl ClusterState {
                     self.pass.forget(&key);
                 }
                 Change::Upserted { key, previous } => {
+                    if let Some(previous) = previous.as_ref()
+                        && let Some(known) = self.known.get_mut(&key)
+                        && known.is_older_than(previous)
+                    {
+                        debug!(namespace = %key.namespace, name = %key.name, "an older version than known, left out");
+                        *known = previous.clone();
+                        continue;
+                    }
                     let Some(known) = self.known.get(&key) else { continue };
                     self.pass.status_due(key.clone());
                     if previous.is_some_and(|previous| previous.object == known.object) {
@@ -357,6 +365,7 @@ impl ClusterState {
                     {
                         known.observed = now.observed;
                         known.stored_conditions = now.stored_conditions;
+                        known.resource_version = now.resource_version;
                     }
                     summary.patched += 1;
                 }

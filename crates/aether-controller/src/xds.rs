@@ -70,6 +70,7 @@ pub mod quarantine;
 mod rds;
 pub mod requests;
 pub mod resources;
+mod since;
 pub mod sotw;
 pub mod transport;
 
@@ -93,6 +94,10 @@ pub struct Publisher {
     quarantine: quarantine::Quarantine,
     /// What the last RDS publication was made from ([`rds`]).
     source: Arc<Mutex<Option<rds::Source>>>,
+    /// Per object, the first plain route configuration and listener
+    /// holding it as it is now ([`since`]).
+    table_since: Arc<Mutex<since::Since>>,
+    pub(crate) listener_since: Arc<Mutex<since::ListenerSince>>,
     /// The HTTPS listener and the certificates ([`listeners_secrets`]).
     pub(crate) tls: listeners_secrets::TlsSenders,
     /// The Envoys the streams serve, and what each applied.
@@ -110,7 +115,24 @@ impl Publisher {
             return;
         }
         let mut next = self.quarantine.wanted();
-        *source = Some(rds::update(&mut next, source.as_ref(), snapshot));
+        let last = source.take();
+        let made = rds::update(&mut next, last.as_ref(), snapshot);
+        let seq = next.get(&self.name).map_or(0, |item| item.seq);
+        let mut since = self.table_since.lock().unwrap_or_else(PoisonError::into_inner);
+        match last.as_ref().and_then(|last| last.changed_objects(snapshot)) {
+            Some(changed) => {
+                for key in changed {
+                    if snapshot.routes().virtual_host(&key).is_some() {
+                        since.moved(key, seq);
+                    } else {
+                        since.gone(&key);
+                    }
+                }
+            }
+            None => since.reset(seq),
+        }
+        drop(since);
+        *source = Some(made);
         self.quarantine.publish(next);
     }
 
@@ -152,31 +174,45 @@ impl Publisher {
     /// (when served here rather than by the mesh).
     pub fn needs(&self, snapshot: &Snapshot, tls: &crate::tls::Resolutions, key: &ObjectKey) -> Vec<fleet::Need> {
         let mut needs = Vec::new();
-        let mut need = |type_url: &'static str, current: Option<&Resources>, name: String| {
-            if let Some(item) = current.and_then(|current| current.get(&name)) {
-                let seq = item.seq;
-                needs.push(fleet::Need { type_url, name, seq });
-            }
-        };
+        // A shared resource as first published with the object ([`since`]).
+        let mut need =
+            |type_url: &'static str, current: Option<&Resources>, name: String, since: Option<&since::Since>| {
+                if let Some(item) = current.and_then(|current| current.get(&name)) {
+                    let seq = since.map_or(item.seq, |since| since.of(key, item.seq));
+                    needs.push(fleet::Need { type_url, name, seq });
+                }
+            };
         let routes = self.current();
-        need(ROUTE_CONFIGURATION_TYPE, routes.as_deref(), self.name.to_string());
+        let table_since = self.table_since.lock().unwrap_or_else(PoisonError::into_inner);
+        need(
+            ROUTE_CONFIGURATION_TYPE,
+            routes.as_deref(),
+            self.name.to_string(),
+            Some(&table_since),
+        );
+        drop(table_since);
         if let Some(chain) = snapshot.tls_chain_of(key).filter(|chain| tls.usable(&chain.secret)) {
             let listeners = self.tls.listeners.borrow().clone();
+            let listener_since = self.listener_since.lock().unwrap_or_else(PoisonError::into_inner);
             need(
                 listeners_secrets::LISTENER_TYPE,
                 listeners.as_deref(),
                 aether_projection::listener::HTTPS_LISTENER.to_owned(),
+                Some(&listener_since.since),
             );
+            drop(listener_since);
             need(
                 ROUTE_CONFIGURATION_TYPE,
                 routes.as_deref(),
                 chain.route_configuration_name(&self.name),
+                None,
             );
             let secrets = self.tls.secrets.borrow().clone();
             need(
                 listeners_secrets::SECRET_TYPE,
                 secrets.as_deref(),
                 aether_projection::listener::sds_secret_name(&chain.secret),
+                None,
             );
         }
         needs
@@ -221,6 +257,8 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
         current: sender,
         quarantine: quarantine.clone(),
         source: Arc::default(),
+        table_since: Arc::default(),
+        listener_since: Arc::default(),
         tls: tls_senders,
         fleet: fleet.clone(),
     };

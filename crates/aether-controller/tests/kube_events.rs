@@ -127,7 +127,11 @@ fn listed(state: &mut ClusterState, objects: &Objects) {
 fn changed(state: &mut ClusterState, objects: &Objects, object: Value) {
     let name = object["metadata"]["name"].as_str().unwrap().to_owned();
     let mut stored = object.clone();
-    stored["status"] = objects.lock().unwrap()[&name]["status"].clone();
+    let before = objects.lock().unwrap()[&name].clone();
+    stored["status"] = before["status"].clone();
+    // A newer version than the one stored, as an API server numbers it.
+    let version: u64 = before["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+    stored["metadata"]["resourceVersion"] = json!((version + 1).to_string());
     state.apply(&None, Event::Apply(dynamic(&stored)));
     objects.lock().unwrap().insert(name, stored);
 }

@@ -38,6 +38,12 @@ fn virtual_host(
     serde_json::from_value(object).unwrap()
 }
 
+/// `object` at `resource_version` (the API server's order of writes).
+fn at_version(mut object: DynamicObject, resource_version: &str) -> DynamicObject {
+    object.metadata.resource_version = Some(resource_version.to_owned());
+    object
+}
+
 fn main_object(status: Value) -> DynamicObject {
     virtual_host("shop", "main", "2026-01-01T00:00:00Z", 1, &["shop.example.com"], status)
 }
@@ -106,7 +112,8 @@ fn serve_reporting(
             } else {
                 canary_object(Value::Null)
             };
-            let mut stored = serde_json::to_value(base).unwrap();
+            // Each write is a newer version than the listed objects'.
+            let mut stored = serde_json::to_value(at_version(base, "2")).unwrap();
             stored["status"] = body["status"].clone();
             let response = Response::builder().body(Body::from(serde_json::to_vec(&stored).unwrap()));
             respond.send_response(response.unwrap());
@@ -219,8 +226,14 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
 
     // The watch echoes the writes (new resourceVersion, same generation): still nothing to send.
     let echoed = expected_patches();
-    state.apply(&None, Event::Apply(canary_object(echoed[0].body["status"].clone())));
-    state.apply(&None, Event::Apply(main_object(echoed[1].body["status"].clone())));
+    state.apply(
+        &None,
+        Event::Apply(at_version(canary_object(echoed[0].body["status"].clone()), "2")),
+    );
+    state.apply(
+        &None,
+        Event::Apply(at_version(main_object(echoed[1].body["status"].clone()), "2")),
+    );
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, "2030-01-01T00:00:00Z", 0).await;
     assert_eq!((summary.patched, summary.written.len()), (0, 0));
     assert_eq!(sent, []);
@@ -237,16 +250,51 @@ async fn a_status_overwritten_by_someone_else_is_written_back_and_only_it() {
     let (_, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
     assert_eq!(sent, expected_patches());
     let echoed = expected_patches();
-    state.apply(&None, Event::Apply(canary_object(echoed[0].body["status"].clone())));
-    state.apply(&None, Event::Apply(main_object(echoed[1].body["status"].clone())));
+    state.apply(
+        &None,
+        Event::Apply(at_version(canary_object(echoed[0].body["status"].clone()), "2")),
+    );
+    state.apply(
+        &None,
+        Event::Apply(at_version(main_object(echoed[1].body["status"].clone()), "2")),
+    );
     let (_, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
     assert_eq!(sent, []);
 
     // Another writer replaces main's status: the pass derives it again
     // (its object changed) and writes it back; the canary's is left be.
-    state.apply(&None, Event::Apply(main_object(json!({"routeCount": 5}))));
+    state.apply(
+        &None,
+        Event::Apply(at_version(main_object(json!({"routeCount": 5})), "3")),
+    );
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
     assert_eq!(summary.patched, 1);
+    assert_eq!(sent, expected_patches()[1..]);
+}
+
+#[tokio::test]
+async fn a_watch_event_older_than_a_write_is_not_taken_for_the_stored_status() {
+    let out = tempfile::tempdir().unwrap();
+    let metrics = Metrics::new();
+    let mut state = ClusterState::new(vec![None], out.path().to_owned(), ProjectionConfig::default());
+    listed(&mut state, vec![main_object(Value::Null), canary_object(Value::Null)]);
+    let (_, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
+    assert_eq!(sent, expected_patches());
+
+    // A watch lagging behind the writes (thousands of them at start)
+    // delivers the objects as they were before: not newer than what the
+    // writes returned, so nothing is written again.
+    state.apply(&None, Event::Apply(main_object(Value::Null)));
+    state.apply(&None, Event::Apply(canary_object(Value::Null)));
+    let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
+    assert_eq!((summary.patched, sent), (0, vec![]));
+
+    // A newer version is taken: another writer's status is written back.
+    state.apply(
+        &None,
+        Event::Apply(at_version(main_object(json!({"routeCount": 5})), "3")),
+    );
+    let (_, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
     assert_eq!(sent, expected_patches()[1..]);
 }
 
@@ -443,6 +491,8 @@ async fn the_loop_patches_statuses_only_while_it_holds_the_lease() {
         &["moved.example.com"],
         Value::Null,
     );
+    // An edit: newer than the status writes.
+    let moved = at_version(moved, "3");
     running.events.send((None, Ok(Event::Apply(moved)))).unwrap();
     routes_contain(running.out.path(), "moved.example.com").await;
     tokio::time::sleep(Duration::from_millis(100)).await;

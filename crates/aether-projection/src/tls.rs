@@ -51,7 +51,7 @@ impl TlsSecret {
 /// own object alone ([`TlsChain::route_configuration_name`]): an edit of
 /// one object is then one small resource for Envoy to rebuild, whatever
 /// the size of the fleet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TlsChain {
     /// The served object.

@@ -23,6 +23,21 @@ pub(super) struct Known {
     /// The unknown fields set aside (`spec.routes[0].idleTimeout`), logged
     /// when the object changes.
     pub(super) set_aside: Vec<String>,
+    /// `metadata.resourceVersion`, when it is a number (as every API
+    /// server's is, etcd's revision; opaque to clients otherwise): to tell
+    /// a watch event older than a status write's answer ([`Known::is_older_than`]).
+    pub(super) resource_version: Option<u64>,
+}
+
+impl Known {
+    /// Whether this is an older version of the object than `other`: a
+    /// watch lagging behind this controller's own writes delivers the
+    /// object as it was before them, and taking it for the stored status
+    /// would write each status again. Unknown when either version is not
+    /// a number: then it is taken.
+    pub(super) fn is_older_than(&self, other: &Known) -> bool {
+        matches!((self.resource_version, other.resource_version), (Some(this), Some(that)) if this < that)
+    }
 }
 
 /// The stored `status.conditions` of an object's `status`, as written.
@@ -86,6 +101,10 @@ pub(super) fn convert(stored: &DynamicObject) -> Option<(ObjectKey, Known)> {
             observed,
             stored_conditions,
             set_aside,
+            resource_version: metadata
+                .resource_version
+                .as_deref()
+                .and_then(|version| version.parse().ok()),
         },
     ))
 }

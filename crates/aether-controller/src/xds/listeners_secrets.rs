@@ -158,6 +158,13 @@ impl Publisher {
         let version = listener.version().to_owned();
         if publish(&self.tls.listeners, listener) {
             info!(%version, "xds: new listener");
+            let listeners = self.tls.listeners.borrow().clone();
+            let item = listeners
+                .as_deref()
+                .and_then(|listeners| listeners.iter().next().map(|(_, item)| item.seq));
+            let seq = item.unwrap_or(0);
+            let mut since = self.listener_since.lock().unwrap_or_else(PoisonError::into_inner);
+            since.published(snapshot, &tls.resolutions, seq);
         }
     }
 }

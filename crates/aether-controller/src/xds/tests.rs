@@ -367,4 +367,5 @@ async fn names_not_served_are_warned_about_once_per_stream_and_request_and_count
 }
 
 mod delta;
+mod needs;
 mod serving;
