@@ -101,9 +101,25 @@ fn assert_refused(dir: &Path, case: &Case) {
     assert_eq!(admit.code, 1, "{name}: {admit:?}");
     let admit: Value = serde_json::from_str(&admit.stdout).unwrap();
     let denial = admit["reviews"][0]["message"].as_str().unwrap();
+    // The denial lists one `  - VIOLATION` line each: the same list.
+    assert_eq!(denial.matches("\n  - ").count(), violations.len(), "{name}: {denial}");
     for violation in &violations {
         assert!(denial.contains(violation.as_str()), "{name}: admit said {denial:?}");
     }
+}
+
+/// An object that breaks a rule is judged by the rules alone, as the
+/// webhook judges it: the edge's limits speak of a spec the rules admit.
+#[test]
+fn a_rule_broken_too_is_what_validate_and_admit_both_name() {
+    let case = Case {
+        name: "rule-and-regex",
+        manifest: path_regex("/a{1001}").replace("- api.example.com", "- API.example.com"),
+        field: "spec.hosts[0]",
+        reason: "does not match regex pattern",
+        rule: "string.pattern",
+    };
+    assert_refused(tempfile::tempdir().unwrap().path(), &case);
 }
 
 /// The RE2 guard's limits, each in the field it reads: what RE2 would not
