@@ -62,7 +62,8 @@ impl Inputs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Check VirtualHost manifests against the API's validation rules.
+    /// Check VirtualHost manifests against the API's validation rules and
+    /// the edge's own limits.
     ///
     /// Each PATH (or -f FILE) is a file, or a directory searched recursively
     /// for *.yaml, *.yml and *.json files (symbolic links to directories are
@@ -75,6 +76,12 @@ enum Command {
     /// `metadata.namespace` is in `default`. Documents of other kinds (a
     /// Deployment, a ConfigMap: `kustomize build | aetherctl validate -f -`)
     /// are skipped with a note on stderr.
+    ///
+    /// Each object is judged as the webhook judges it on its own: by the
+    /// API's rules, then, once it passes them, by the edge's own limits (a
+    /// regular expression its RE2 refuses, a route action Envoy refuses).
+    /// Only host conflicts, between objects, are left to `admit` and
+    /// `project`.
     ///
     /// Everything is reported, errors and violations alike: one bad file
     /// does not hide the others.
@@ -257,7 +264,10 @@ fn validate_help() -> String {
      A value of the wrong type is a violation too, worded from the CRD's
      schema as the API server would reject it: `spec.routes[0].backend.port:
      must be an integer from 0 to 65535, got -1 [type]` (rules `type`,
-     `enum`, `unknown_field`, `required`, `decode`)
+     `enum`, `unknown_field`, `required`, `decode`). So is a limit of the
+     edge's own, checked once the object passes the rules, as the webhook
+     checks it: a regular expression the edge's RE2 refuses (rule `{re2}`),
+     a route action Envoy refuses (rule `{envoy}`)
   2  a usage, I/O or parse error: a path that cannot be read, a file that is
      not YAML/JSON or breaks a limit, a document that is not a Kubernetes
      object (not a mapping, no apiVersion or kind), a VirtualHost that cannot
@@ -295,6 +305,8 @@ JSON output (--output json):
         limits.max_alias_expansion,
         limits.settle.as_millis(),
         limits.max_settle_wait.as_millis(),
+        re2 = aether_edge_limits::RULE_RE2,
+        envoy = aether_edge_limits::RULE_ENVOY,
     )
 }
 

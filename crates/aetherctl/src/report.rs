@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use crate::input;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
+use aether_api::validate::Violation;
+use aether_manifests::objects::VirtualHostObject;
 use aether_manifests::{self as manifests, Limits, LoadError, Loaded, Skipped};
 
 /// Everything found: the JSON output of `validate --output json`, field for
@@ -43,7 +45,10 @@ pub struct ViolationReport {
     /// The protovalidate rule id: `string.pattern`, `path.no_dot_segment`;
     /// or, for a value that does not decode, `type` (a wrong type, or a
     /// number out of the field's range), `enum`, `unknown_field`,
-    /// `required` (no spec) or `decode`.
+    /// `required` (no spec) or `decode`; or, for a limit of the edge's own,
+    /// [`RULE_RE2`](aether_edge_limits::RULE_RE2) (a regular expression its
+    /// RE2 refuses) or [`RULE_ENVOY`](aether_edge_limits::RULE_ENVOY) (a
+    /// route action Envoy refuses).
     pub rule: String,
     pub message: String,
 }
@@ -217,9 +222,7 @@ impl Report {
                 |Loaded {
                      file, document, object, ..
                  }| {
-                    // Values that did not decode, then the rules the rest breaks.
-                    let violations = object
-                        .violations()
+                    let violations = problems(&object)
                         .into_iter()
                         .map(|v| ViolationReport {
                             path: v.field_path,
@@ -245,6 +248,19 @@ impl Report {
             skipped,
         }
     }
+}
+
+/// Why the edge would refuse `object` on its own: values that did not
+/// decode, then the rules the rest breaks; or, when there is none, the
+/// edge's own limits ([`aether_edge_limits::edge_problems`]). In the
+/// webhook's order: the limits speak of a spec the rules admit, and the
+/// webhook denies exactly those problems, so `admit` agrees.
+fn problems(object: &VirtualHostObject) -> Vec<Violation> {
+    let violations = object.violations();
+    if !violations.is_empty() {
+        return violations;
+    }
+    aether_edge_limits::edge_problems(&object.spec)
 }
 
 impl CommandReport for Report {

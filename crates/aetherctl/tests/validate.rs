@@ -6,6 +6,8 @@
 //! input that made it allocate without bound would abort it, not pass.
 
 mod common;
+#[path = "validate/edge_limits.rs"]
+mod edge_limits;
 mod paths;
 
 use std::ffi::OsString;
@@ -263,6 +265,39 @@ fn a_match_with_both_prefix_and_exact_names_the_oneof() {
         &file,
         "spec.routes[1].match: only one of `prefix`, `exact`, `regex` may be set (oneof `path`) [decode]",
     );
+}
+
+/// A regular expression the edge's RE2 does not compile is a violation:
+/// the webhook denies the object (issue 36: it was reported valid).
+#[test]
+fn a_regex_the_edge_cannot_compile_is_a_violation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "regex.yaml",
+        proposal().replace("prefix: /users", r#"regex: "^/users/([""#),
+    );
+    assert_violation(
+        &file,
+        "spec.routes[0].match.regex: not a regular expression: unclosed character class [re2]",
+    );
+}
+
+/// The checked-in examples, `invalid.yaml` aside, pass: the edge's limits
+/// too (`match-regex.yaml`, `match-headers.yaml` and `match-query.yaml`
+/// hold regular expressions).
+#[test]
+fn the_valid_examples_exit_0() {
+    let mut files: Vec<_> = std::fs::read_dir(paths::examples_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().is_some_and(|name| name != "invalid.yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    let files: Vec<&Path> = files.iter().map(|path| path.as_path()).collect();
+    let (run, report) = validate_json(&files);
+    assert_eq!((run.code, &report["valid"]), (0, &Value::Bool(true)), "{report:#}");
 }
 
 #[test]
