@@ -1,6 +1,7 @@
 //! `kubectl` against the mock API server ([`KubeApi`]): the real client
 //! users wait and look with, run as a child process.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -58,11 +59,12 @@ pub struct Output {
 }
 
 /// Runs `kubectl ARGS` on `api` to its end.
-pub fn run(api: &KubeApi, args: &[&str]) -> Output {
-    let output = command(api)
-        .args(args)
+pub fn run(api: &KubeApi, args: impl IntoIterator<Item = impl AsRef<OsStr>>) -> Output {
+    let mut command = command(api);
+    command.args(args);
+    let output = command
         .output()
-        .unwrap_or_else(|err| panic!("cannot run kubectl {args:?}: {err}"));
+        .unwrap_or_else(|err| panic!("cannot run {command:?}: {err}"));
     Output {
         status: output.status,
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -79,15 +81,14 @@ pub struct Background {
 
 impl Background {
     /// Starts `kubectl ARGS` on `api`.
-    pub fn start(api: &KubeApi, args: &[&str]) -> Self {
+    pub fn start(api: &KubeApi, args: impl IntoIterator<Item = impl AsRef<OsStr>>) -> Self {
         let dir = tempfile::tempdir().expect("a directory for kubectl's output");
         let file = |name: &str| File::create(dir.path().join(name)).expect("creating a kubectl output file");
-        let child = command(api)
-            .args(args)
-            .stdout(file("stdout"))
-            .stderr(file("stderr"))
+        let mut command = command(api);
+        command.args(args).stdout(file("stdout")).stderr(file("stderr"));
+        let child = command
             .spawn()
-            .unwrap_or_else(|err| panic!("cannot start kubectl {args:?}: {err}"));
+            .unwrap_or_else(|err| panic!("cannot start {command:?}: {err}"));
         Self { child, dir }
     }
 
