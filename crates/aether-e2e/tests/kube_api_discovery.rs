@@ -37,7 +37,7 @@ fn kubectl_lists_every_kind_served_and_no_other() {
     served.sort();
     assert_eq!(listed, served);
 
-    let output = kubectl::run(&api, &["get", "pods", "-A"]);
+    let output = kubectl::run(&api, ["get", "pods", "-A"]);
     assert!(!output.status.success(), "{output:?}");
     assert!(
         output

@@ -67,7 +67,7 @@ fn kubectl_wait_returns_once_the_edit_is_programmed_not_on_the_stale_true() {
     process.pause();
     // Edited as a user would, through the main resource: the status stays.
     let routes = r#"{"spec": {"routes": [{"match": {"prefix": "/"}, "backend": {"service": "api"}}]}}"#;
-    let patch = kubectl::run(&api, &["patch", "vh", NAME, "-n", "shop", "--type=merge", "-p", routes]);
+    let patch = kubectl::run(&api, ["patch", "vh", NAME, "-n", "shop", "--type=merge", "-p", routes]);
     assert!(patch.status.success(), "{patch:?}");
     let stale = || {
         let object = api.get(Resource::VirtualHosts, "shop", NAME).unwrap();
