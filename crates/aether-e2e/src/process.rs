@@ -53,6 +53,27 @@ impl Process {
         let _ = self.child.wait();
     }
 
+    /// Stops it (`SIGSTOP`) until [`Process::resume`]: frozen mid-work, it
+    /// reads, writes and answers nothing, yet keeps its connections.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets it run again after [`Process::pause`].
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    // procps's `kill`, as util-linux's `prlimit` below: no libc binding for two signals.
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap_or_else(|err| panic!("{}: cannot run kill {signal}: {err}", self.name));
+        assert!(status.success(), "{}: kill {signal} failed: {status}", self.name);
+    }
+
     /// What it has written so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -22,14 +22,16 @@ fn objects() -> usize {
     std::env::var("AETHER_PROGRAMMED_OBJECTS").map_or(OBJECTS, |n| n.parse().expect("a number of objects"))
 }
 
-fn virtual_host(name: &str, path: &str) -> Value {
+/// `shop/NAME`: `NAME.example.com`, `path` routed to the service `web`.
+pub(crate) fn virtual_host(name: &str, path: &str) -> Value {
     json!({"apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
         "metadata": {"namespace": "shop", "name": name},
         "spec": {"hosts": [format!("{name}.example.com")],
                  "routes": [{"match": {"prefix": path}, "backend": {"service": "web"}}]}})
 }
 
-fn controller(api: &KubeApi, pki: &XdsPki, xds_port: u16, out: &Path) -> Process {
+/// The controller `edge-0`, alone: it holds the Lease.
+pub(crate) fn controller(api: &KubeApi, pki: &XdsPki, xds_port: u16, out: &Path) -> Process {
     replica(api, pki, xds_port, out, "edge-0")
 }
 
@@ -48,7 +50,7 @@ fn replica(api: &KubeApi, pki: &XdsPki, xds_port: u16, out: &Path, identity: &st
 }
 
 /// An Envoy with node id `node` on the xDS of the replica at `xds_port`.
-fn envoy(pki: &XdsPki, xds_port: u16, node: &str, backends: &Backends) -> Envoy {
+pub(crate) fn envoy(pki: &XdsPki, xds_port: u16, node: &str, backends: &Backends) -> Envoy {
     let source = RouteSource::Xds(([127, 0, 0, 1], xds_port).into(), pki.client_dir());
     let mut bootstrap = aether_e2e::bootstrap::on_loopback(&source, free_port(), free_port(), backends.addrs());
     aether_e2e::bootstrap::set_node_id(&mut bootstrap, node);
@@ -56,7 +58,7 @@ fn envoy(pki: &XdsPki, xds_port: u16, node: &str, backends: &Backends) -> Envoy 
 }
 
 /// `shop/NAME`'s `Programmed` condition as stored.
-fn programmed(api: &KubeApi, name: &str) -> Value {
+pub(crate) fn programmed(api: &KubeApi, name: &str) -> Value {
     api.get(Resource::VirtualHosts, "shop", name)
         .and_then(|object| {
             object["status"]["conditions"]

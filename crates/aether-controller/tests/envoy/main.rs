@@ -11,6 +11,7 @@ mod cluster;
 mod escapes;
 mod examples;
 mod faults;
+mod kubectl_wait;
 mod live;
 mod matching;
 mod programmed;

@@ -8,11 +8,13 @@
 //! VirtualHosts' `status` subresource; metadata-only lists and watches),
 //! keeps `resourceVersion`, `uid`, `generation` and `creationTimestamp` as
 //! the API server does, and refuses a conflicting apply with 409 as
-//! leader election needs. Tests seed and change objects through the
+//! leader election needs. Discovery (`/api`, `/apis`...) is served in its
+//! legacy JSON form, enough for `kubectl` to find the kinds. Tests seed and change objects through the
 //! handle ([`KubeApi::create`], [`KubeApi::replace`], [`KubeApi::delete`])
 //! and read what clients did ([`KubeApi::requests`], [`KubeApi::get`]).
 //! No authentication, no admission, no garbage collection.
 
+mod discovery;
 mod fields;
 mod resource;
 mod routes;

@@ -1,6 +1,7 @@
 //! The kinds the mock API server serves, and the `Status` answers of its
 //! errors.
 
+use aether_api::config::v1 as crd;
 use serde_json::{Value, json};
 
 /// A kind the mock serves (every one namespaced).
@@ -28,10 +29,16 @@ impl Resource {
         Resource::Events,
     ];
 
+    /// The verbs served on every kind (what discovery lists; see `routes::verb`).
+    pub const VERBS: [&'static str; 7] = ["create", "delete", "get", "list", "patch", "update", "watch"];
+
+    /// The verbs served on a `status` subresource.
+    pub const STATUS_VERBS: [&'static str; 3] = ["get", "patch", "update"];
+
     /// The API group (empty for the core group).
     pub fn group(self) -> &'static str {
         match self {
-            Resource::VirtualHosts => "config.aether.io",
+            Resource::VirtualHosts => crd::GROUP,
             Resource::Secrets | Resource::ConfigMaps => "",
             Resource::Leases => "coordination.k8s.io",
             Resource::Events => "events.k8s.io",
@@ -40,13 +47,16 @@ impl Resource {
 
     /// The version served (`v1` for all).
     pub fn version(self) -> &'static str {
-        "v1"
+        match self {
+            Resource::VirtualHosts => crd::VERSION,
+            _ => "v1",
+        }
     }
 
     /// The plural in URLs (`virtualhosts`).
     pub fn plural(self) -> &'static str {
         match self {
-            Resource::VirtualHosts => "virtualhosts",
+            Resource::VirtualHosts => crd::PLURAL,
             Resource::Secrets => "secrets",
             Resource::ConfigMaps => "configmaps",
             Resource::Leases => "leases",
@@ -57,11 +67,32 @@ impl Resource {
     /// The kind of its objects (`VirtualHost`).
     pub fn kind(self) -> &'static str {
         match self {
-            Resource::VirtualHosts => "VirtualHost",
+            Resource::VirtualHosts => crd::KIND,
             Resource::Secrets => "Secret",
             Resource::ConfigMaps => "ConfigMap",
             Resource::Leases => "Lease",
             Resource::Events => "Event",
+        }
+    }
+
+    /// The singular name (`virtualhost`), which `kubectl` accepts for the plural.
+    pub fn singular(self) -> &'static str {
+        match self {
+            Resource::VirtualHosts => crd::SINGULAR,
+            Resource::Secrets => "secret",
+            Resource::ConfigMaps => "configmap",
+            Resource::Leases => "lease",
+            Resource::Events => "event",
+        }
+    }
+
+    /// The short names (`vh`), as the real API server lists them.
+    pub fn short_names(self) -> &'static [&'static str] {
+        match self {
+            Resource::VirtualHosts => &[crd::SHORT_NAME],
+            Resource::ConfigMaps => &["cm"],
+            Resource::Events => &["ev"],
+            Resource::Secrets | Resource::Leases => &[],
         }
     }
 

@@ -39,6 +39,11 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> R
             json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0-aether-mock", "platform": "linux/amd64"});
         return respond(200, &version);
     }
+    if parts.method == Method::GET
+        && let Some(document) = super::discovery::document(parts.uri.path())
+    {
+        return respond(200, &document);
+    }
     let Some(target) = parse_path(parts.uri.path()) else {
         return error(&ApiError::new(
             404,
@@ -121,7 +126,8 @@ fn parse_path(path: &str) -> Option<Address> {
     })
 }
 
-/// The Kubernetes verb of a request (`list`, `watch`, `patch`...), or 405.
+/// The Kubernetes verb of a request (`list`, `watch`, `patch`...), or 405;
+/// one of [`Resource::VERBS`] (of [`Resource::STATUS_VERBS`] on a `status`).
 fn verb(method: &Method, target: &Address, query: &HashMap<String, String>) -> Result<&'static str, ApiError> {
     let named = target.name.is_some();
     let collection = target.namespace.is_some() && !named;
@@ -441,5 +447,35 @@ mod tests {
         ] {
             assert_eq!(target(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_verbs_served_are_those_discovery_lists() {
+        use std::collections::BTreeSet;
+        let (mut main, mut status) = (BTreeSet::new(), BTreeSet::new());
+        let base = "/apis/config.aether.io/v1";
+        let paths = [
+            format!("{base}/virtualhosts"),
+            format!("{base}/namespaces/a/virtualhosts"),
+            format!("{base}/namespaces/a/virtualhosts/v"),
+            format!("{base}/namespaces/a/virtualhosts/v/status"),
+        ];
+        for path in &paths {
+            let target = parse_path(path).unwrap();
+            for method in [Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+                for watch in ["false", "true"] {
+                    let query = HashMap::from([("watch".to_owned(), watch.to_owned())]);
+                    let Ok(verb) = verb(&method, &target, &query) else {
+                        continue;
+                    };
+                    match target.subresource {
+                        Some(_) => status.insert(verb),
+                        None => main.insert(verb),
+                    };
+                }
+            }
+        }
+        assert_eq!(main, BTreeSet::from(Resource::VERBS));
+        assert_eq!(status, BTreeSet::from(Resource::STATUS_VERBS));
     }
 }
