@@ -23,7 +23,7 @@
 //! - a NACK is logged with Envoy's message and counted, and the rejected
 //!   version is not sent again; the next change is. Over delta, an
 //!   object's configuration refused alone is quarantined: every stream is
-//!   served the last version an Envoy took instead ([`quarantine`]);
+//!   served the last version an Envoy took instead (`xds/quarantine.rs`);
 //! - names filter (the configuration's name is the projection's
 //!   `route_configuration_name`, `aether-edge` by default); a stream naming
 //!   other route configurations gets none of them. Envoy then waits for
@@ -66,7 +66,7 @@ mod body;
 pub mod delta;
 pub mod fleet;
 pub mod listeners_secrets;
-pub mod quarantine;
+pub(crate) mod quarantine;
 mod rds;
 pub mod requests;
 pub mod resources;
@@ -147,7 +147,7 @@ impl Publisher {
     }
 
     /// What the fleet says of the object `key` of `snapshot`: `Rejected`
-    /// while its configuration is quarantined ([`quarantine`]), otherwise
+    /// while its configuration is quarantined (`xds/quarantine.rs`), otherwise
     /// what its Envoys hold of what it [needs](Publisher::needs).
     pub fn programmed(
         &self,

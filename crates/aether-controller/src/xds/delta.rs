@@ -17,7 +17,7 @@
 //! type is an ACK, or a NACK (`error_detail`): logged with Envoy's message
 //! and counted, and its versions are not sent again (the next change is);
 //! a route configuration refused alone is quarantined for every stream
-//! ([`super::quarantine`]).
+//! (`xds/quarantine.rs`).
 //! A request with an older nonce still changes the subscription.
 //!
 //! As for state of the world ([`super::sotw`]), responses are built when
