@@ -50,6 +50,32 @@ pub(crate) fn retry_policy(config: &RetryConfig) -> Option<route::RetryPolicy> {
     })
 }
 
+/// The listed indices of `spec.routes` that the edge serves, in the order
+/// it tries them: the routes of [`encoded_routes`], one for one with the
+/// `routes` of the object's Envoy virtual host. What tells a route of that
+/// virtual host back to the route written (`aetherctl explain`).
+///
+/// ```
+/// use aether_projection::served_routes;
+///
+/// let spec = serde_json::from_value(serde_json::json!({
+///     "hosts": ["a.example.com"],
+///     "routeOrder": "SPECIFICITY",
+///     "routes": [
+///         {"match": {"prefix": "/"}, "backend": {"service": "web"}},
+///         {"match": {"regex": "/[a-z]{200}"}, "backend": {"service": "refused"}},
+///         {"match": {"exact": "/a"}, "backend": {"service": "a"}}
+///     ]
+/// })).unwrap();
+/// assert_eq!(served_routes(&spec), [2, 0]);
+/// ```
+pub fn served_routes(spec: &VirtualHostSpec) -> Vec<usize> {
+    matching::route_order(spec)
+        .into_iter()
+        .filter(|&index| matches!(route(index, &spec.routes[index], None), Ok(Some(_))))
+        .collect()
+}
+
 /// `RouteConfiguration.virtual_hosts` and `VirtualHost.routes`: the field
 /// numbers the encoding below writes.
 const VIRTUAL_HOSTS_FIELD: u32 = 2;

@@ -53,7 +53,7 @@ mod validation;
 pub use actions::{NO_WEIGHT_STATUS, WHOLE_PATH};
 pub use aether_api::ObjectKey;
 pub use config::{PlainHttp, ProjectionConfig, RetryConfig};
-pub use envoy::cluster_name;
+pub use envoy::{cluster_name, served_routes};
 pub use input::VirtualHostObject;
 pub use output::{Format, RenderError};
 pub use path::{MatchKind, edge_normal_form};

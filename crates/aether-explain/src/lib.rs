@@ -1,0 +1,231 @@
+//! Which route of the edge serves a request, and what it does with it.
+//!
+//! [`explain`] reads the edge's own configuration, the projection's
+//! [`Snapshot`], as Envoy reads it: over HTTPS the filter chain the SNI
+//! selects, then the virtual host by `Host` (exact, then the most specific
+//! wildcard), then the routes in order, each matcher as Envoy matches it,
+//! and the action of the first that matches. Every decision of the
+//! projection (host owners, route order, routes left out, the normal form
+//! of paths) is read from its output, never made again here; what is
+//! Envoy's (matching, rewriting, redirects) is proven against the real
+//! Envoy by the controller's real-Envoy suite (`tests/envoy/explain.rs`).
+//!
+//! ```
+//! use aether_explain::{Outcome, Request, explain};
+//! use aether_projection::{ProjectionConfig, VirtualHostObject, project};
+//!
+//! let objects: Vec<VirtualHostObject> = serde_json::from_value(serde_json::json!([{
+//!     "namespace": "default", "name": "api",
+//!     "spec": {
+//!         "hosts": ["api.example.com"],
+//!         "routes": [
+//!             {"match": {"prefix": "/users", "methods": ["POST"]}, "backend": {"service": "writes"}},
+//!             {"match": {"prefix": "/users"}, "backend": {"service": "users", "port": 8080}}
+//!         ]
+//!     }
+//! }])).unwrap();
+//! let snapshot = project(&objects, &ProjectionConfig::default()).unwrap();
+//! let request = Request::parse("GET http://api.example.com/users/7", &[] as &[&str]).unwrap();
+//! let explanation = explain(&snapshot, &objects, &request);
+//! assert_eq!(explanation.routes.len(), 2, "the POST route is tried, then the next");
+//! let Outcome::Forward { clusters, .. } = &explanation.outcome else { panic!() };
+//! assert_eq!(clusters[0].cluster, "users:8080");
+//! ```
+
+#![deny(missing_docs)]
+
+mod edge;
+mod explanation;
+mod outcome;
+mod request;
+mod routes;
+
+pub use explanation::{
+    Claim, ClaimResult, Explanation, HeaderChange, HeaderValues, HostStep, Outcome, Retries, RouteResult, RouteStep,
+    TlsStep, WeightedCluster,
+};
+pub use request::{MAX_LEN, Request, RequestError, Scheme};
+
+use aether_projection::{LeftOutReason, MatchKind, Snapshot, VirtualHostObject, edge_normal_form, served_routes};
+
+use routes::Miss;
+
+/// What the edge does with `request`, given the snapshot projected from
+/// `objects` (the objects tell each route of a virtual host back to the
+/// route written, and who else claims a host).
+pub fn explain(snapshot: &Snapshot, objects: &[VirtualHostObject], request: &Request) -> Explanation {
+    let path_sent = request.path_only();
+    let routed_path = edge_normal_form(path_sent, MatchKind::Exact);
+    let host = edge::routed_host(&request.host);
+    let mut explanation = Explanation {
+        request: request.clone(),
+        routed_path: routed_path.clone(),
+        tls: None,
+        host: HostStep {
+            host: host.clone(),
+            served_by: None,
+            domain: None,
+            claims: Vec::new(),
+        },
+        routes: Vec::new(),
+        outcome: Outcome::Unpredictable { why: String::new() },
+        notes: Vec::new(),
+    };
+    explanation.outcome = run(snapshot, objects, request, &host, &mut explanation);
+    explanation
+}
+
+/// The steps, filling `explanation` in as they go; returns the outcome.
+fn run(
+    snapshot: &Snapshot,
+    objects: &[VirtualHostObject],
+    request: &Request,
+    host: &str,
+    explanation: &mut Explanation,
+) -> Outcome {
+    if let Some((name, _)) = request.headers.iter().find(|(name, _)| name.contains('_')) {
+        return Outcome::Respond {
+            status: 400,
+            why: format!("the edge refuses header names with `_` (`{name}`): headers_with_underscores_action REJECT_REQUEST"),
+        };
+    }
+    let path_sent = request.path_only();
+    if path_sent.to_ascii_lowercase().contains("%00") {
+        return Outcome::Respond {
+            status: 400,
+            why: "the path holds `%00`, which Envoy refuses".to_owned(),
+        };
+    }
+    if ["%2f", "%5c"].iter().any(|escape| path_sent.to_ascii_lowercase().contains(escape)) {
+        explanation.notes.push(format!(
+            "the path holds an escaped slash: Envoy first redirects the client to `{}`; what follows is for that request",
+            explanation.routed_path
+        ));
+    }
+    let (config, tls) = match edge::route_configuration(snapshot, request, host) {
+        Ok(found) => found,
+        Err(outcome) => return outcome,
+    };
+    if tls.is_some() {
+        explanation.notes.push("over HTTPS, every TLS secret is taken to be present (offline, none is read)".to_owned());
+    }
+    explanation.tls = tls;
+    explanation.host.claims = claims(snapshot, objects, host);
+    let Some((virtual_host, domain)) = edge::virtual_host(&config, host) else {
+        return Outcome::Respond {
+            status: 404,
+            why: format!("no object serves `{host}`"),
+        };
+    };
+    explanation.host.domain = Some(domain);
+    let Some(key) = edge::object_of(virtual_host) else {
+        // The chain's `misdirected` virtual host: every route answers 421.
+        return virtual_host
+            .routes
+            .first()
+            .map_or(Outcome::Unpredictable { why: "an empty virtual host".to_owned() }, |route| {
+                outcome::outcome(route, request, &explanation.routed_path)
+            });
+    };
+    explanation.host.served_by = Some(key.clone());
+    if virtual_host.require_tls != 0 {
+        return Outcome::Unpredictable {
+            why: format!("{key} is redirected to HTTPS (--tls-hosts-over-plain-http=redirect): ask with https://"),
+        };
+    }
+    let Some(object) = objects.iter().find(|object| object.key() == key) else {
+        return Outcome::Unpredictable {
+            why: format!("{key} is served but not among the objects read"),
+        };
+    };
+    let indices = served_routes(&object.spec);
+    if indices.len() != virtual_host.routes.len() {
+        return Outcome::Unpredictable {
+            why: format!("{key}'s served routes do not line up with its spec (a previous version is served?)"),
+        };
+    }
+    if let Some(left_out) = snapshot.routes_left_out(&key) {
+        for problem in &left_out.problems {
+            explanation.notes.push(format!(
+                "{key}: {} is left out of the edge: {}",
+                problem.field_path, problem.message
+            ));
+        }
+    }
+    for (route, index) in virtual_host.routes.iter().zip(indices) {
+        let path = routes::describe(route);
+        match routes::try_route(route, request, &explanation.routed_path) {
+            Ok(()) => {
+                explanation.routes.push(RouteStep {
+                    index,
+                    path,
+                    result: RouteResult::Matched,
+                });
+                return outcome::outcome(route, request, &explanation.routed_path);
+            }
+            Err(Miss::Failed { matcher, why }) => explanation.routes.push(RouteStep {
+                index,
+                path,
+                result: RouteResult::Failed { matcher, why },
+            }),
+            Err(Miss::Unpredictable(why)) => {
+                return Outcome::Unpredictable {
+                    why: format!("{key} spec.routes[{index}]: {why}"),
+                };
+            }
+        }
+    }
+    Outcome::Respond {
+        status: 404,
+        why: format!("no route of {key} matches"),
+    }
+}
+
+/// Every object listing `host` or a wildcard covering it: the owners, then
+/// those that lost it, then those left out.
+fn claims(snapshot: &Snapshot, objects: &[VirtualHostObject], host: &str) -> Vec<Claim> {
+    let mut claims: Vec<Claim> = Vec::new();
+    for object in objects {
+        let Some(domain) = object.spec.hosts.iter().find(|listed| covers(listed, host)) else {
+            continue;
+        };
+        let key = object.key();
+        let result = if let Some(left_out) = snapshot.left_out(&key) {
+            ClaimResult::LeftOut(left_out_why(&left_out.reason))
+        } else if let Some(conflict) = snapshot.conflicts_lost_by(&key).find(|c| &c.host == domain) {
+            ClaimResult::LostTo(conflict.winner.clone())
+        } else {
+            ClaimResult::Owner
+        };
+        claims.push(Claim {
+            object: key,
+            created: object.creation_timestamp.map(|t| t.to_string()),
+            result,
+        });
+    }
+    let rank = |claim: &Claim| match claim.result {
+        ClaimResult::Owner => 0,
+        ClaimResult::LostTo(_) => 1,
+        ClaimResult::LeftOut(_) => 2,
+    };
+    claims.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.object.cmp(&b.object)));
+    claims
+}
+
+/// Whether a listed host (exact or `*.` wildcard) covers `host`.
+fn covers(listed: &str, host: &str) -> bool {
+    listed == host || aether_projection::covering_wildcards(host).any(|wildcard| wildcard == listed)
+}
+
+fn left_out_why(reason: &LeftOutReason) -> String {
+    match reason {
+        LeftOutReason::Invalid { problems } | LeftOutReason::Unsupported { problems } => {
+            let first = problems
+                .first()
+                .map(|p| format!("{}: {}", p.field_path, p.message))
+                .unwrap_or_default();
+            format!("invalid ({} problems; first {first})", problems.len())
+        }
+        LeftOutReason::NoHostsLeft => "every host it lists went to an older object".to_owned(),
+    }
+}
