@@ -17,10 +17,12 @@ pub(crate) fn route_configuration(
     snapshot: &Snapshot,
     request: &Request,
     host: &str,
-) -> Result<(RouteConfiguration, Option<TlsStep>), Outcome> {
+) -> Result<(RouteConfiguration, Option<TlsStep>), Box<Outcome>> {
     let decoded = |bytes: &[u8]| {
-        RouteConfiguration::decode(bytes).map_err(|e| Outcome::Unpredictable {
-            why: format!("the projected route configuration does not decode: {e}"),
+        RouteConfiguration::decode(bytes).map_err(|e| {
+            Box::new(Outcome::Unpredictable {
+                why: format!("the projected route configuration does not decode: {e}"),
+            })
         })
     };
     if request.scheme == Scheme::Http {
@@ -32,15 +34,21 @@ pub(crate) fn route_configuration(
     let names = std::iter::once(host.to_owned()).chain(covering_wildcards(host));
     for name in names {
         if snapshot.plain_hosts_under_tls_wildcards.contains(&name) {
-            return Err(Outcome::HandshakeRefused {
+            return Err(Box::new(Outcome::HandshakeRefused {
                 why: format!("`{name}` is served without TLS: the HTTPS listener refuses its name"),
-            });
+            }));
         }
-        let Some(chain) = snapshot.tls_chains.iter().find(|chain| chain.server_names.contains(&name)) else {
+        let Some(chain) = snapshot
+            .tls_chains
+            .iter()
+            .find(|chain| chain.server_names.contains(&name))
+        else {
             continue;
         };
-        let bytes = snapshot.chain_route_configuration(chain).ok_or_else(|| Outcome::Unpredictable {
-            why: format!("the chain of {} has no route configuration", chain.object),
+        let bytes = snapshot.chain_route_configuration(chain).ok_or_else(|| {
+            Box::new(Outcome::Unpredictable {
+                why: format!("the chain of {} has no route configuration", chain.object),
+            })
         })?;
         let step = TlsStep {
             sni: host.to_owned(),
@@ -49,9 +57,9 @@ pub(crate) fn route_configuration(
         };
         return Ok((decoded(&bytes)?, Some(step)));
     }
-    Err(Outcome::HandshakeRefused {
+    Err(Box::new(Outcome::HandshakeRefused {
         why: format!("no object serves `{host}` with TLS: no certificate for it"),
-    })
+    }))
 }
 
 /// The host as Envoy compares it with domains: lower case, the port cut off

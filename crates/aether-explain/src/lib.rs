@@ -86,7 +86,9 @@ fn run(
     if let Some((name, _)) = request.headers.iter().find(|(name, _)| name.contains('_')) {
         return Outcome::Respond {
             status: 400,
-            why: format!("the edge refuses header names with `_` (`{name}`): headers_with_underscores_action REJECT_REQUEST"),
+            why: format!(
+                "the edge refuses header names with `_` (`{name}`): headers_with_underscores_action REJECT_REQUEST"
+            ),
         };
     }
     let path_sent = request.path_only();
@@ -96,7 +98,10 @@ fn run(
             why: "the path holds `%00`, which Envoy refuses".to_owned(),
         };
     }
-    if ["%2f", "%5c"].iter().any(|escape| path_sent.to_ascii_lowercase().contains(escape)) {
+    if ["%2f", "%5c"]
+        .iter()
+        .any(|escape| path_sent.to_ascii_lowercase().contains(escape))
+    {
         explanation.notes.push(format!(
             "the path holds an escaped slash: Envoy first redirects the client to `{}`; what follows is for that request",
             explanation.routed_path
@@ -104,10 +109,12 @@ fn run(
     }
     let (config, tls) = match edge::route_configuration(snapshot, request, host) {
         Ok(found) => found,
-        Err(outcome) => return outcome,
+        Err(outcome) => return *outcome,
     };
     if tls.is_some() {
-        explanation.notes.push("over HTTPS, every TLS secret is taken to be present (offline, none is read)".to_owned());
+        explanation
+            .notes
+            .push("over HTTPS, every TLS secret is taken to be present (offline, none is read)".to_owned());
     }
     explanation.tls = tls;
     explanation.host.claims = claims(snapshot, objects, host);
@@ -120,12 +127,12 @@ fn run(
     explanation.host.domain = Some(domain);
     let Some(key) = edge::object_of(virtual_host) else {
         // The chain's `misdirected` virtual host: every route answers 421.
-        return virtual_host
-            .routes
-            .first()
-            .map_or(Outcome::Unpredictable { why: "an empty virtual host".to_owned() }, |route| {
-                outcome::outcome(route, request, &explanation.routed_path)
-            });
+        return virtual_host.routes.first().map_or(
+            Outcome::Unpredictable {
+                why: "an empty virtual host".to_owned(),
+            },
+            |route| outcome::outcome(route, request, &explanation.routed_path),
+        );
     };
     explanation.host.served_by = Some(key.clone());
     if virtual_host.require_tls != 0 {

@@ -49,7 +49,13 @@ pub(crate) fn outcome(route: &Route, request: &Request, path: &str) -> Outcome {
     }
 }
 
-fn forward(route: &Route, action: &RouteAction, request: &Request, path: &str, response_headers: Vec<HeaderChange>) -> Outcome {
+fn forward(
+    route: &Route,
+    action: &RouteAction,
+    request: &Request,
+    path: &str,
+    response_headers: Vec<HeaderChange>,
+) -> Outcome {
     let clusters = match &action.cluster_specifier {
         Some(ClusterSpecifier::Cluster(cluster)) => vec![WeightedCluster {
             cluster: cluster.clone(),
@@ -119,7 +125,11 @@ fn forward(route: &Route, action: &RouteAction, request: &Request, path: &str, r
         })
         .map(|name| HeaderValues {
             name: name.to_owned(),
-            values: headers.iter().filter(|(n, _)| n == name).map(|(_, v)| v.clone()).collect(),
+            values: headers
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .collect(),
         })
         .collect();
     let retries = action.retry_policy.as_ref().map(|policy| Retries {
@@ -133,7 +143,10 @@ fn forward(route: &Route, action: &RouteAction, request: &Request, path: &str, r
         host,
         request_headers,
         response_headers,
-        timeout: action.timeout.as_ref().map_or_else(|| ENVOY_DEFAULT_TIMEOUT.to_owned(), duration),
+        timeout: action
+            .timeout
+            .as_ref()
+            .map_or_else(|| ENVOY_DEFAULT_TIMEOUT.to_owned(), duration),
         retries,
     }
 }
@@ -142,7 +155,10 @@ fn forward(route: &Route, action: &RouteAction, request: &Request, path: &str, r
 /// value set or added, in order. Values are Envoy's substitution format, in
 /// which the projection writes a literal `%` as `%%`.
 fn header_changes(add: &[HeaderValueOption], remove: &[String]) -> Result<Vec<HeaderChange>, String> {
-    let mut changes: Vec<HeaderChange> = remove.iter().map(|name| HeaderChange::Remove { name: name.clone() }).collect();
+    let mut changes: Vec<HeaderChange> = remove
+        .iter()
+        .map(|name| HeaderChange::Remove { name: name.clone() })
+        .collect();
     for option in add {
         let Some(header) = &option.header else { continue };
         let value = literal(&header.value)
@@ -176,7 +192,12 @@ fn literal(format: &str) -> Option<String> {
 /// all, unless replaced; a port replaces the port), then the path (swapped
 /// whole or by its matched prefix) and the request's query.
 fn location(route: &Route, redirect: &RedirectAction, request: &Request, path: &str) -> Result<String, String> {
-    if redirect.strip_query || matches!(redirect.scheme_rewrite_specifier, Some(SchemeRewriteSpecifier::HttpsRedirect(_))) {
+    if redirect.strip_query
+        || matches!(
+            redirect.scheme_rewrite_specifier,
+            Some(SchemeRewriteSpecifier::HttpsRedirect(_))
+        )
+    {
         return Err("a redirect the projection never writes".to_owned());
     }
     let scheme = match &redirect.scheme_rewrite_specifier {
@@ -249,6 +270,12 @@ mod tests {
     #[test]
     fn durations_read_as_people_write_them() {
         assert_eq!(duration(&Duration { seconds: 30, nanos: 0 }), "30s");
-        assert_eq!(duration(&Duration { seconds: 1, nanos: 500_000_000 }), "1500ms");
+        assert_eq!(
+            duration(&Duration {
+                seconds: 1,
+                nanos: 500_000_000
+            }),
+            "1500ms"
+        );
     }
 }

@@ -100,9 +100,7 @@ impl Request {
         } else if let Some(rest) = strip_prefix_ignore_case(url, "https://") {
             (Scheme::Https, rest)
         } else {
-            return Err(error(format!(
-                "`{url}` is not an http:// or https:// URL"
-            )));
+            return Err(error(format!("`{url}` is not an http:// or https:// URL")));
         };
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, rest) = rest.split_at(end);
@@ -160,13 +158,23 @@ impl Request {
 
     /// The values of header `name` (lower case), in order.
     pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
-        self.headers.iter().filter(move |(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
 impl fmt::Display for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}://{}{}", self.method, self.scheme.as_str(), self.host, self.path)
+        write!(
+            f,
+            "{} {}://{}{}",
+            self.method,
+            self.scheme.as_str(),
+            self.host,
+            self.path
+        )
     }
 }
 
@@ -216,6 +224,11 @@ mod tests {
             assert!(err.contains(says), "{line:?} {headers:?}: {err}");
         }
         let long = format!("GET http://a/{}", "a".repeat(MAX_LEN));
-        assert!(Request::parse(&long, &[] as &[&str]).unwrap_err().to_string().contains("over"));
+        assert!(
+            Request::parse(&long, &[] as &[&str])
+                .unwrap_err()
+                .to_string()
+                .contains("over")
+        );
     }
 }

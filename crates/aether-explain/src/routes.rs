@@ -51,13 +51,19 @@ pub(crate) fn try_route(route: &Route, request: &Request, path: &str) -> Result<
         return Err(Miss::Unpredictable("a route without match".to_owned()));
     };
     if route_match.case_sensitive.is_some_and(|c| !c.value) || route_match.runtime_fraction.is_some() {
-        return Err(Miss::Unpredictable("a route match of a kind the projection never writes".to_owned()));
+        return Err(Miss::Unpredictable(
+            "a route match of a kind the projection never writes".to_owned(),
+        ));
     }
     let path_fits = match &route_match.path_specifier {
         Some(PathSpecifier::Prefix(prefix)) => path.starts_with(prefix.as_str()),
         Some(PathSpecifier::Path(exact)) => path == exact,
         Some(PathSpecifier::SafeRegex(regex)) => full_match(&regex.regex, path.as_bytes())?,
-        _ => return Err(Miss::Unpredictable("a path match of a kind the projection never writes".to_owned())),
+        _ => {
+            return Err(Miss::Unpredictable(
+                "a path match of a kind the projection never writes".to_owned(),
+            ));
+        }
     };
     if !path_fits {
         return Err(Miss::Failed {
@@ -91,7 +97,9 @@ fn header_matches(header: &HeaderMatcher, request: &Request) -> Result<(), Miss>
         )));
     }
     if header.treat_missing_header_as_empty {
-        return Err(Miss::Unpredictable(format!("{matcher}: a header match the projection never writes")));
+        return Err(Miss::Unpredictable(format!(
+            "{matcher}: a header match the projection never writes"
+        )));
     }
     let value = if is_method {
         Some(request.method.clone())
@@ -105,7 +113,11 @@ fn header_matches(header: &HeaderMatcher, request: &Request) -> Result<(), Miss>
         (Some(HeaderMatchSpecifier::StringMatch(string)), Some(value)) => {
             string_matches(string, value).map_err(Miss::Unpredictable)? != header.invert_match
         }
-        _ => return Err(Miss::Unpredictable(format!("{matcher}: a header match the projection never writes"))),
+        _ => {
+            return Err(Miss::Unpredictable(format!(
+                "{matcher}: a header match the projection never writes"
+            )));
+        }
     };
     if fits {
         return Ok(());
@@ -113,7 +125,9 @@ fn header_matches(header: &HeaderMatcher, request: &Request) -> Result<(), Miss>
     let why = match (&value, is_method) {
         (None, _) => "not sent".to_owned(),
         (Some(value), true) => format!("{value} is not {}", expected(header)),
-        (Some(value), false) if header.invert_match => format!("`{value}` fits {}, and the match is inverted", expected(header)),
+        (Some(value), false) if header.invert_match => {
+            format!("`{value}` fits {}, and the match is inverted", expected(header))
+        }
         (Some(value), false) => format!("`{value}` does not fit {}", expected(header)),
     };
     Err(Miss::Failed { matcher, why })
@@ -164,7 +178,10 @@ fn query_parameters(query: &str) -> Vec<(&str, &str)> {
 
 fn query_parameter_matches(parameter: &QueryParameterMatcher, query: &[(&str, &str)]) -> Result<(), Miss> {
     let matcher = format!("query {}", parameter.name);
-    let value = query.iter().find(|(name, _)| *name == parameter.name).map(|(_, value)| *value);
+    let value = query
+        .iter()
+        .find(|(name, _)| *name == parameter.name)
+        .map(|(_, value)| *value);
     let Some(value) = value else {
         return Err(Miss::Failed {
             matcher,
@@ -176,7 +193,11 @@ fn query_parameter_matches(parameter: &QueryParameterMatcher, query: &[(&str, &s
         Some(QueryParameterMatchSpecifier::StringMatch(string)) => {
             string_matches(string, value).map_err(Miss::Unpredictable)?
         }
-        _ => return Err(Miss::Unpredictable(format!("{matcher}: a match the projection never writes"))),
+        _ => {
+            return Err(Miss::Unpredictable(format!(
+                "{matcher}: a match the projection never writes"
+            )));
+        }
     };
     if fits {
         return Ok(());
