@@ -69,6 +69,8 @@ pub struct HostStep {
 pub struct Claim {
     /// Which object.
     pub object: ObjectKey,
+    /// The host it lists: the request's host, or a wildcard covering it.
+    pub domain: String,
     /// Its `metadata.creationTimestamp`, if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created: Option<String>,
@@ -84,6 +86,10 @@ pub enum ClaimResult {
     Owner,
     /// An older object (ties: namespace, then name) owns it.
     LostTo(ObjectKey),
+    /// It serves its domain, a wildcard less specific than the domain
+    /// that took the request (Envoy picks the exact host, then the most
+    /// specific wildcard).
+    LessSpecific,
     /// The object is not served at all (invalid, or every host lost).
     LeftOut(String),
 }
@@ -102,7 +108,7 @@ pub struct RouteStep {
 
 /// What came of trying one route.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "result")]
+#[serde(rename_all = "camelCase", tag = "kind")]
 pub enum RouteResult {
     /// Every matcher matched: this route serves the request.
     Matched,

@@ -117,8 +117,14 @@ fn run(
             .push("over HTTPS, every TLS secret is taken to be present (offline, none is read)".to_owned());
     }
     explanation.tls = tls;
-    explanation.host.claims = claims(snapshot, objects, host);
-    let Some((virtual_host, domain)) = edge::virtual_host(&config, host) else {
+    let found = edge::virtual_host(&config, host);
+    explanation.host.claims = claims(
+        snapshot,
+        objects,
+        host,
+        found.as_ref().map(|(_, domain)| domain.as_str()),
+    );
+    let Some((virtual_host, domain)) = found else {
         return Outcome::Respond {
             status: 404,
             why: format!("no object serves `{host}`"),
@@ -188,24 +194,28 @@ fn run(
     }
 }
 
-/// Every object listing `host` or a wildcard covering it: the owners, then
-/// those that lost it, then those left out.
-fn claims(snapshot: &Snapshot, objects: &[VirtualHostObject], host: &str) -> Vec<Claim> {
+/// Every object listing `host` or a wildcard covering it: the owner of the
+/// domain that took the request (`taken`), those that lost a domain to an
+/// older object, those serving a less specific wildcard, those left out.
+fn claims(snapshot: &Snapshot, objects: &[VirtualHostObject], host: &str, taken: Option<&str>) -> Vec<Claim> {
     let mut claims: Vec<Claim> = Vec::new();
     for object in objects {
         let Some(domain) = object.spec.hosts.iter().find(|listed| covers(listed, host)) else {
             continue;
         };
         let key = object.key();
-        let result = if let Some(left_out) = snapshot.left_out(&key) {
-            ClaimResult::LeftOut(left_out_why(&left_out.reason))
-        } else if let Some(conflict) = snapshot.conflicts_lost_by(&key).find(|c| &c.host == domain) {
+        let result = if let Some(conflict) = snapshot.conflicts_lost_by(&key).find(|c| &c.host == domain) {
             ClaimResult::LostTo(conflict.winner.clone())
-        } else {
+        } else if let Some(left_out) = snapshot.left_out(&key) {
+            ClaimResult::LeftOut(left_out_why(&left_out.reason))
+        } else if taken == Some(domain.as_str()) {
             ClaimResult::Owner
+        } else {
+            ClaimResult::LessSpecific
         };
         claims.push(Claim {
             object: key,
+            domain: domain.clone(),
             created: object.creation_timestamp.map(|t| t.to_string()),
             result,
         });
@@ -213,7 +223,8 @@ fn claims(snapshot: &Snapshot, objects: &[VirtualHostObject], host: &str) -> Vec
     let rank = |claim: &Claim| match claim.result {
         ClaimResult::Owner => 0,
         ClaimResult::LostTo(_) => 1,
-        ClaimResult::LeftOut(_) => 2,
+        ClaimResult::LessSpecific => 2,
+        ClaimResult::LeftOut(_) => 3,
     };
     claims.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.object.cmp(&b.object)));
     claims

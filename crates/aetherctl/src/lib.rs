@@ -12,6 +12,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 pub mod admit;
 pub mod convert;
+pub mod explain;
 pub mod input;
 pub mod project;
 pub mod report;
@@ -126,6 +127,42 @@ enum Command {
         format: Option<Output>,
         #[command(flatten)]
         inputs: Inputs,
+    },
+    /// Explain which object and route of the edge serve a request, why the
+    /// routes before it did not, and what the edge does with it.
+    ///
+    /// REQUEST is `[METHOD] URL`: `GET https://api.example.com/users/7?x=1`
+    /// (the method defaults to GET). The manifests (-f, read as for
+    /// `project`) are projected as the controller projects them, and the
+    /// edge's configuration is then read as Envoy reads it: over https, the
+    /// filter chain the host selects; the virtual host of the `Host` (the
+    /// URL's, or a `-H 'host: ...'`), and who else claims that host and why
+    /// they lost; the routes in the order tried, each with the first
+    /// matcher that failed (path, method, header, query); and the result:
+    /// the cluster or weighted split, the path and Host after rewrite, the
+    /// request and response header changes, timeout and retries; or the
+    /// redirect's Location; or the edge's own answer (404, 421, 500 for a
+    /// split of weight 0, 400 for a header name with `_`).
+    ///
+    /// Exit 0 when a route serves the request, 1 when none does (no host,
+    /// no route, a misdirected request, a refused handshake), 2 when the
+    /// input cannot be read or the answer cannot be predicted (it says why).
+    Explain {
+        /// A manifest file or directory, or `-` for standard input;
+        /// repeatable.
+        #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+        filenames: Vec<PathBuf>,
+        /// A request header, `name: value`; repeatable.
+        #[arg(short = 'H', long = "header", value_name = "HEADER")]
+        headers: Vec<String>,
+        /// `text`, or `json` / `yaml`: {"request", "routedPath", "tls",
+        /// "host": {"host", "servedBy", "domain", "claims"}, "routes":
+        /// [{"index", "path", "result"}], "outcome": {"kind", ...}, "notes"}.
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
+        /// `[METHOD] URL`.
+        #[arg(value_name = "REQUEST", required = true, num_args = 1..=2)]
+        request: Vec<String>,
     },
     /// Run the admission webhook's checks offline: would the API server,
     /// with aether-webhook installed, admit these VirtualHosts?
@@ -365,6 +402,12 @@ where
             output,
             inputs,
         } => convert::run(&inputs.all(), gateway.as_ref(), output, &strict, out, err),
+        Command::Explain {
+            filenames,
+            headers,
+            output,
+            request,
+        } => explain::run(&filenames, &request, &headers, output, &tolerant, out, err),
         Command::Crd { output } => crd(output, out),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "aetherctl", out);
@@ -384,6 +427,7 @@ fn stdin_twice(command: &Command) -> Option<String> {
         | Command::Status { inputs, .. }
         | Command::Convert { inputs, .. } => inputs.filenames.iter().chain(&inputs.paths).collect(),
         Command::Admit { stored, inputs, .. } => stored.iter().chain(&inputs.filenames).chain(&inputs.paths).collect(),
+        Command::Explain { filenames, .. } => filenames.iter().collect(),
         Command::Crd { .. } | Command::Completion { .. } => Vec::new(),
     };
     input::stdin_given_twice(paths)
