@@ -189,6 +189,14 @@ fn the_holder_speaks_for_every_replicas_envoys() {
         },
     );
     let mut follower = replica(&api, &pki, ports[1], out.path(), "edge-1");
+    // Envoy backs off up to 30 s between failed xDS connections: it starts
+    // once the replica listens, or a loaded machine makes it miss the wait.
+    wait_until(
+        "edge-1 to serve xDS",
+        PATIENCE,
+        || follower.log_tail(20),
+        || std::net::TcpStream::connect(("127.0.0.1", ports[1])).ok().map(drop),
+    );
     let backends = Backends::start(["web"]);
     let _first = envoy(&pki, ports[0], "envoy-0", &backends);
     let mut second = envoy(&pki, ports[1], "envoy-1", &backends);
