@@ -39,6 +39,7 @@ mod explanation;
 mod outcome;
 mod request;
 mod routes;
+pub mod witness;
 
 pub use explanation::{
     Claim, ClaimResult, Explanation, HeaderChange, HeaderValues, HostStep, Outcome, Retries, RouteResult, RouteStep,
