@@ -34,6 +34,7 @@
 
 #![deny(missing_docs)]
 
+pub mod diff;
 mod edge;
 mod explanation;
 mod outcome;
