@@ -140,9 +140,12 @@ pub fn diff(old: Side<'_>, new: Side<'_>) -> Vec<HostDiff> {
         let mut asked: Vec<&Route> = Vec::new();
         for (side, virtual_host) in [before, after].into_iter().enumerate() {
             let Some(virtual_host) = virtual_host else { continue };
-            asked.extend(virtual_host.routes.iter().filter(|route| {
-                owner_changes || is_changed(route, if side == 0 { after } else { before })
-            }));
+            asked.extend(
+                virtual_host
+                    .routes
+                    .iter()
+                    .filter(|route| owner_changes || is_changed(route, if side == 0 { after } else { before })),
+            );
         }
         diffs.push(HostDiff {
             host: domain.clone(),
@@ -181,8 +184,7 @@ fn is_changed(route: &Route, other: Option<&VirtualHost>) -> bool {
 
 /// The listed index of each route of a side's virtual host.
 fn indices(virtual_host: &VirtualHost, side: Side<'_>) -> Vec<usize> {
-    let object = edge::object_of(virtual_host)
-        .and_then(|key| side.objects.iter().find(|object| object.key() == key));
+    let object = edge::object_of(virtual_host).and_then(|key| side.objects.iter().find(|object| object.key() == key));
     match object {
         Some(object) => served_routes(&object.spec),
         None => (0..virtual_host.routes.len()).collect(),
@@ -194,8 +196,16 @@ fn route_changes(
     after: Option<(&VirtualHost, Side<'_>)>,
 ) -> Vec<RouteChange> {
     let (old, new) = (listed(before), listed(after));
-    let common_old: Vec<&Vec<u8>> = old.iter().map(|(k, ..)| k).filter(|k| new.iter().any(|(n, ..)| n == *k)).collect();
-    let common_new: Vec<&Vec<u8>> = new.iter().map(|(k, ..)| k).filter(|k| old.iter().any(|(o, ..)| o == *k)).collect();
+    let common_old: Vec<&Vec<u8>> = old
+        .iter()
+        .map(|(k, ..)| k)
+        .filter(|k| new.iter().any(|(n, ..)| n == *k))
+        .collect();
+    let common_new: Vec<&Vec<u8>> = new
+        .iter()
+        .map(|(k, ..)| k)
+        .filter(|k| old.iter().any(|(o, ..)| o == *k))
+        .collect();
     let mut changes = Vec::new();
     for (key, route, index) in &new {
         let path = routes::describe(route);
