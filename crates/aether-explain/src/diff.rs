@@ -61,7 +61,8 @@ pub struct HostDiff {
     /// Its owner after.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_owner: Option<ObjectKey>,
-    /// Its routes' changes, in the new order (removed ones after).
+    /// Its routes' changes, in the new order (removed ones after); none
+    /// when the owner changes (its routes are then another object's).
     pub routes: Vec<RouteChange>,
     /// Requests whose outcome changes.
     pub witnesses: Vec<WitnessDiff>,
@@ -133,20 +134,21 @@ pub fn diff(old: Side<'_>, new: Side<'_>) -> Vec<HostDiff> {
         if before.map(|vh| (&vh.name, &vh.routes)) == after.map(|vh| (&vh.name, &vh.routes)) {
             continue;
         }
-        let routes = route_changes(before.map(|vh| (vh, old)), after.map(|vh| (vh, new)));
-        // Routes of either side asked about: the changed ones, or all of
-        // both when the owner changes.
+        // Routes of either side asked about: those added, removed, changed
+        // or moved, or all of both when the owner changes (whose routes are
+        // then another object's: not compared one by one).
         let owner_changes = before.map(|vh| &vh.name) != after.map(|vh| &vh.name);
-        let mut asked: Vec<&Route> = Vec::new();
-        for (side, virtual_host) in [before, after].into_iter().enumerate() {
-            let Some(virtual_host) = virtual_host else { continue };
-            asked.extend(
-                virtual_host
-                    .routes
-                    .iter()
-                    .filter(|route| owner_changes || is_changed(route, if side == 0 { after } else { before })),
-            );
-        }
+        let routes = match owner_changes {
+            true => Vec::new(),
+            false => route_changes(before.map(|vh| (vh, old)), after.map(|vh| (vh, new))),
+        };
+        let moved = moved_keys(before, after);
+        let asked: Vec<&Route> = [before, after]
+            .into_iter()
+            .flatten()
+            .flat_map(|vh| &vh.routes)
+            .filter(|route| owner_changes || moved.contains(&match_key(route)))
+            .collect();
         diffs.push(HostDiff {
             host: domain.clone(),
             old_owner: before.and_then(edge::object_of),
@@ -176,10 +178,16 @@ fn match_key(route: &Route) -> Vec<u8> {
     route.r#match.as_ref().map(Message::encode_to_vec).unwrap_or_default()
 }
 
-/// Whether `route` differs in `other` (absent, or another action there).
-fn is_changed(route: &Route, other: Option<&VirtualHost>) -> bool {
-    let key = match_key(route);
-    !other.is_some_and(|vh| vh.routes.iter().any(|r| match_key(r) == key && r == route))
+/// The identities of the routes not at the same place, the same, on both
+/// sides: the first route that differs and every route after it on either
+/// side (a route after a change may now be reached by other requests).
+fn moved_keys(before: Option<&VirtualHost>, after: Option<&VirtualHost>) -> BTreeSet<Vec<u8>> {
+    let (old, new) = (
+        before.map_or(&[][..], |vh| &vh.routes[..]),
+        after.map_or(&[][..], |vh| &vh.routes[..]),
+    );
+    let same = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    old[same..].iter().chain(&new[same..]).map(match_key).collect()
 }
 
 /// The listed index of each route of a side's virtual host.

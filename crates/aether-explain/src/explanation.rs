@@ -264,3 +264,29 @@ pub struct Retries {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub per_try_timeout: Option<String>,
 }
+
+/// The outcome on one line: `forwarded to svc (path /a, Host h)`,
+/// `redirected 301 to https://h/`, `answered 404: no route of ns/name
+/// matches`.
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Forward {
+                clusters, path, host, ..
+            } => {
+                let clusters: Vec<String> = match clusters.as_slice() {
+                    [one] => vec![one.cluster.clone()],
+                    split => split
+                        .iter()
+                        .map(|c| format!("{} (weight {})", c.cluster, c.weight))
+                        .collect(),
+                };
+                write!(f, "forwarded to {} (path {path}, Host {host})", clusters.join(" or "))
+            }
+            Outcome::Redirect { status, location, .. } => write!(f, "redirected {status} to {location}"),
+            Outcome::Respond { status, why } => write!(f, "answered {status}: {why}"),
+            Outcome::HandshakeRefused { why } => write!(f, "TLS handshake refused: {why}"),
+            Outcome::Unpredictable { why } => write!(f, "cannot predict: {why}"),
+        }
+    }
+}

@@ -12,6 +12,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 pub mod admit;
 pub mod convert;
+pub mod diff;
 pub mod explain;
 pub mod input;
 pub mod project;
@@ -163,6 +164,32 @@ enum Command {
         /// `[METHOD] URL`.
         #[arg(value_name = "REQUEST", required = true, num_args = 1..=2)]
         request: Vec<String>,
+    },
+    /// Show what a change of manifests moves at the edge: per host, its
+    /// owner before and after, the routes added, removed, changed or
+    /// reordered, and requests (read off the routes' own matchers) whose
+    /// outcome changes, with the old and the new outcome.
+    ///
+    /// `-f OLD -f NEW` (files or directories), or `--against REV -f NEW...`
+    /// (the old manifests are the NEW paths as committed at git revision
+    /// REV, read from the repository of the current directory). Both sides
+    /// are read and projected as for `project`; outcomes are those of
+    /// `explain`.
+    ///
+    /// Exit 0 when nothing the edge serves changes, 1 when something does,
+    /// 2 when an input cannot be read, as `diff` does.
+    Diff {
+        /// OLD then NEW; with --against, the NEW paths only (repeatable).
+        #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+        filenames: Vec<PathBuf>,
+        /// Read OLD from this git revision (`HEAD`, `main~1`, a commit).
+        #[arg(long, value_name = "REV")]
+        against: Option<String>,
+        /// `text`, or `json` / `yaml`: [{"host", "oldOwner", "newOwner",
+        /// "routes": [{"change", "index", "path", ...}], "witnesses":
+        /// [{"request", "old", "new"}]}].
+        #[arg(long, short, value_enum, default_value_t = Output::Text)]
+        output: Output,
     },
     /// Run the admission webhook's checks offline: would the API server,
     /// with aether-webhook installed, admit these VirtualHosts?
@@ -408,6 +435,23 @@ where
             output,
             request,
         } => explain::run(&filenames, &request, &headers, output, &tolerant, out, err),
+        Command::Diff {
+            mut filenames,
+            against,
+            output,
+        } => {
+            let old = match against {
+                Some(revision) => Some(diff::Old::Revision(revision)),
+                None if filenames.len() == 2 => Some(diff::Old::Paths(vec![filenames.remove(0)])),
+                None => None,
+            };
+            match old {
+                Some(old) => diff::run(old, &filenames, output, &tolerant, out, err),
+                None => {
+                    writeln!(err, "error: diff takes `-f OLD -f NEW`, or `--against REV -f NEW`").map(|()| EXIT_ERROR)
+                }
+            }
+        }
         Command::Crd { output } => crd(output, out),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "aetherctl", out);
@@ -427,7 +471,7 @@ fn stdin_twice(command: &Command) -> Option<String> {
         | Command::Status { inputs, .. }
         | Command::Convert { inputs, .. } => inputs.filenames.iter().chain(&inputs.paths).collect(),
         Command::Admit { stored, inputs, .. } => stored.iter().chain(&inputs.filenames).chain(&inputs.paths).collect(),
-        Command::Explain { filenames, .. } => filenames.iter().collect(),
+        Command::Explain { filenames, .. } | Command::Diff { filenames, .. } => filenames.iter().collect(),
         Command::Crd { .. } | Command::Completion { .. } => Vec::new(),
     };
     input::stdin_given_twice(paths)
