@@ -52,6 +52,22 @@ use aether_projection::{LeftOutReason, MatchKind, Snapshot, VirtualHostObject, e
 
 use routes::Miss;
 
+/// Whether the whole of `text` fits `regex` as the edge's RE2 matches it:
+/// on bytes (Envoy's RE2 runs in Latin-1), `\d \s \w \b` ASCII. An
+/// expression Rust's `regex` cannot read as RE2 does is an error, never a
+/// guess (the RE2 guard refuses it anyway). Held to RE2 itself by
+/// `tests/re2_matching.rs`.
+///
+/// ```
+/// assert_eq!(aether_explain::regex_full_match("/v[0-9]+", b"/v12"), Ok(true));
+/// assert_eq!(aether_explain::regex_full_match("/v[0-9]+", b"/v12/x"), Ok(false));
+/// ```
+pub fn regex_full_match(regex: &str, text: &[u8]) -> Result<bool, String> {
+    routes::full_match(regex, text).map_err(|miss| match miss {
+        Miss::Unpredictable(why) | Miss::Failed { why, .. } => why,
+    })
+}
+
 /// What the edge does with `request`, given the snapshot projected from
 /// `objects` (the objects tell each route of a virtual host back to the
 /// route written, and who else claims a host).

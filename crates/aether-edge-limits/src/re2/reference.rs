@@ -9,9 +9,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-/// Reads one JSON string a line, answers one line: `{"size": N}` (RE2's
-/// `ProgramSize()`) or `{"error": "..."}` (RE2's message). `readline` on
-/// the binary stream answers each line as it arrives.
+/// Reads one JSON value a line, answers one line. A string is an
+/// expression: `{"size": N}` (RE2's `ProgramSize()`). `[regex, text]` (the
+/// text's bytes as the characters U+0000 to U+00FF) asks whether the whole
+/// text fits: `{"matched": bool}`. Either may be `{"error": "..."}` (RE2's
+/// message). `readline` on the binary stream answers each line as it
+/// arrives.
 const SCRIPT: &str = r#"
 import json, sys, re2
 options = re2.Options()
@@ -23,7 +26,12 @@ while True:
     if not line:
         break
     try:
-        answer = {"size": re2.compile(json.loads(line).encode(), options).programsize}
+        asked = json.loads(line)
+        if isinstance(asked, str):
+            answer = {"size": re2.compile(asked.encode(), options).programsize}
+        else:
+            compiled = re2.compile(asked[0].encode(), options)
+            answer = {"matched": compiled.fullmatch(asked[1].encode("latin-1")) is not None}
     except re2.error as error:
         message = error.args[0] if error.args else "refused"
         if isinstance(message, bytes):
@@ -93,16 +101,42 @@ impl Re2 {
         self.answer()
     }
 
-    /// RE2's answers for many expressions, in order: written from a thread
-    /// while the answers are read, so neither pipe fills up.
+    /// RE2's answers for many expressions, in order.
     pub fn compile_all(regexes: &[String]) -> Vec<Compiled> {
+        let questions: Vec<serde_json::Value> = regexes.iter().map(|regex| serde_json::json!(regex)).collect();
+        Self::ask_all(&questions)
+            .into_iter()
+            .map(|answer| Self::read(&answer, "size").map(|size| size.as_u64().expect("a size")))
+            .collect()
+    }
+
+    /// Whether each text fits its expression whole (RE2's `FullMatch`, in
+    /// Latin-1, as Envoy matches), in order; an expression RE2 refuses is
+    /// its message.
+    pub fn full_match_all(cases: &[(String, Vec<u8>)]) -> Vec<Result<bool, String>> {
+        let questions: Vec<serde_json::Value> = cases
+            .iter()
+            .map(|(regex, text)| {
+                let latin1: String = text.iter().map(|&byte| char::from(byte)).collect();
+                serde_json::json!([regex, latin1])
+            })
+            .collect();
+        Self::ask_all(&questions)
+            .into_iter()
+            .map(|answer| Self::read(&answer, "matched").map(|matched| matched.as_bool().expect("a bool")))
+            .collect()
+    }
+
+    /// One RE2 answering every question, in order: written from a thread
+    /// while the answers are read, so neither pipe fills up.
+    fn ask_all(questions: &[serde_json::Value]) -> Vec<serde_json::Value> {
         let mut re2 = Self::start();
         let mut stdin = re2.stdin.take().expect("RE2's input is open");
         std::thread::scope(|scope| {
             scope.spawn(move || {
                 let mut out = std::io::BufWriter::new(&mut stdin);
-                for regex in regexes {
-                    let mut line = serde_json::to_vec(regex).expect("a string encodes");
+                for question in questions {
+                    let mut line = serde_json::to_vec(question).expect("JSON encodes");
                     line.push(b'\n');
                     if out.write_all(&line).is_err() {
                         // The reader reports what became of RE2.
@@ -111,24 +145,32 @@ impl Re2 {
                 }
                 let _ = out.flush();
             });
-            regexes.iter().map(|_| re2.answer()).collect()
+            questions.iter().map(|_| re2.answer_line()).collect()
         })
     }
 
+    /// The `key` of an answer, or RE2's error.
+    fn read(answer: &serde_json::Value, key: &str) -> Result<serde_json::Value, String> {
+        match (answer.get(key), answer["error"].as_str()) {
+            (Some(value), _) => Ok(value.clone()),
+            (None, Some(error)) => Err(error.to_owned()),
+            (None, None) => panic!("RE2 answered {answer}"),
+        }
+    }
+
     fn answer(&mut self) -> Compiled {
+        let answer = self.answer_line();
+        Self::read(&answer, "size").map(|size| size.as_u64().expect("a size"))
+    }
+
+    fn answer_line(&mut self) -> serde_json::Value {
         let mut line = String::new();
         match self.stdout.read_line(&mut line) {
             Ok(0) => panic!("{}", self.failed("it stopped answering")),
             Ok(_) => {}
             Err(error) => panic!("{}", self.failed(&error.to_string())),
         }
-        let answer: serde_json::Value =
-            serde_json::from_str(&line).unwrap_or_else(|error| panic!("RE2 answered {line:?}: {error}"));
-        match (answer["size"].as_u64(), answer["error"].as_str()) {
-            (Some(size), _) => Ok(size),
-            (None, Some(error)) => Err(error.to_owned()),
-            (None, None) => panic!("RE2 answered {line:?}"),
-        }
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("RE2 answered {line:?}: {error}"))
     }
 
     fn failed(&mut self, what: &str) -> String {
