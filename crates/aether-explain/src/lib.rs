@@ -42,6 +42,10 @@ mod request;
 mod routes;
 pub mod witness;
 
+#[cfg(test)]
+#[path = "measured_tests.rs"]
+mod measured_tests;
+
 pub use explanation::{
     Claim, ClaimResult, Explanation, HeaderChange, HeaderValues, HostStep, Outcome, Retries, RouteResult, RouteStep,
     TlsStep, WeightedCluster,
@@ -107,6 +111,15 @@ fn run(
             why: format!(
                 "the edge refuses header names with `_` (`{name}`): headers_with_underscores_action REJECT_REQUEST"
             ),
+        };
+    }
+    if request.method.eq_ignore_ascii_case("CONNECT") {
+        // Measured on Envoy 1.40: `CONNECT /path HTTP/1.1` is answered 400
+        // by the codec before any route is tried (CONNECT asks for a
+        // `host:port` target, and the edge proxies no CONNECT).
+        return Outcome::Respond {
+            status: 400,
+            why: "the edge refuses CONNECT requests: it proxies no tunnel".to_owned(),
         };
     }
     let path_sent = request.path_only();

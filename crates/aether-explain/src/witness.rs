@@ -229,6 +229,7 @@ fn check(route: &Route, request: &Request) -> Option<String> {
 fn sendable(request: &Request) -> bool {
     let visible = |text: &str| text.bytes().all(|b| (b'!'..=b'~').contains(&b));
     visible(&request.path)
+        && request.path.starts_with('/')
         && !request.path.contains('#')
         && request.headers.iter().all(|(name, value)| {
             visible(name) && value.bytes().all(|b| (b' '..=b'~').contains(&b)) && value.trim() == value
@@ -393,9 +394,16 @@ fn shortest(regex: &str, charset: Charset) -> Option<String> {
         .build()
         .parse(regex)
         .ok()?;
-    let bytes = walk(&hir, charset)?;
-    let text = String::from_utf8(bytes).ok()?;
-    matches!(routes::full_match(regex, text.as_bytes()), Ok(true)).then_some(text)
+    let text = String::from_utf8(walk(&hir, charset)?).ok()?;
+    // A path starts with `/`: a regex that does not ask for one may still
+    // take one more character in front.
+    let candidates = match charset {
+        Charset::Path if !text.starts_with('/') => vec![format!("/{text}")],
+        _ => vec![text],
+    };
+    candidates
+        .into_iter()
+        .find(|text| matches!(routes::full_match(regex, text.as_bytes()), Ok(true)))
 }
 
 fn walk(hir: &Hir, charset: Charset) -> Option<Vec<u8>> {

@@ -122,3 +122,10 @@ fn the_same_route_gives_the_same_requests() {
     assert_eq!(first, requests("a.example.com", route));
     assert_eq!(first[0].to_string(), "PUT http://a.example.com/api/a?q=1&r=s");
 }
+
+#[test]
+fn a_path_witness_starts_with_a_slash() {
+    // Measured: Envoy answers 400 to a request line whose path has no `/`.
+    assert_eq!(shortest("[a-z]{3}", Charset::Path), None);
+    assert_eq!(shortest(r"\D{1,}", Charset::Path).as_deref(), Some("/a"));
+}

@@ -1,0 +1,30 @@
+//! What the real Envoy was measured doing where the model first disagreed
+//! with it (the controller's `tests/envoy/explain.rs` found each).
+
+use aether_projection::{ProjectionConfig, Snapshot, VirtualHostObject, project};
+use serde_json::json;
+
+use crate::{Outcome, Request, explain};
+
+/// One object serving `a.example.com` with `routes`.
+fn edge(routes: serde_json::Value) -> (Snapshot, Vec<VirtualHostObject>) {
+    let objects: Vec<VirtualHostObject> = serde_json::from_value(json!([{
+        "namespace": "default", "name": "a",
+        "spec": {"hosts": ["a.example.com"], "routes": routes}
+    }]))
+    .unwrap();
+    (project(&objects, &ProjectionConfig::default()).unwrap(), objects)
+}
+
+fn outcome(edge: &(Snapshot, Vec<VirtualHostObject>), line: &str, headers: &[&str]) -> Outcome {
+    explain(&edge.0, &edge.1, &Request::parse(line, headers).unwrap()).outcome
+}
+
+#[test]
+fn a_connect_request_is_refused_before_routing_even_when_a_route_asks_for_it() {
+    let edge = edge(json!([{"match": {"prefix": "/", "methods": ["CONNECT"]}, "backend": {"service": "s"}}]));
+    assert_eq!(
+        outcome(&edge, "CONNECT http://a.example.com/x", &[]).status(),
+        Some(400)
+    );
+}
