@@ -205,6 +205,18 @@ fn run(
                     path,
                     result: RouteResult::Matched,
                 });
+                let changed = route
+                    .response_headers_to_add
+                    .iter()
+                    .filter_map(|o| o.header.as_ref().map(|h| &h.key));
+                if changed
+                    .chain(&route.response_headers_to_remove)
+                    .any(|name| outcome::overwritten_by_envoy(name))
+                {
+                    explanation.notes.push(
+                        "the route changes the response header `server`, which Envoy then writes over: clients get `server: envoy`".to_owned(),
+                    );
+                }
                 return outcome::outcome(route, request, &explanation.routed_path);
             }
             Err(Miss::Failed { matcher, why }) => explanation.routes.push(RouteStep {

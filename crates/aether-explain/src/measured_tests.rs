@@ -28,3 +28,19 @@ fn a_connect_request_is_refused_before_routing_even_when_a_route_asks_for_it() {
         Some(400)
     );
 }
+
+#[test]
+fn a_change_to_the_server_response_header_never_shows_and_is_noted() {
+    let edge = edge(json!([{
+        "match": {"prefix": "/"}, "backend": {"service": "s"},
+        "responseHeaders": {"remove": ["server"], "set": [{"name": "x-a", "value": "1"}]}
+    }]));
+    let request = Request::parse("GET http://a.example.com/", &[] as &[&str]).unwrap();
+    let explanation = explain(&edge.0, &edge.1, &request);
+    let Outcome::Forward { response_headers, .. } = &explanation.outcome else {
+        panic!("{:?}", explanation.outcome)
+    };
+    let names: Vec<&str> = response_headers.iter().map(crate::HeaderChange::name).collect();
+    assert_eq!(names, ["x-a"]);
+    assert!(explanation.notes.iter().any(|note| note.contains("server: envoy")));
+}

@@ -21,10 +21,14 @@ const ENVOY_DEFAULT_TIMEOUT: &str = "15s (Envoy's default)";
 /// The outcome of `route` serving `request`, whose normalized path is `path`.
 pub(crate) fn outcome(route: &Route, request: &Request, path: &str) -> Outcome {
     let changes = |add: &[HeaderValueOption], remove: &[String]| header_changes(add, remove);
-    let response_headers = match changes(&route.response_headers_to_add, &route.response_headers_to_remove) {
+    let mut response_headers = match changes(&route.response_headers_to_add, &route.response_headers_to_remove) {
         Ok(changes) => changes,
         Err(why) => return Outcome::Unpredictable { why },
     };
+    // Measured on Envoy 1.40: the client always gets `server: envoy`,
+    // whatever the route sets or removes (the connection manager writes it
+    // after the route's changes: server_header_transformation OVERWRITE).
+    response_headers.retain(|change| !overwritten_by_envoy(change.name()));
     match &route.action {
         Some(Action::Route(action)) => forward(route, action, request, path, response_headers),
         Some(Action::Redirect(redirect)) => match location(route, redirect, request, path) {
@@ -149,6 +153,12 @@ fn forward(
             .map_or_else(|| ENVOY_DEFAULT_TIMEOUT.to_owned(), duration),
         retries,
     }
+}
+
+/// Whether Envoy writes this response header itself after a route's
+/// changes, so that they never show.
+pub(crate) fn overwritten_by_envoy(name: &str) -> bool {
+    name.eq_ignore_ascii_case("server")
 }
 
 /// The header changes as Envoy makes them: every removal first, then each
