@@ -10,6 +10,7 @@ mod chains;
 mod cluster;
 mod escapes;
 mod examples;
+mod explain;
 mod faults;
 mod kubectl_wait;
 mod live;

@@ -46,7 +46,7 @@ const REGEX_PLACES: &[&str] = &[
 ];
 
 /// The generator of the sets' specs.
-pub static GENERATOR: LazyLock<Generator> = LazyLock::new(|| {
+pub(crate) static GENERATOR: LazyLock<Generator> = LazyLock::new(|| {
     let mut generator = aether_testing::drawn::generator();
     // Hosts: the shared pool, a few the model draws, and the longest.
     let mut hosts: Vec<Value> = SHARED_HOSTS.iter().map(|h| json!(h)).collect();
@@ -117,7 +117,7 @@ fn regexes() -> Vec<String> {
 
 /// A set of 1 to 5 objects, each spec valid: some untimed, some with the
 /// same creation time.
-fn object_set(rng: &mut Rng) -> Vec<Value> {
+pub(crate) fn object_set(rng: &mut Rng) -> Vec<Value> {
     use aether_specgen::Choices as _;
     let count = 1 + rng.below(5);
     (0..count)
@@ -139,7 +139,7 @@ fn object_set(rng: &mut Rng) -> Vec<Value> {
 }
 
 /// Envoy's dump of a route configuration as the prost type.
-fn from_dump(mut route_config: Value) -> RouteConfiguration {
+pub(crate) fn from_dump(mut route_config: Value) -> RouteConfiguration {
     route_config.as_object_mut().expect("an object").remove("@type");
     let descriptor = descriptors::pool()
         .get_message_by_name("envoy.config.route.v3.RouteConfiguration")
