@@ -291,7 +291,7 @@ fn upper_first(name: &str) -> String {
 }
 
 /// Whether Envoy's `response` is what `outcome` predicts; if not, how not.
-fn agrees(outcome: &Outcome, response: &aether_e2e::http::Response) -> Result<(), String> {
+pub(crate) fn agrees(outcome: &Outcome, response: &aether_e2e::http::Response) -> Result<(), String> {
     let status = u32::from(response.status);
     let same = |what: &str, predicted: &dyn std::fmt::Debug, got: &dyn std::fmt::Debug| {
         let (predicted, got) = (format!("{predicted:?}"), format!("{got:?}"));

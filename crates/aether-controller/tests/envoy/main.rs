@@ -8,6 +8,7 @@
 mod actions;
 mod chains;
 mod cluster;
+mod diff;
 mod escapes;
 mod examples;
 mod explain;
