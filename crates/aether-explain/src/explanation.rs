@@ -20,8 +20,8 @@ pub struct Explanation {
     pub tls: Option<TlsStep>,
     /// Which object serves the host, and who else claims it.
     pub host: HostStep,
-    /// The served object's routes in the order the edge tries them, up to
-    /// the one that matches.
+    /// The served object's routes in the order the edge tries them: those
+    /// before the one that matches, it, and those after, not tried.
     pub routes: Vec<RouteStep>,
     /// Where the request ends.
     pub outcome: Outcome,
@@ -112,6 +112,8 @@ pub struct RouteStep {
 pub enum RouteResult {
     /// Every matcher matched: this route serves the request.
     Matched,
+    /// A route after the one that matched: never tried.
+    NotTried,
     /// This matcher (`path`, `method`, `header NAME`, `query NAME`) did not.
     Failed {
         /// Which matcher.

@@ -196,7 +196,8 @@ fn run(
             ));
         }
     }
-    for (route, index) in virtual_host.routes.iter().zip(indices) {
+    let tried = virtual_host.routes.iter().zip(indices.iter().copied());
+    for (at, (route, index)) in tried.enumerate() {
         let path = routes::describe(route);
         match routes::try_route(route, request, &explanation.routed_path) {
             Ok(()) => {
@@ -205,6 +206,14 @@ fn run(
                     path,
                     result: RouteResult::Matched,
                 });
+                // The rest of the effective order, for the whole picture.
+                for (route, index) in virtual_host.routes.iter().zip(indices.iter().copied()).skip(at + 1) {
+                    explanation.routes.push(RouteStep {
+                        index,
+                        path: routes::describe(route),
+                        result: RouteResult::NotTried,
+                    });
+                }
                 let changed = route
                     .response_headers_to_add
                     .iter()

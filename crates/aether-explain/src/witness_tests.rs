@@ -79,7 +79,9 @@ fn the_witness_fits_and_each_near_miss_fails_at_the_matcher_it_breaks() {
                                 why: why.clone(),
                             }
                         }
-                        RouteResult::Matched => panic!("{route_match}: {} matched", witness.request),
+                        RouteResult::Matched | RouteResult::NotTried => {
+                            panic!("{route_match}: {} matched", witness.request)
+                        }
                     },
                     steps => panic!("{route_match}: {steps:?}"),
                 },

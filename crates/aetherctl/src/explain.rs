@@ -123,6 +123,7 @@ fn write_text(explanation: &Explanation, out: &mut dyn Write) -> io::Result<()> 
         let label = format!("routes[{}]", step.index);
         match &step.result {
             RouteResult::Matched => writeln!(out, "  {label:<10} {:<width$}  MATCH", step.path)?,
+            RouteResult::NotTried => writeln!(out, "  {label:<10} {:<width$}  (not tried)", step.path)?,
             RouteResult::Failed { matcher, why } => {
                 writeln!(out, "  {label:<10} {:<width$}  no: {matcher}: {why}", step.path)?
             }
