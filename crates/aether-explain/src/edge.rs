@@ -11,12 +11,11 @@ use crate::explanation::{Outcome, TlsStep};
 use crate::request::{Request, Scheme};
 
 /// The route configuration that routes `request`: over HTTPS, that of the
-/// filter chain its SNI selects (every secret assumed present: offline,
-/// none can be read), else the plain listener's.
+/// filter chain its server name selects (every secret assumed present:
+/// offline, none can be read), else the plain listener's.
 pub(crate) fn route_configuration(
     snapshot: &Snapshot,
     request: &Request,
-    host: &str,
 ) -> Result<(RouteConfiguration, Option<TlsStep>), Box<Outcome>> {
     let decoded = |bytes: &[u8]| {
         RouteConfiguration::decode(bytes).map_err(|e| {
@@ -25,9 +24,11 @@ pub(crate) fn route_configuration(
             })
         })
     };
-    if request.scheme == Scheme::Http {
-        return Ok((decoded(snapshot.route_configuration_binary())?, None));
-    }
+    let host = match (&request.server_name, request.scheme) {
+        (Some(name), Scheme::Https) => routed_host(name),
+        _ => return Ok((decoded(snapshot.route_configuration_binary())?, None)),
+    };
+    let host = host.as_str();
     // Envoy's filter chain match: the name itself, then its covering
     // wildcards, most specific first. The names of plain hosts under a TLS
     // wildcard select a chain that closes the connection.

@@ -138,7 +138,7 @@ fn run(
             explanation.routed_path
         ));
     }
-    let (config, tls) = match edge::route_configuration(snapshot, request, host) {
+    let (config, tls) = match edge::route_configuration(snapshot, request) {
         Ok(found) => found,
         Err(outcome) => return *outcome,
     };
@@ -149,12 +149,23 @@ fn run(
     }
     explanation.tls = tls;
     let found = edge::virtual_host(&config, host);
-    explanation.host.claims = claims(
-        snapshot,
-        objects,
-        host,
-        found.as_ref().map(|(_, domain)| domain.as_str()),
-    );
+    // Who owns the host is the projection's decision, the same on every
+    // listener: read from the plain configuration, which names every owner
+    // (a chain's names only its own object, the rest misdirected).
+    let owner_domain = match &explanation.tls {
+        None => found.as_ref().map(|(_, domain)| domain.clone()),
+        Some(_) => {
+            let plain = Request {
+                scheme: Scheme::Http,
+                server_name: None,
+                ..request.clone()
+            };
+            edge::route_configuration(snapshot, &plain)
+                .ok()
+                .and_then(|(config, _)| edge::virtual_host(&config, host).map(|(_, domain)| domain))
+        }
+    };
+    explanation.host.claims = claims(snapshot, objects, host, owner_domain.as_deref());
     let Some((virtual_host, domain)) = found else {
         return Outcome::Respond {
             status: 404,

@@ -35,6 +35,11 @@ pub struct Request {
     pub scheme: Scheme,
     /// The `Host` header: the URL's authority, or a `host` header given.
     pub host: String,
+    /// Over https, the server name of the TLS handshake (SNI): the URL's
+    /// host, even when a `host` header names another (a connection reused
+    /// for another host, as HTTP/2 clients do). `None` over http.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
     /// The path and query, as sent (`/users/7?x=1`).
     pub path: String,
     /// The other headers, names in lower case, values without surrounding
@@ -121,6 +126,7 @@ impl Request {
             method: method.to_owned(),
             scheme,
             host: authority.to_owned(),
+            server_name: (scheme == Scheme::Https).then(|| authority.to_owned()),
             path,
             headers: Vec::new(),
         };
@@ -166,15 +172,15 @@ impl Request {
 }
 
 impl fmt::Display for Request {
+    /// `METHOD scheme://AUTHORITY PATH`, the authority the URL's (the
+    /// server name over https), then ` (host: H)` when `Host` differs.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {}://{}{}",
-            self.method,
-            self.scheme.as_str(),
-            self.host,
-            self.path
-        )
+        let authority = self.server_name.as_deref().unwrap_or(&self.host);
+        write!(f, "{} {}://{authority}{}", self.method, self.scheme.as_str(), self.path)?;
+        if authority != self.host {
+            write!(f, " (host: {})", self.host)?;
+        }
+        Ok(())
     }
 }
 
@@ -202,10 +208,13 @@ mod tests {
     }
 
     #[test]
-    fn a_host_header_replaces_the_urls_authority() {
+    fn a_host_header_replaces_the_urls_authority_but_not_the_server_name() {
         let request = Request::parse("GET http://127.0.0.1:8080/a", &["Host: api.example.com"]).unwrap();
-        assert_eq!(request.host, "api.example.com");
+        assert_eq!((request.host.as_str(), request.server_name), ("api.example.com", None));
         assert!(request.headers.is_empty());
+        let request = Request::parse("GET https://a.example.com/", &["host: b.example.com"]).unwrap();
+        assert_eq!(request.host, "b.example.com");
+        assert_eq!(request.server_name.as_deref(), Some("a.example.com"));
     }
 
     #[test]

@@ -205,6 +205,7 @@ impl Parts {
             }
         }
         Request {
+            server_name: None,
             method: self.method.clone(),
             scheme: Scheme::Http,
             host: host.to_owned(),

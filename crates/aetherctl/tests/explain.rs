@@ -71,6 +71,12 @@ fn no_host_no_route_and_refused_requests_exit_1_saying_why() {
             &["http://docs.example.org/", "-H", "x_a: 1"][..],
             "=> the edge answers 400: the edge refuses header names with `_`",
         ),
+        // A connection made for one host reused for another (HTTP/2
+        // coalescing): the chain of the server name answers 421.
+        (
+            &["https://api.example.com/users", "-H", "host: shop.example.com"][..],
+            "=> the edge answers 421: the connection's certificate is for another object's host",
+        ),
     ] {
         let (code, out, err) = explain(args);
         assert_eq!((code, err.as_str()), (EXIT_NOT_ROUTED, ""), "{args:?}\n{out}");
