@@ -51,7 +51,7 @@ pub(crate) fn retry_policy(config: &RetryConfig) -> Option<route::RetryPolicy> {
 }
 
 /// The listed indices of `spec.routes` that the edge serves, in the order
-/// it tries them: the routes of [`encoded_routes`], one for one with the
+/// it tries them: the routes it encodes, one for one with the
 /// `routes` of the object's Envoy virtual host. What tells a route of that
 /// virtual host back to the route written (`aetherctl explain`).
 ///
