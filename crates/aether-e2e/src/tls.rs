@@ -54,6 +54,20 @@ pub fn serial(addr: SocketAddr, sni: &str, ca: &[u8]) -> io::Result<String> {
 
 /// `GET path` with `Host: host` over a TLS connection for `sni`.
 pub fn get(addr: SocketAddr, sni: &str, host: &str, path: &str, ca: &[u8]) -> io::Result<Response> {
+    request(addr, sni, "GET", host, path, &[], ca)
+}
+
+/// `method path` with `Host: host` and `headers` over a TLS connection for
+/// `sni`.
+pub fn request(
+    addr: SocketAddr,
+    sni: &str,
+    method: &str,
+    host: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    ca: &[u8],
+) -> io::Result<Response> {
     let mut stream = connect(addr, sni, ca)?;
-    http::exchange(&mut stream, "GET", host, path, &[])
+    http::exchange(&mut stream, method, host, path, headers)
 }

@@ -12,6 +12,7 @@ mod diff;
 mod escapes;
 mod examples;
 mod explain;
+mod explain_tls;
 mod faults;
 mod kubectl_wait;
 mod live;

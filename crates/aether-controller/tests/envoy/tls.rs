@@ -35,25 +35,30 @@ pub(crate) fn clusters(names: &[&str]) -> BTreeSet<String> {
 
 /// The edge of the first tests: an exact host and a wildcard with TLS, a
 /// host without TLS under the wildcard, one elsewhere.
-struct Fixture {
-    ca: TestCa,
+pub(crate) struct Fixture {
+    pub(crate) ca: TestCa,
     api: Issued,
     wild: Issued,
-    edge: Edge,
+    pub(crate) edge: Edge,
 }
 
-fn fixture(mode: Mode) -> Fixture {
+/// The manifests of [`fixture`].
+pub(crate) fn fixture_text() -> String {
+    [
+        manifest("default", "api", &["api.example.com"], Some("api-tls")),
+        manifest("platform", "tenants", &["*.example.com"], Some("wild-tls")),
+        manifest("default", "plain", &["plain.example.com", "other.example.org"], None),
+    ]
+    .concat()
+}
+
+pub(crate) fn fixture(mode: Mode) -> Fixture {
     let ca = TestCa::new();
     let api = ca.issue(&Leaf::new(&["api.example.com"], 0x0a01));
     // A certificate's `*.example.com` names one label only (RFC 6125), while
     // the host `*.example.com` serves any depth: deeper names are named too.
     let wild = ca.issue(&Leaf::new(&["*.example.com", "*.b.example.com"], 0x0a02));
-    let text = [
-        manifest("default", "api", &["api.example.com"], Some("api-tls")),
-        manifest("platform", "tenants", &["*.example.com"], Some("wild-tls")),
-        manifest("default", "plain", &["plain.example.com", "other.example.org"], None),
-    ]
-    .concat();
+    let text = fixture_text();
     let edge = Edge::start_with_secrets(
         controller(),
         mode,
