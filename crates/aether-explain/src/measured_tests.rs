@@ -44,3 +44,39 @@ fn a_change_to_the_server_response_header_never_shows_and_is_noted() {
     assert_eq!(names, ["x-a"]);
     assert!(explanation.notes.iter().any(|note| note.contains("server: envoy")));
 }
+
+#[test]
+fn characters_envoy_escapes_in_a_path_are_routed_escaped_and_those_it_refuses_are_400() {
+    // Case 69 of a 300-set run: `/aaaa}}||` fitted a regex route as sent;
+    // Envoy routes it as `/aaaa%7D%7D%7C%7C` and answered 404.
+    let edge = edge(json!([
+        {"match": {"regex": "/a[}|]+"}, "backend": {"service": "raw"}},
+        {"match": {"exact": "/a%7D%7C"}, "backend": {"service": "escaped"}}
+    ]));
+    let Outcome::Forward { clusters, path, .. } = outcome(&edge, "GET http://a.example.com/a}|?q={", &[]) else {
+        panic!("not forwarded");
+    };
+    assert_eq!(
+        (clusters[0].cluster.as_str(), path.as_str()),
+        ("escaped", "/a%7D%7C?q={")
+    );
+    for refused in ["/a<b", "/a>b", "/a\"b", "/ab?q=<", "/a\u{e9}"] {
+        let line = format!("GET http://a.example.com{refused}");
+        assert_eq!(outcome(&edge, &line, &[]).status(), Some(400), "{refused}");
+    }
+}
+
+#[test]
+fn a_header_sent_twice_or_a_stray_percent_is_no_prediction() {
+    let edge = edge(
+        json!([{"match": {"prefix": "/", "headers": [{"name": "x-h", "exact": "a"}]}, "backend": {"service": "s"}}]),
+    );
+    let twice = outcome(&edge, "GET http://a.example.com/", &["x-h: a", "x-h: b"]);
+    assert!(matches!(twice, Outcome::Unpredictable { .. }), "{twice:?}");
+    let stray = outcome(&edge, "GET http://a.example.com/%%44f", &["x-h: a"]);
+    assert!(matches!(stray, Outcome::Unpredictable { .. }), "{stray:?}");
+    assert!(matches!(
+        outcome(&edge, "GET http://a.example.com/%44", &["x-h: a"]),
+        Outcome::Forward { .. }
+    ));
+}
