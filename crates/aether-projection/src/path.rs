@@ -25,7 +25,9 @@
 //!    taken for dots by this step.
 //! 3. Chromium's canonicalizer: `\` becomes `/`; escapes of unreserved
 //!    characters (`A-Z a-z 0-9 - . _ ~`) are decoded, every other escape is
-//!    kept as written, hex case included (`%2a` stays `%2a`); dot segments,
+//!    kept as written, hex case included (`%2a` stays `%2a`); the
+//!    characters `` ^ ` { | } `` are escaped (`%5E`, `%60`, `%7B`, `%7C`,
+//!    `%7D`; a request may hold them, a route never does); dot segments,
 //!    with `%2E` counting as a dot (`.`, `%2E`, `..`, `.%2E`, `%2e%2E`, …),
 //!    are removed, `..` taking the segment before it, never above the root.
 //! 4. Runs of slashes become one; a path of slashes only becomes `//`.
@@ -72,6 +74,8 @@ pub enum MatchKind {
 /// assert_eq!(edge_normal_form("/a/%2E", MatchKind::Prefix), "/a/.");
 /// assert_eq!(edge_normal_form("/a/%2E", MatchKind::Exact), "/a/");
 /// assert_eq!(edge_normal_form("/a%2a", MatchKind::Exact), "/a%2a");
+/// // Characters a route never holds, as a request's path may.
+/// assert_eq!(edge_normal_form("/a{b}|^`", MatchKind::Exact), "/a%7Bb%7D%7C%5E%60");
 /// ```
 pub fn edge_normal_form(path: &str, kind: MatchKind) -> String {
     if is_plain(path) {
@@ -97,13 +101,19 @@ pub fn edge_normal_form(path: &str, kind: MatchKind) -> String {
     }
 }
 
+/// Characters Envoy escapes in a request path (`/a{b` is routed as
+/// `/a%7Bb`), measured on Envoy 1.40 over every printable ASCII character.
+/// A route's path never holds one (the proto's character set); a request's
+/// may, and `aetherctl explain` routes requests in this form too.
+const ESCAPED_BY_ENVOY: &[u8] = b"^`{|}";
+
 /// Whether no step can change `path`, of either kind: it has no escape, no
-/// `\`, no `;`, no empty segment and no dot segment (not even a last one,
-/// which a prefix keeps). Most route paths are such (`/users`), and skip the
-/// copies of the steps.
+/// `\`, no `;`, no character Envoy escapes, no empty segment and no dot
+/// segment (not even a last one, which a prefix keeps). Most route paths are
+/// such (`/users`), and skip the copies of the steps.
 fn is_plain(path: &str) -> bool {
     path.starts_with('/')
-        && !path.contains(['%', '\\', ';'])
+        && !path.contains(['%', '\\', ';', '^', '`', '{', '|', '}'])
         && !path.contains("//")
         && !path.split('/').any(|segment| segment == "." || segment == "..")
 }
@@ -192,6 +202,7 @@ fn canonicalize(path: &[u8]) -> Vec<u8> {
         }
         match (path[i], escaped(path, i)) {
             (b'\\', _) => out.push(b'/'),
+            (byte, _) if ESCAPED_BY_ENVOY.contains(&byte) => out.extend(format!("%{byte:02X}").bytes()),
             (_, Some(byte)) if is_unreserved(byte) => {
                 out.push(byte);
                 i += 3;
