@@ -119,6 +119,12 @@ async fn run(shared: Arc<Shared>, request: WatchRequest, sender: mpsc::Sender<By
         }
     };
     loop {
+        // Closed watches send nothing more, not even changes made after the
+        // close that woke the loop before the close did (a client must see
+        // them on its next watch, as from a restarted API server).
+        if closing.has_changed().unwrap_or(true) {
+            return;
+        }
         for line in lines.drain(..) {
             if sender.send(line).await.is_err() {
                 return; // The client went.
@@ -145,8 +151,9 @@ async fn run(shared: Arc<Shared>, request: WatchRequest, sender: mpsc::Sender<By
             continue;
         }
         tokio::select! {
-            result = changed.changed() => if result.is_err() { return },
+            biased;
             _ = closing.changed() => return,
+            result = changed.changed() => if result.is_err() { return },
             () = &mut deadline => return,
         }
     }
