@@ -273,8 +273,9 @@ pub mod route_match {
 /// A match on one request header: its name, and exactly one of `exact`,
 /// `prefix`, `regex` or `present`.
 ///
-/// A header sent several times is matched on its values joined by `,`, as
-/// Envoy does.
+/// A header sent several times is matched value by value: `exact`, `prefix`
+/// and `regex` match when one of its values does (measured on Envoy 1.40;
+/// `a` then `b` matches `exact: a`).
 #[cfg_attr(feature = "reflect", derive(::prost_reflect::ReflectMessage))]
 #[cfg_attr(
     feature = "reflect",

@@ -81,9 +81,9 @@ pub(crate) fn try_route(route: &Route, request: &Request, path: &str) -> Result<
     Ok(())
 }
 
-/// A header matcher, as Envoy's: a header sent several times is matched on
-/// its values joined by `,`; an absent header matches only `present`
-/// inverted.
+/// A header matcher, as Envoy's: an absent header matches only `present`
+/// inverted; a header sent several times is no prediction for a value
+/// matcher (Envoy matches it value by value, inverted unmeasured).
 fn header_matches(header: &HeaderMatcher, request: &Request) -> Result<(), Miss> {
     let is_method = header.name == ":method";
     let matcher = if is_method {
