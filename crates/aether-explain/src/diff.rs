@@ -125,7 +125,9 @@ pub struct WitnessDiff {
 /// Every host whose owner or routes change from `old` to `new`, sorted by
 /// host; an empty list when nothing the edge serves changes.
 pub fn diff(old: Side<'_>, new: Side<'_>) -> Vec<HostDiff> {
-    let (old_config, new_config) = (plain_configuration(old.snapshot), plain_configuration(new.snapshot));
+    // The projection's own encoding: it decodes, or the projection is broken.
+    let plain = |side: Side<'_>| side.snapshot.route_configuration().unwrap_or_default();
+    let (old_config, new_config) = (plain(old), plain(new));
     let (old_hosts, new_hosts) = (by_domain(&old_config), by_domain(&new_config));
     let domains: BTreeSet<&String> = old_hosts.keys().chain(new_hosts.keys()).collect();
     let mut diffs = Vec::new();
@@ -158,11 +160,6 @@ pub fn diff(old: Side<'_>, new: Side<'_>) -> Vec<HostDiff> {
         });
     }
     diffs
-}
-
-fn plain_configuration(snapshot: &Snapshot) -> RouteConfiguration {
-    // The projection's own encoding: it decodes, or the projection is broken.
-    RouteConfiguration::decode(snapshot.route_configuration_binary()).unwrap_or_default()
 }
 
 fn by_domain(config: &RouteConfiguration) -> BTreeMap<String, &VirtualHost> {

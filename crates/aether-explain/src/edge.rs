@@ -17,16 +17,14 @@ pub(crate) fn route_configuration(
     snapshot: &Snapshot,
     request: &Request,
 ) -> Result<(RouteConfiguration, Option<TlsStep>), Box<Outcome>> {
-    let decoded = |bytes: &[u8]| {
-        RouteConfiguration::decode(bytes).map_err(|e| {
-            Box::new(Outcome::Unpredictable {
-                why: format!("the projected route configuration does not decode: {e}"),
-            })
+    let undecodable = |e: prost::DecodeError| {
+        Box::new(Outcome::Unpredictable {
+            why: format!("the projected route configuration does not decode: {e}"),
         })
     };
     let host = match (&request.server_name, request.scheme) {
         (Some(name), Scheme::Https) => routed_host(name),
-        _ => return Ok((decoded(snapshot.route_configuration_binary())?, None)),
+        _ => return Ok((snapshot.route_configuration().map_err(undecodable)?, None)),
     };
     let host = host.as_str();
     // Envoy's filter chain match: the name itself, then its covering
@@ -56,7 +54,7 @@ pub(crate) fn route_configuration(
             chain: Some(chain.object.clone()),
             server_name: Some(name),
         };
-        return Ok((decoded(&bytes)?, Some(step)));
+        return Ok((RouteConfiguration::decode(&bytes[..]).map_err(undecodable)?, Some(step)));
     }
     Err(Box::new(Outcome::HandshakeRefused {
         why: format!("no object serves `{host}` with TLS: no certificate for it"),

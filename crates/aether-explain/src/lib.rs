@@ -136,6 +136,7 @@ fn run(
         };
     }
     let path_sent = request.path_only();
+    let lower = path_sent.to_ascii_lowercase();
     if stray_percent(path_sent) {
         // Measured on Envoy 1.40: a `%` that begins no escape is kept, or
         // written `%25` when decoding what follows would make it begin one
@@ -144,16 +145,13 @@ fn run(
             why: "the path holds a `%` that begins no escape, which Envoy normalizes in ways not modelled".to_owned(),
         };
     }
-    if path_sent.to_ascii_lowercase().contains("%00") {
+    if lower.contains("%00") {
         return Outcome::Respond {
             status: 400,
             why: "the path holds `%00`, which Envoy refuses".to_owned(),
         };
     }
-    if ["%2f", "%5c"]
-        .iter()
-        .any(|escape| path_sent.to_ascii_lowercase().contains(escape))
-    {
+    if lower.contains("%2f") || lower.contains("%5c") {
         explanation.notes.push(format!(
             "the path holds an escaped slash: Envoy first redirects the client to `{}`; what follows is for that request",
             explanation.routed_path
@@ -175,16 +173,10 @@ fn run(
     // (a chain's names only its own object, the rest misdirected).
     let owner_domain = match &explanation.tls {
         None => found.as_ref().map(|(_, domain)| domain.clone()),
-        Some(_) => {
-            let plain = Request {
-                scheme: Scheme::Http,
-                server_name: None,
-                ..request.clone()
-            };
-            edge::route_configuration(snapshot, &plain)
-                .ok()
-                .and_then(|(config, _)| edge::virtual_host(&config, host).map(|(_, domain)| domain))
-        }
+        Some(_) => snapshot
+            .route_configuration()
+            .ok()
+            .and_then(|plain| edge::virtual_host(&plain, host).map(|(_, domain)| domain)),
     };
     explanation.host.claims = claims(snapshot, objects, host, owner_domain.as_deref());
     let Some((virtual_host, domain)) = found else {

@@ -36,16 +36,11 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
-    // Kept until the old side is read.
-    let checkout;
-    let old_paths = match old {
-        Old::Paths(paths) => paths,
+    // The checkout of a revision is kept until the old side is read.
+    let (_checkout, old_paths) = match old {
+        Old::Paths(paths) => (None, paths),
         Old::Revision(revision) => match at_revision(&revision, new) {
-            Ok((dir, paths)) => {
-                checkout = dir;
-                debug_assert!(checkout.path().exists());
-                paths
-            }
+            Ok((dir, paths)) => (Some(dir), paths),
             Err(message) => {
                 writeln!(err, "error: {message}")?;
                 return Ok(EXIT_ERROR);

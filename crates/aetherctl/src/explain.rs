@@ -64,14 +64,10 @@ fn exit_code(outcome: &Outcome) -> u8 {
         Outcome::Forward { .. } | Outcome::Redirect { .. } => EXIT_ROUTED,
         // A route's own answer (a split of weight 0) is routed; the edge's
         // 404, 421 and 400 are not.
-        Outcome::Respond { .. } if outcome_is_a_routes(outcome) => EXIT_ROUTED,
+        Outcome::Respond { status, .. } if *status == aether_projection::NO_WEIGHT_STATUS => EXIT_ROUTED,
         Outcome::Respond { .. } | Outcome::HandshakeRefused { .. } => EXIT_NOT_ROUTED,
         Outcome::Unpredictable { .. } => EXIT_ERROR,
     }
-}
-
-fn outcome_is_a_routes(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Respond { status, .. } if *status == aether_projection::NO_WEIGHT_STATUS)
 }
 
 /// The explanation for people: one block per step.
