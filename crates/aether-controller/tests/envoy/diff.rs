@@ -12,7 +12,7 @@ use aether_explain::diff::{Side, diff};
 use aether_explain::{Outcome, Request};
 
 use crate::edge;
-use crate::explain::agrees;
+use crate::explain::{agrees, send};
 
 const CHANGES: &[&str] = &["route-moved.yaml", "regex-added.yaml", "host-taken.yaml"];
 
@@ -22,15 +22,7 @@ fn read(path: &Path) -> String {
 
 /// Envoy's answer to `request` agrees with `outcome`.
 fn answers(edge: &aether_e2e::Edge, request: &Request, outcome: &Outcome) -> Result<(), String> {
-    let headers: Vec<(&str, &str)> = request.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-    let response = aether_e2e::http::request(
-        edge.envoy.listener(),
-        &request.method,
-        &request.host,
-        &request.path,
-        &headers,
-    )
-    .map_err(|e| format!("{request}: {e}"))?;
+    let response = send(edge, request, &request.headers).map_err(|e| format!("{request}: {e}"))?;
     agrees(outcome, &response).map_err(|why| format!("{request}: {why}"))
 }
 

@@ -11,14 +11,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use aether_e2e::edge::{PATIENCE, clusters, projection};
+use aether_e2e::edge::{clusters, projection};
+use aether_e2e::http::Response;
 use aether_e2e::{Edge, Mode, Served};
-use aether_explain::{HeaderChange, Outcome, explain};
+use aether_explain::{HeaderChange, Outcome, Request, explain};
 use aether_projection::{Snapshot, VirtualHostObject};
 use aether_specgen::Rng;
 
 use crate::edge;
-use crate::properties::{from_dump, object_set};
+use crate::properties::{object_set, wait_running};
 
 mod noise;
 
@@ -76,7 +77,8 @@ fn check(mode: Mode, seed: u64) {
         let snapshot = projection(&[text]);
         let objects = aether_manifests::parse_manifests(text).expect("the set parses");
         edge.write("set.yaml", text);
-        wait_running(&edge, &snapshot, case, text);
+        let expected = snapshot.route_configuration().expect("the projection decodes");
+        wait_running(&edge, &expected, &format!("case {case}"), text);
         for probe in probes(&snapshot) {
             tally.run(&edge, &snapshot, &objects, probe, case);
         }
@@ -119,24 +121,17 @@ fn check(mode: Mode, seed: u64) {
     );
 }
 
-/// Waits until Envoy runs exactly the projection of the set.
-fn wait_running(edge: &Edge, snapshot: &Snapshot, case: usize, text: &str) {
-    let expected = snapshot.route_configuration().expect("the projection decodes");
-    aether_e2e::wait_until(
-        &format!("case {case}: Envoy running the projection"),
-        PATIENCE,
-        || format!("{}\nobjects: {text}", edge.logs()),
-        || {
-            assert_eq!(
-                edge.rejected(),
-                0,
-                "case {case}: Envoy rejected\n{}\n{text}",
-                edge.logs()
-            );
-            let running = edge.envoy.dynamic_route_config()?;
-            (from_dump(running["route_config"].clone()) == expected).then_some(())
-        },
-    );
+/// Sends `request` through Envoy's plain listener with `headers` (the
+/// request's, or the same spelled otherwise on the wire).
+pub(crate) fn send(edge: &Edge, request: &Request, headers: &[(String, String)]) -> std::io::Result<Response> {
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    aether_e2e::http::request(
+        edge.envoy.listener(),
+        &request.method,
+        &request.host,
+        &request.path,
+        &headers,
+    )
 }
 
 impl Tally {
@@ -186,16 +181,8 @@ impl Tally {
         };
         *self.by_outcome.entry(kind).or_default() += 1;
         self.compared += 1;
-        let wire = probe.wire.headers(&request.headers);
-        let headers: Vec<(&str, &str)> = wire.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-        let response = aether_e2e::http::request(
-            edge.envoy.listener(),
-            &request.method,
-            &request.host,
-            &request.path,
-            &headers,
-        )
-        .unwrap_or_else(|e| panic!("{request}: {e}\n{}", edge.logs()));
+        let response = send(edge, &request, &probe.wire.headers(&request.headers))
+            .unwrap_or_else(|e| panic!("{request}: {e}\n{}", edge.logs()));
         // explain answers for the request the client makes after Envoy's
         // redirect of an escaped slash (it says so in a note): Envoy's own
         // answer is that redirect.

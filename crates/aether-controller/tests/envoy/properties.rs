@@ -139,7 +139,7 @@ pub(crate) fn object_set(rng: &mut Rng) -> Vec<Value> {
 }
 
 /// Envoy's dump of a route configuration as the prost type.
-pub(crate) fn from_dump(mut route_config: Value) -> RouteConfiguration {
+fn from_dump(mut route_config: Value) -> RouteConfiguration {
     route_config.as_object_mut().expect("an object").remove("@type");
     let descriptor = descriptors::pool()
         .get_message_by_name("envoy.config.route.v3.RouteConfiguration")
@@ -171,24 +171,25 @@ fn check(mode: Mode, seed: u64) {
             kinds.count(route);
         }
         edge.write("set.yaml", &text);
-        aether_e2e::wait_until(
-            &format!("{mode:?} case {case}: Envoy running the projection"),
-            PATIENCE,
-            || format!("{}\nobjects: {text}", edge.logs()),
-            || {
-                assert_eq!(
-                    edge.rejected(),
-                    0,
-                    "{mode:?} case {case}: Envoy rejected\n{}\n{text}",
-                    edge.logs()
-                );
-                let running = edge.envoy.dynamic_route_config()?;
-                (from_dump(running["route_config"].clone()) == expected).then_some(())
-            },
-        );
+        wait_running(&edge, &expected, &format!("{mode:?} case {case}"), &text);
     }
     eprintln!("{mode:?}: Envoy ran routes with {kinds:?}");
     kinds.assert_every_kind();
+}
+
+/// Waits until Envoy runs exactly `expected`, the projection of the
+/// objects `text`; `what` names the case. Envoy must reject nothing.
+pub(crate) fn wait_running(edge: &aether_e2e::Edge, expected: &RouteConfiguration, what: &str, text: &str) {
+    aether_e2e::wait_until(
+        &format!("{what}: Envoy running the projection"),
+        PATIENCE,
+        || format!("{}\nobjects: {text}", edge.logs()),
+        || {
+            assert_eq!(edge.rejected(), 0, "{what}: Envoy rejected\n{}\n{text}", edge.logs());
+            let running = edge.envoy.dynamic_route_config()?;
+            (from_dump(running["route_config"].clone()) == *expected).then_some(())
+        },
+    );
 }
 
 /// How many of the routes Envoy ran used each action, so that a generator
