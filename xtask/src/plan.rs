@@ -13,6 +13,7 @@ pub enum Generator {
     Serde,
     Crd,
     Validate,
+    Regexes,
     Deploy,
     EnvoyBootstrap,
     EnvoyRoute,
@@ -20,12 +21,13 @@ pub enum Generator {
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 9] = [
+    const ALL: [(&'static str, Generator); 10] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
         ("aether-crd", Generator::Crd),
         ("aether-validate", Generator::Validate),
+        ("aether-regexes", Generator::Regexes),
         ("aether-deploy", Generator::Deploy),
         ("aether-envoy-bootstrap", Generator::EnvoyBootstrap),
         ("aether-envoy-route", Generator::EnvoyRoute),

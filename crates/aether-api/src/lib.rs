@@ -96,6 +96,8 @@ pub mod config {
         include!("../generated/rust/aether.config.v1.serde.rs");
         #[cfg(feature = "validate")]
         include!("../generated/rust/aether.config.v1.validate.rs");
+        #[cfg(feature = "validate")]
+        include!("../generated/rust/aether.config.v1.regexes.rs");
     }
 }
 
@@ -116,6 +118,10 @@ mod custom_resource;
 #[cfg(feature = "validate")]
 #[cfg_attr(docsrs, doc(cfg(feature = "validate")))]
 pub mod validate;
+
+#[cfg(feature = "validate")]
+#[cfg_attr(docsrs, doc(cfg(feature = "validate")))]
+pub mod regexes;
 
 #[cfg(feature = "object")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object")))]

@@ -83,7 +83,21 @@ enum PathKind {
 
 impl Specificity {
     fn of(route_match: Option<&RouteMatch>, prefix_len: impl Fn(&str) -> usize) -> Self {
-        let (path_kind, length) = match route_match.and_then(|m| m.path.as_ref()) {
+        static NONE: RouteMatch = RouteMatch {
+            methods: Vec::new(),
+            headers: Vec::new(),
+            query_params: Vec::new(),
+            path: None,
+        };
+        // Every field named (no `..`): a new match field fails to compile
+        // here until its rank is decided.
+        let RouteMatch {
+            path,
+            methods,
+            headers,
+            query_params,
+        } = route_match.unwrap_or(&NONE);
+        let (path_kind, length) = match path {
             Some(Path::Exact(_)) => (PathKind::Exact, 0),
             Some(Path::Regex(_)) => (PathKind::Regex, 0),
             Some(Path::Prefix(prefix)) => (PathKind::Prefix, prefix_len(prefix)),
@@ -92,9 +106,9 @@ impl Specificity {
         Specificity {
             path_kind,
             longer_prefix: Reverse(length),
-            no_methods: route_match.is_none_or(|m| m.methods.is_empty()),
-            more_headers: Reverse(route_match.map_or(0, |m| m.headers.len())),
-            more_query_params: Reverse(route_match.map_or(0, |m| m.query_params.len())),
+            no_methods: methods.is_empty(),
+            more_headers: Reverse(headers.len()),
+            more_query_params: Reverse(query_params.len()),
         }
     }
 }

@@ -1,9 +1,14 @@
-//! Which regular expressions of a route's match the edge cannot serve.
+//! Which regular expressions of a route the edge cannot serve.
+//!
+//! The places are not listed here: [`Regexes`], generated from the fields
+//! the proto marks `(aether.config.v1.re2)`, lists them, so a regex field
+//! added to the proto is guarded once it is marked.
 
 use std::borrow::Cow;
 
-use aether_api::config::v1::{RouteMatch, VirtualHostSpec, header_match, query_param_match, route_match::Path};
-use aether_api::validate::Violation;
+use aether_api::config::v1::{HttpRoute, VirtualHostSpec};
+use aether_api::regexes::Regexes;
+use aether_api::validate::{FieldPath, Validate, Violation};
 
 use crate::re2;
 
@@ -18,36 +23,24 @@ pub fn regex_problems(spec: &VirtualHostSpec) -> Vec<Violation> {
     spec.routes
         .iter()
         .enumerate()
-        .filter_map(|(index, route)| route.r#match.as_ref().map(|m| (index, m)))
-        .flat_map(|(index, route_match)| route_regex_problems(index, route_match))
+        .flat_map(|(index, route)| route_regex_problems(index, route))
         .collect()
 }
 
-/// The regular expressions of route `index`'s match that Envoy would refuse.
-pub(crate) fn route_regex_problems(index: usize, route_match: &RouteMatch) -> Vec<Violation> {
+/// The regular expressions of route `index` that Envoy would refuse.
+pub(crate) fn route_regex_problems(index: usize, route: &HttpRoute) -> Vec<Violation> {
     let mut problems = Vec::new();
-    // The field's path is written out only for a refused regex.
-    let mut check = |regex: &str, field: &dyn Fn() -> String| {
+    let spec = FieldPath::root(VirtualHostSpec::ROOT);
+    let routes = spec.field("routes");
+    route.visit_regexes(&routes.index(index), &mut |path, regex| {
         if let Err(refusal) = re2::check(regex) {
+            // The field's path is written out only for a refused regex.
             problems.push(Violation {
-                field_path: format!("spec.routes[{index}].match{}", field()),
+                field_path: path.to_string(),
                 rule_id: RULE_RE2,
                 message: Cow::Owned(refusal.to_string()),
             });
         }
-    };
-    if let Some(Path::Regex(regex)) = &route_match.path {
-        check(regex, &|| ".regex".to_owned());
-    }
-    for (i, header) in route_match.headers.iter().enumerate() {
-        if let Some(header_match::Value::Regex(regex)) = &header.value {
-            check(regex, &|| format!(".headers[{i}].regex"));
-        }
-    }
-    for (i, param) in route_match.query_params.iter().enumerate() {
-        if let Some(query_param_match::Value::Regex(regex)) = &param.value {
-            check(regex, &|| format!(".queryParams[{i}].regex"));
-        }
-    }
+    });
     problems
 }

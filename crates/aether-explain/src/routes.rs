@@ -5,7 +5,7 @@
 use aether_projection::envoy_route::header_matcher::HeaderMatchSpecifier;
 use aether_projection::envoy_route::query_parameter_matcher::QueryParameterMatchSpecifier;
 use aether_projection::envoy_route::route_match::PathSpecifier;
-use aether_projection::envoy_route::{HeaderMatcher, QueryParameterMatcher, Route};
+use aether_projection::envoy_route::{HeaderMatcher, QueryParameterMatcher, Route, RouteMatch};
 use envoy_types::pb::envoy::r#type::matcher::v3::StringMatcher;
 use envoy_types::pb::envoy::r#type::matcher::v3::string_matcher::MatchPattern;
 
@@ -50,12 +50,33 @@ pub(crate) fn try_route(route: &Route, request: &Request, path: &str) -> Result<
     let Some(route_match) = &route.r#match else {
         return Err(Miss::Unpredictable("a route without match".to_owned()));
     };
-    if route_match.case_sensitive.is_some_and(|c| !c.value) || route_match.runtime_fraction.is_some() {
+    // Every field of Envoy's match named (no `..`): one this reading does
+    // not model answers Unpredictable, and one Envoy adds fails to compile.
+    let RouteMatch {
+        path_specifier,
+        case_sensitive,
+        runtime_fraction,
+        headers,
+        query_parameters: parameters,
+        cookies,
+        grpc,
+        tls_context,
+        dynamic_metadata,
+        filter_state,
+    } = route_match;
+    let unmodelled = case_sensitive.is_some_and(|c| !c.value)
+        || runtime_fraction.is_some()
+        || !cookies.is_empty()
+        || grpc.is_some()
+        || tls_context.is_some()
+        || !dynamic_metadata.is_empty()
+        || !filter_state.is_empty();
+    if unmodelled {
         return Err(Miss::Unpredictable(
             "a route match of a kind the projection never writes".to_owned(),
         ));
     }
-    let path_fits = match &route_match.path_specifier {
+    let path_fits = match path_specifier {
         Some(PathSpecifier::Prefix(prefix)) => path.starts_with(prefix.as_str()),
         Some(PathSpecifier::Path(exact)) => path == exact,
         Some(PathSpecifier::SafeRegex(regex)) => full_match(&regex.regex, path.as_bytes())?,
@@ -71,11 +92,11 @@ pub(crate) fn try_route(route: &Route, request: &Request, path: &str) -> Result<
             why: format!("`{path}` does not fit {}", describe(route)),
         });
     }
-    for header in &route_match.headers {
+    for header in headers {
         header_matches(header, request)?;
     }
     let query = query_parameters(request.query().unwrap_or_default());
-    for parameter in &route_match.query_parameters {
+    for parameter in parameters {
         query_parameter_matches(parameter, &query)?;
     }
     Ok(())

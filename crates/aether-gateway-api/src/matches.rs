@@ -23,10 +23,18 @@ const REGEX_SUPPORT: &str = "Gateway API leaves regular expressions to each impl
 /// The HTTPRoute matches (any one matching) of the route match at `path`:
 /// one per method, as an HTTPRoute match holds one method.
 pub(crate) fn convert(matched: Option<&RouteMatch>, path: &str, notes: &mut Notes) -> Vec<HttpRouteRulesMatches> {
-    let Some(matched) = matched else {
+    // Every field named (no `..`): a new match field fails to compile here
+    // until it is converted or noted as dropped.
+    let Some(RouteMatch {
+        path: path_specifier,
+        methods,
+        headers,
+        query_params,
+    }) = matched
+    else {
         return vec![HttpRouteRulesMatches::default()];
     };
-    let path_match = match &matched.path {
+    let path_match = match path_specifier {
         Some(Path::Exact(value)) => Some(path_value(HttpRouteRulesMatchesPathType::Exact, value)),
         Some(Path::Prefix(value)) => {
             prefix_note(value, &format!("{path}.prefix"), notes);
@@ -45,14 +53,12 @@ pub(crate) fn convert(matched: Option<&RouteMatch>, path: &str, notes: &mut Note
         }
         None => None,
     };
-    let headers: Vec<_> = matched
-        .headers
+    let headers: Vec<_> = headers
         .iter()
         .enumerate()
         .filter_map(|(index, header)| convert_header(header, &format!("{path}.headers[{index}]"), notes))
         .collect();
-    let query_params: Vec<_> = matched
-        .query_params
+    let query_params: Vec<_> = query_params
         .iter()
         .enumerate()
         .map(|(index, param)| convert_query_param(param, &format!("{path}.queryParams[{index}]"), notes))
@@ -63,11 +69,10 @@ pub(crate) fn convert(matched: Option<&RouteMatch>, path: &str, notes: &mut Note
         query_params: (!query_params.is_empty()).then_some(query_params),
         method: None,
     };
-    if matched.methods.is_empty() {
+    if methods.is_empty() {
         return vec![base];
     }
-    matched
-        .methods
+    methods
         .iter()
         .map(|method| HttpRouteRulesMatches {
             method: method_of(method),
@@ -128,19 +133,19 @@ pub(crate) fn prefix_regex(prefix: &str) -> String {
 }
 
 fn convert_header(header: &HeaderMatch, path: &str, notes: &mut Notes) -> Option<HttpRouteRulesMatchesHeaders> {
-    if header.invert {
+    let HeaderMatch { name, value, invert } = header;
+    if *invert {
         notes.push(
             format!("{path}.invert"),
             NoteKind::Dropped,
             format!(
                 "Gateway API has no inverted header match: this entry is left out, so the rule also takes requests \
-                 it would have refused (header {}); narrow the rule another way",
-                header.name
+                 it would have refused (header {name}); narrow the rule another way"
             ),
         );
         return None;
     }
-    let (kind, value) = match header.value.as_ref()? {
+    let (kind, value) = match value.as_ref()? {
         header_match::Value::Exact(value) => (HttpRouteRulesMatchesHeadersType::Exact, value.clone()),
         header_match::Value::Regex(value) => {
             notes.push(format!("{path}.regex"), NoteKind::Differs, REGEX_SUPPORT);
@@ -167,7 +172,7 @@ fn convert_header(header: &HeaderMatch, path: &str, notes: &mut Notes) -> Option
         }
     };
     Some(HttpRouteRulesMatchesHeaders {
-        name: header.name.clone(),
+        name: name.clone(),
         r#type: Some(kind),
         value,
     })
@@ -182,18 +187,18 @@ fn is_token(name: &str) -> bool {
 }
 
 fn convert_query_param(param: &QueryParamMatch, path: &str, notes: &mut Notes) -> HttpRouteRulesMatchesQueryParams {
-    if !is_token(&param.name) {
+    let QueryParamMatch { name, value } = param;
+    if !is_token(name) {
         notes.push(
             format!("{path}.name"),
             NoteKind::Needs,
             format!(
                 "Gateway API accepts only token characters (A-Z a-z 0-9 !#$%&'*+-.^_`|~) in a query parameter name; \
-                 {:?} must be renamed before the HTTPRoute is accepted",
-                param.name
+                 {name:?} must be renamed before the HTTPRoute is accepted"
             ),
         );
     }
-    let (kind, value) = match &param.value {
+    let (kind, value) = match value {
         Some(query_param_match::Value::Exact(value)) => (HttpRouteRulesMatchesQueryParamsType::Exact, value.clone()),
         Some(query_param_match::Value::Regex(value)) => {
             notes.push(format!("{path}.regex"), NoteKind::Differs, REGEX_SUPPORT);
@@ -209,7 +214,7 @@ fn convert_query_param(param: &QueryParamMatch, path: &str, notes: &mut Notes) -
         }
     };
     HttpRouteRulesMatchesQueryParams {
-        name: param.name.clone(),
+        name: name.clone(),
         r#type: Some(kind),
         value,
     }

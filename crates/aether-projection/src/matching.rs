@@ -14,22 +14,30 @@ use crate::path::{MatchKind, edge_normal_form};
 /// [`edge_normal_form`]), the methods as a `:method` header match, then
 /// the headers and the query parameters.
 pub(crate) fn envoy_match(route_match: &RouteMatch) -> Option<route::RouteMatch> {
+    // Every field named (no `..`): a new match field fails to compile here
+    // until Envoy's matcher for it is written.
+    let RouteMatch {
+        path,
+        methods,
+        headers,
+        query_params,
+    } = route_match;
     // In the form Envoy compares normalized request paths with, or a path
     // written otherwise (`/%7Euser`) could never match.
-    let path_specifier = match route_match.path.as_ref()? {
+    let path_specifier = match path.as_ref()? {
         Path::Prefix(prefix) => route::route_match::PathSpecifier::Prefix(edge_normal_form(prefix, MatchKind::Prefix)),
         Path::Exact(exact) => route::route_match::PathSpecifier::Path(edge_normal_form(exact, MatchKind::Exact)),
         Path::Regex(regex) => route::route_match::PathSpecifier::SafeRegex(regex_matcher(regex)),
     };
-    let mut headers = Vec::with_capacity(route_match.headers.len() + 1);
-    if let Some(methods) = methods_matcher(&route_match.methods) {
-        headers.push(methods);
+    let mut header_matchers = Vec::with_capacity(headers.len() + 1);
+    if let Some(methods) = methods_matcher(methods) {
+        header_matchers.push(methods);
     }
-    headers.extend(route_match.headers.iter().map(header_matcher));
+    header_matchers.extend(headers.iter().map(header_matcher));
     Some(route::RouteMatch {
         path_specifier: Some(path_specifier),
-        headers,
-        query_parameters: route_match.query_params.iter().map(query_parameter_matcher).collect(),
+        headers: header_matchers,
+        query_parameters: query_params.iter().map(query_parameter_matcher).collect(),
         ..Default::default()
     })
 }
@@ -70,7 +78,8 @@ fn methods_matcher(methods: &[String]) -> Option<route::HeaderMatcher> {
 
 fn header_matcher(header: &HeaderMatch) -> route::HeaderMatcher {
     use route::header_matcher::HeaderMatchSpecifier;
-    let specifier = header.value.as_ref().map(|value| match value {
+    let HeaderMatch { name, value, invert } = header;
+    let specifier = value.as_ref().map(|value| match value {
         header_match::Value::Exact(exact) => {
             HeaderMatchSpecifier::StringMatch(string_matcher(MatchPattern::Exact(exact.clone())))
         }
@@ -83,8 +92,8 @@ fn header_matcher(header: &HeaderMatch) -> route::HeaderMatcher {
         header_match::Value::Present(_) => HeaderMatchSpecifier::PresentMatch(true),
     });
     route::HeaderMatcher {
-        name: header.name.clone(),
-        invert_match: header.invert,
+        name: name.clone(),
+        invert_match: *invert,
         header_match_specifier: specifier,
         ..Default::default()
     }
@@ -92,7 +101,8 @@ fn header_matcher(header: &HeaderMatch) -> route::HeaderMatcher {
 
 fn query_parameter_matcher(param: &QueryParamMatch) -> route::QueryParameterMatcher {
     use route::query_parameter_matcher::QueryParameterMatchSpecifier;
-    let specifier = param.value.as_ref().map(|value| match value {
+    let QueryParamMatch { name, value } = param;
+    let specifier = value.as_ref().map(|value| match value {
         query_param_match::Value::Exact(exact) => {
             QueryParameterMatchSpecifier::StringMatch(string_matcher(MatchPattern::Exact(exact.clone())))
         }
@@ -102,7 +112,7 @@ fn query_parameter_matcher(param: &QueryParamMatch) -> route::QueryParameterMatc
         query_param_match::Value::Present(_) => QueryParameterMatchSpecifier::PresentMatch(true),
     });
     route::QueryParameterMatcher {
-        name: param.name.clone(),
+        name: name.clone(),
         query_parameter_match_specifier: specifier,
     }
 }

@@ -63,6 +63,9 @@ pub struct Field {
     /// `map.keys` and `map.values`: rules on each key and each value.
     pub keys: Option<ValueRules>,
     pub values: Option<ValueRules>,
+    /// Marked [`RE2_OPTION`]: its value is a regular expression Envoy
+    /// compiles with RE2 (a string, or each string of a list).
+    pub re2: bool,
 }
 
 /// The rules on each element, key or value of a list or map.
@@ -105,9 +108,46 @@ pub struct Enum {
     pub values: Vec<(String, i32, String)>,
 }
 
+/// The field option marking a string field as a regular expression Envoy
+/// compiles with RE2 (`api/aether/config/v1/field_options.proto`).
+pub const RE2_OPTION: &str = "aether.config.v1.re2";
+
 impl Api {
     pub fn message(&self, full_name: &str) -> Option<&Message> {
         self.messages.iter().find(|m| m.descriptor.full_name() == full_name)
+    }
+
+    /// Every place under message `root` holding a field marked
+    /// [`RE2_OPTION`], as JSON names with `[]` for a list's elements
+    /// (`routes[].match.regex`), in declaration order. Maps are not entered:
+    /// codegen refuses a marked field under one.
+    pub fn re2_places(&self, root: &str) -> Vec<String> {
+        let mut places = Vec::new();
+        self.collect_re2_places(root, "", &mut vec![root.to_owned()], &mut places);
+        places
+    }
+
+    fn collect_re2_places(&self, message: &str, at: &str, open: &mut Vec<String>, places: &mut Vec<String>) {
+        let Some(message) = self.message(message) else {
+            return;
+        };
+        for field in &message.fields {
+            let list = if field.descriptor.is_list() { "[]" } else { "" };
+            let place = match at {
+                "" => format!("{}{list}", field.json_name()),
+                at => format!("{at}.{}{list}", field.json_name()),
+            };
+            if field.re2 {
+                places.push(place);
+            } else if let prost_reflect::Kind::Message(child) = field.descriptor.kind() {
+                // A message that holds itself is walked once.
+                if !field.descriptor.is_map() && !open.iter().any(|o| o == child.full_name()) {
+                    open.push(child.full_name().to_owned());
+                    self.collect_re2_places(child.full_name(), &place, open, places);
+                    open.pop();
+                }
+            }
+        }
     }
 }
 

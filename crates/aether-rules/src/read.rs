@@ -153,8 +153,17 @@ impl Field {
             items: None,
             keys: None,
             values: None,
+            re2: false,
         };
         let options = descriptor.options();
+        if let Some(re2) = ext.re2.as_ref().filter(|re2| options.has_extension(re2)) {
+            field.re2 = options.get_extension(re2).as_bool() == Some(true);
+            ensure!(
+                !field.re2 || (descriptor.kind() == prost_reflect::Kind::String && !descriptor.is_map()),
+                "({}) marks a field that is not a string or a list of strings",
+                crate::RE2_OPTION
+            );
+        }
         if !options.has_extension(&ext.field) {
             return Ok(field);
         }
@@ -278,6 +287,8 @@ struct Extensions {
     field: ExtensionDescriptor,
     oneof: ExtensionDescriptor,
     message: ExtensionDescriptor,
+    /// [`RE2_OPTION`](crate::RE2_OPTION), where the API declares it.
+    re2: Option<ExtensionDescriptor>,
 }
 
 impl Extensions {
@@ -291,6 +302,7 @@ impl Extensions {
             field: get("buf.validate.field")?,
             oneof: get("buf.validate.oneof")?,
             message: get("buf.validate.message")?,
+            re2: pool.get_extension_by_name(crate::RE2_OPTION),
         })
     }
 }

@@ -9,6 +9,7 @@ pub mod envoy_bootstrap;
 pub mod envoy_route;
 pub(crate) mod prost;
 pub mod reference;
+pub(crate) mod regexes;
 pub(crate) mod serde;
 pub(crate) mod validate;
 
@@ -71,6 +72,7 @@ pub fn run(context: &Context, step: &Step) -> Result<Vec<Output>> {
         Generator::Serde => serde::generate(&context.files, &context.descriptors.proto3),
         Generator::Crd => crd::generate(&context.api),
         Generator::Validate => validate::generate(&context.api),
+        Generator::Regexes => regexes::generate(&context.api),
         Generator::Deploy => deploy::generate(),
         Generator::EnvoyBootstrap => envoy_bootstrap::generate(),
         Generator::EnvoyRoute => envoy_route::generate(&context.pinned),
@@ -84,6 +86,15 @@ pub fn run(context: &Context, step: &Step) -> Result<Vec<Output>> {
             contents,
         })
         .collect())
+}
+
+/// prost's name for a field (`match` -> `r#match`).
+pub(crate) fn rust_field_name(name: &str) -> String {
+    let snake = heck::ToSnakeCase::to_snake_case(name);
+    match syn::parse_str::<syn::Ident>(&snake) {
+        Ok(_) => snake,
+        Err(_) => format!("r#{snake}"),
+    }
 }
 
 /// The API's own files (not imports), lowered to proto3, with their comments.

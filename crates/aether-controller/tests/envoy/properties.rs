@@ -38,13 +38,6 @@ const SHARED_HOSTS: &[&str] = &[
 /// reach it escaped.
 const FORMAT_VALUES: &[&str] = &["50%", "%REQ(x-a)%", "%%", "a b\tc"];
 
-/// The places a regular expression is written at.
-const REGEX_PLACES: &[&str] = &[
-    "routes[].match.regex",
-    "routes[].match.headers[].regex",
-    "routes[].match.queryParams[].regex",
-];
-
 /// The generator of the sets' specs.
 pub(crate) static GENERATOR: LazyLock<Generator> = LazyLock::new(|| {
     let mut generator = aether_testing::drawn::generator();
@@ -57,8 +50,10 @@ pub(crate) static GENERATOR: LazyLock<Generator> = LazyLock::new(|| {
     hosts.push(json!(longest_host(&generator)));
     generator.narrow("hosts[]", &hosts).expect("hosts is a list of strings");
     let regexes: Vec<Value> = regexes().into_iter().map(Value::from).collect();
-    for place in REGEX_PLACES {
-        generator.narrow(place, &regexes).expect("a regex place");
+    // Every place a regular expression is written at: the fields the proto
+    // marks `re2`, read from the rules model.
+    for place in generator.api().re2_places(aether_testing::drawn::ROOT) {
+        generator.narrow(&place, &regexes).expect("a regex place");
     }
     for value in FORMAT_VALUES {
         let changes = json!({"set": [{"name": "x-a", "value": value}], "add": [{"name": "x-b", "value": value}]});

@@ -27,9 +27,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result, ensure};
-use heck::{ToSnakeCase, ToUpperCamelCase};
+use heck::ToUpperCamelCase;
 
-use super::RUST_HEADER;
+use super::{RUST_HEADER, rust_field_name};
 use crate::rules::{Api, Message, MessageOneof, Pattern};
 
 pub fn generate(api: &Api) -> Result<Vec<(String, Vec<u8>)>> {
@@ -199,15 +199,6 @@ fn required_check() -> String {
 /// prost's name for a message type (`VirtualHostTLS` -> `VirtualHostTls`).
 fn rust_type_name(name: &str) -> String {
     name.to_upper_camel_case()
-}
-
-/// prost's name for a field (`match` -> `r#match`).
-fn rust_field_name(name: &str) -> String {
-    let snake = name.to_snake_case();
-    match syn::parse_str::<syn::Ident>(&snake) {
-        Ok(_) => snake,
-        Err(_) => format!("r#{snake}"),
-    }
 }
 
 #[cfg(test)]
