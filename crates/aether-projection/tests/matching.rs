@@ -276,7 +276,9 @@ fn the_guard_checks_every_place_the_proto_marks_as_a_regex() {
     assert!(!places.is_empty(), "the proto marks its regex fields");
     for place in &places {
         let mut generator = aether_testing::drawn::generator();
-        generator.narrow(place, std::slice::from_ref(&refused)).expect("a regex place");
+        generator
+            .narrow(place, std::slice::from_ref(&refused))
+            .expect("a regex place");
         let mut rng = aether_specgen::Rng::new(7);
         let mut seen = 0;
         for _ in 0..40 {
