@@ -62,18 +62,21 @@ pub fn projection(data: &[u8]) -> Outcome {
                 route_index(&problem.field_path).unwrap_or_else(|| panic!("{} names no route", problem.field_path))
             })
             .collect();
-        // v1's routes (a backend, a path prefix or exact path alone) are
-        // never left out.
+        // A route holding no regular expression (none of the fields the
+        // proto marks `re2`) and only a backend is never left out.
         for index in &left_out_routes {
             let route = &object.spec.routes[*index];
-            let plain = actions::backend_only(route)
-                && route.r#match.as_ref().is_some_and(|m| {
-                    !matches!(m.path, Some(aether_api::config::v1::route_match::Path::Regex(_)))
-                        && m.methods.is_empty()
-                        && m.headers.is_empty()
-                        && m.query_params.is_empty()
-                });
-            assert!(!plain, "{}: route {index} of v1's kind left out", virtual_host.name);
+            let mut holds_regex = false;
+            aether_api::regexes::Regexes::visit_regexes(
+                route,
+                &aether_api::validate::FieldPath::root(""),
+                &mut |_, _| holds_regex = true,
+            );
+            assert!(
+                holds_regex || !actions::backend_only(route),
+                "{}: route {index}, with no regex and a backend, left out",
+                virtual_host.name
+            );
         }
         assert_eq!(
             virtual_host.routes.len() + left_out_routes.len(),

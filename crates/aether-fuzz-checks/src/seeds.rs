@@ -120,24 +120,11 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
     Ok(seeds)
 }
 
-/// Every regular expression of `spec`: paths, header and query values.
+/// Every regular expression of `spec`: the fields the proto marks `re2`.
 fn regexes(spec: &VirtualHostSpec) -> Vec<&str> {
-    use aether_api::config::v1::{header_match, query_param_match, route_match::Path};
+    use aether_api::regexes::Regexes;
+    use aether_api::validate::{FieldPath, Validate};
     let mut regexes = Vec::new();
-    for route_match in spec.routes.iter().filter_map(|r| r.r#match.as_ref()) {
-        if let Some(Path::Regex(regex)) = &route_match.path {
-            regexes.push(regex.as_str());
-        }
-        for header in &route_match.headers {
-            if let Some(header_match::Value::Regex(regex)) = &header.value {
-                regexes.push(regex.as_str());
-            }
-        }
-        for param in &route_match.query_params {
-            if let Some(query_param_match::Value::Regex(regex)) = &param.value {
-                regexes.push(regex.as_str());
-            }
-        }
-    }
+    spec.visit_regexes(&FieldPath::root(VirtualHostSpec::ROOT), &mut |_, regex| regexes.push(regex));
     regexes
 }
