@@ -51,6 +51,10 @@ pub struct Metrics {
     /// Local mode: manifest files set aside at the last pass for not
     /// settling within their bound (`Limits::max_settle_wait`, 5 s).
     pub manifest_changing_files: Gauge,
+    /// TLS secrets served as their last good certificate at the last pass:
+    /// the pair read now fails (unreadable, invalid, not valid now), each
+    /// also logged and said in its objects' `ResolvedRefs`.
+    pub tls_secrets_kept: Gauge,
     /// Files written (unchanged files are not counted).
     pub file_writes: Counter,
     /// Status patches sent.
@@ -189,6 +193,7 @@ impl Metrics {
             objects: Gauge::default(),
             manifest_stale_files: Gauge::default(),
             manifest_changing_files: Gauge::default(),
+            tls_secrets_kept: Gauge::default(),
             file_writes: Counter::default(),
             status_patches: Counter::default(),
             status_patches_pending: Gauge::default(),
@@ -243,6 +248,11 @@ impl Metrics {
             "manifest_changing_files",
             "Manifest files set aside for not settling within their bound",
             metrics.manifest_changing_files.clone(),
+        );
+        registry.register(
+            "tls_secrets_kept",
+            "TLS secrets served as their last good certificate, the pair read now failing, at the last pass",
+            metrics.tls_secrets_kept.clone(),
         );
         registry.register("file_writes", "Output files written", metrics.file_writes.clone());
         registry.register("status_patches", "Status patches sent", metrics.status_patches.clone());

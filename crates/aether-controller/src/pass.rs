@@ -295,6 +295,7 @@ impl Pass {
         let plan = crate::plan(snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);
+        metrics.tls_secrets_kept.set(tls.resolutions.kept() as i64);
         metrics.objects.set(inputs.count() as i64);
 
         let mut files: Files = plan.writes.into_iter().collect();

@@ -202,6 +202,7 @@ fn a_served_certificate_whose_files_turn_unreadable_or_invalid_keeps_its_last_go
     let served = std::fs::read(&sds).unwrap();
     assert_eq!(chain_names(out.path()), ["default/api"]);
     assert_eq!(xds_secrets(&publisher), ["kubernetes://default/api"]);
+    assert_eq!(local.metrics.tls_secrets_kept.get(), 0);
 
     let dir = secrets.path().join("default/api");
     for (file, how) in [
@@ -234,6 +235,8 @@ fn a_served_certificate_whose_files_turn_unreadable_or_invalid_keeps_its_last_go
             )),
             "{file} {how}: {message}"
         );
+        // Counted beside its log line.
+        assert_eq!(local.metrics.tls_secrets_kept.get(), 1, "{file} {how}");
         clear(&dir.join(file));
         write_secret(secrets.path(), "default", "api", &first.chain_pem, &first.key_pem);
     }
@@ -249,6 +252,7 @@ fn a_served_certificate_whose_files_turn_unreadable_or_invalid_keeps_its_last_go
     let (status, _, message) = resolved_refs(out.path(), "default/api");
     assert_eq!(status, "True");
     assert!(message.contains(&format!("serial {}", second.serial)), "{message}");
+    assert_eq!(local.metrics.tls_secrets_kept.get(), 0);
 
     // Deleting the secret (its directory) stops serving it.
     std::fs::remove_dir_all(&dir).unwrap();

@@ -39,6 +39,9 @@ pub struct Metrics {
     pub manifest_stale_files: Gauge,
     /// Local mode: errors met by the last read of the manifests.
     pub manifest_errors: Gauge,
+    /// Local mode: manifest files set aside by the last read for not
+    /// settling within their bound (each among the errors too).
+    pub manifest_changing_files: Gauge,
 }
 
 impl Default for Metrics {
@@ -94,6 +97,12 @@ impl Metrics {
             "Local mode: errors met by the last read of the manifests",
             manifest_errors.clone(),
         );
+        let manifest_changing_files = Gauge::default();
+        registry.register(
+            "manifest_changing_files",
+            "Local mode: manifest files set aside for not settling within their bound",
+            manifest_changing_files.clone(),
+        );
         aether_telemetry::metrics::register(&mut root, PREFIX, env!("CARGO_PKG_VERSION"));
         Self {
             registry: root,
@@ -106,6 +115,7 @@ impl Metrics {
             listener,
             manifest_stale_files,
             manifest_errors,
+            manifest_changing_files,
         }
     }
 

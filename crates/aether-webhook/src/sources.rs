@@ -108,6 +108,9 @@ pub struct DirectoryRead {
     pub problems: Vec<String>,
     /// Files that could not be read, indexed as they were last read.
     pub stale: Vec<PathBuf>,
+    /// Files set aside for not settling within their bound
+    /// (`Limits::max_settle_wait`), each among `problems` too.
+    pub changing: usize,
 }
 
 /// Reads every VirtualHost under `dir` into `index` (replacing it), with
@@ -131,6 +134,11 @@ pub fn load_directory(dir: &Path, limits: &Limits, store: &mut LastGood, index: 
         objects: count,
         problems: load.errors.iter().map(ToString::to_string).collect(),
         stale: load.stale,
+        changing: load
+            .errors
+            .iter()
+            .filter(|err| err.failure == manifests::Failure::Changing)
+            .count(),
     }
 }
 
@@ -184,6 +192,7 @@ pub async fn watch_directory(
                 }
                 metrics.manifest_errors.set(read.problems.len() as i64);
                 metrics.manifest_stale_files.set(read.stale.len() as i64);
+                metrics.manifest_changing_files.set(read.changing as i64);
                 tracing::info!(objects = read.objects, stale_files = read.stale.len(), dir = %dir.display(), "host index loaded");
                 last = Some(stamp);
                 ready.store(true, Ordering::Release);
@@ -283,6 +292,43 @@ mod tests {
         assert!(read.problems[0].contains("cannot list"), "{read:?}");
         let found = index.check(&ObjectKey::new("x", "y"), &["b.example.com".to_owned()]);
         assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "b"));
+    }
+
+    /// A file set aside for changing is counted (the watcher sets
+    /// `manifest_changing_files` from it) beside its logged problem, and
+    /// keeps its hosts.
+    #[test]
+    fn a_file_set_aside_for_changing_is_counted_and_keeps_its_hosts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("churn.yaml");
+        let manifest = |route: &str| {
+            format!(
+                "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {{name: churn}}\n\
+                 spec: {{hosts: [churn.example.com], routes: [{{match: {{prefix: {route}}}, backend: {{service: s}}}}]}}\n"
+            )
+        };
+        std::fs::write(&file, manifest("/a")).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(7200))
+            .unwrap();
+        // Modified within the hour: changing; set aside at once.
+        let limits = Limits {
+            settle: Duration::from_secs(3600),
+            max_settle_wait: Duration::ZERO,
+            ..Limits::default()
+        };
+        let (index, mut store) = (HostIndex::new(), LastGood::without_waiting());
+        let read = load_directory(dir.path(), &limits, &mut store, &index);
+        assert_eq!((read.objects, read.changing), (1, 0), "{read:?}");
+        std::fs::write(&file, manifest("/b")).unwrap();
+        let read = load_directory(dir.path(), &limits, &mut store, &index);
+        assert_eq!((read.objects, read.changing, read.stale.len()), (1, 1, 1), "{read:?}");
+        assert!(read.problems[0].contains("set aside"), "{read:?}");
+        let found = index.check(&ObjectKey::new("x", "y"), &["churn.example.com".to_owned()]);
+        assert_eq!(found.conflicts[0].owner, ObjectKey::new("default", "churn"));
     }
 
     #[test]

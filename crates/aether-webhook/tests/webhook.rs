@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use aether_webhook::index::{HostIndex, ObjectKey};
 use aether_webhook::sources;
-use common::{Pki, raw, review, spec, start, test_limits};
+use common::{Pki, raw, review, spec, start, test_limits, update};
 use serde_json::{Value, json};
 
 fn hosts(list: &[&str]) -> Vec<String> {
@@ -70,21 +70,24 @@ async fn admits_rejects_duplicates_and_admits_self_updates() {
     );
 
     // The owner itself, updating its hosts: its own claim is not a conflict.
-    let out = server
-        .ask(
-            &client,
-            "UPDATE",
-            "uid-3",
-            "team-a",
-            "api",
-            &["api.example.com", "api2.example.com"],
-        )
-        .await;
+    let grow = update(
+        "uid-3",
+        "team-a",
+        "api",
+        spec(&["api.example.com"]),
+        spec(&["api.example.com", "api2.example.com"]),
+    );
+    let out = server.review(&client, &grow).await;
     assert_eq!(response(&out)["allowed"], true, "{out}");
     // Another object's update claiming it is.
-    let out = server
-        .ask(&client, "UPDATE", "uid-4", "team-b", "web", &["api.example.com"])
-        .await;
+    let claim = update(
+        "uid-4",
+        "team-b",
+        "web",
+        spec(&["web.example.com"]),
+        spec(&["api.example.com"]),
+    );
+    let out = server.review(&client, &claim).await;
     assert_eq!(response(&out)["allowed"], false, "{out}");
 
     // DELETE is allowed, whatever the object.
@@ -176,6 +179,40 @@ async fn denies_an_invalid_spec_listing_every_violation() {
     let r = response(&out);
     assert_eq!(r["allowed"], false, "{out}");
     assert!(message(r).contains("spec.routes: must be a list"), "{}", message(r));
+    server.stop().await;
+}
+
+/// An update that changes only the routes reaches the webhook (the
+/// generated matchConditions send every spec change: tests/match_conditions.rs)
+/// and is judged whole: a regular expression RE2 refuses is denied.
+#[tokio::test]
+async fn a_routes_only_update_with_a_regex_re2_refuses_is_denied() {
+    let server = start(index_with(&[("shop", "api", &["api.example.com"])]), test_limits()).await;
+    let client = server.pki.client();
+    let routes = |regex: &str| {
+        let mut new = spec(&["api.example.com"]);
+        new["routes"] = json!([
+            {"match": {"regex": regex}, "backend": {"service": "svc-x"}},
+            {"match": {"prefix": "/"}, "backend": {"service": "svc-web", "port": 8080}}
+        ]);
+        new
+    };
+    let refused = update(
+        "u1",
+        "shop",
+        "api",
+        spec(&["api.example.com"]),
+        routes("(?:(?:a{2}){501}){0}x"),
+    );
+    let out = server.review(&client, &refused).await;
+    let r = response(&out);
+    assert_eq!(r["allowed"], false, "{out}");
+    assert!(message(r).contains("spec.routes[0].match.regex"), "{}", message(r));
+
+    // The same update with a regex RE2 accepts is admitted.
+    let accepted = update("u2", "shop", "api", spec(&["api.example.com"]), routes("/x[0-9]+"));
+    let out = server.review(&client, &accepted).await;
+    assert_eq!(response(&out)["allowed"], true, "{out}");
     server.stop().await;
 }
 
@@ -501,9 +538,27 @@ async fn two_replicas_racing_both_admit_then_catch_up() {
         text.contains("team-a/first") && text.contains("team-b/second"),
         "{text}"
     );
-    // Each of the two may still update itself (its rival's claim is a conflict).
-    let update = review("UPDATE", "r4", "team-a", "first", spec(&["race.example.com"]));
-    let out = two.review(&c2, &update).await;
+    // Each of the two may still change its routes: an update that leaves
+    // spec.hosts as it was claims nothing new, and the index is not asked.
+    let mut routes = spec(&["race.example.com"]);
+    routes["routes"][0]["backend"]["service"] = json!("svc-new");
+    let out = two
+        .review(
+            &c2,
+            &update("r4", "team-a", "first", spec(&["race.example.com"]), routes),
+        )
+        .await;
+    assert_eq!(response(&out)["allowed"], true, "{out}");
+    // An update changing its hosts is judged against the index: its rival's
+    // claim is a conflict.
+    let more = update(
+        "r5",
+        "team-a",
+        "first",
+        spec(&["race.example.com"]),
+        spec(&["race.example.com", "more.example.com"]),
+    );
+    let out = two.review(&c2, &more).await;
     assert!(message(response(&out)).contains("team-b/second"), "{out}");
 
     // The edge's dedup of the two: crates/aetherctl/tests/race.rs.

@@ -82,15 +82,35 @@ fn side(
     }
 }
 
+/// Refuses a revision git could read as something else: empty, or
+/// starting with `-` (an option: `--output=FILE` would have `git show`
+/// write FILE). Checked before git runs; every git call also puts the
+/// revision after `--end-of-options`.
+fn check_revision(revision: &str) -> Result<(), String> {
+    if revision.is_empty() || revision.starts_with('-') {
+        return Err(format!(
+            "--against {revision:?}: not a git revision (a revision is a commit, branch or tag name such as HEAD or main~1; it never starts with `-` and is not empty)"
+        ));
+    }
+    Ok(())
+}
+
 /// The manifest files under `paths` as committed at `revision`, written
 /// into a temporary directory. Git runs in each path's own directory (its
 /// parent, for a file), so the repository is the one holding the path.
 fn at_revision(revision: &str, paths: &[PathBuf]) -> Result<(tempfile::TempDir, Vec<PathBuf>), String> {
+    check_revision(revision)?;
     let dir = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
-    let git = |cwd: &Path, args: &[&str]| -> Result<Vec<u8>, String> {
+    // `git -C DIR SUBCOMMAND OPTIONS... --end-of-options ARGS...`: whatever
+    // a revision or file name holds, git reads no option after the marker
+    // (git 2.24 or later).
+    let git = |cwd: &Path, subcommand: &str, options: &[&str], args: &[&str]| -> Result<Vec<u8>, String> {
         let output = Command::new("git")
             .arg("-C")
             .arg(cwd)
+            .arg(subcommand)
+            .args(options)
+            .arg("--end-of-options")
             .args(args)
             .output()
             .map_err(|e| format!("running git: {e}"))?;
@@ -99,8 +119,8 @@ fn at_revision(revision: &str, paths: &[PathBuf]) -> Result<(tempfile::TempDir, 
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr);
             Err(format!(
-                "git {} (in {}): {}",
-                args.join(" "),
+                "git {subcommand} {} (in {}): {}",
+                options.iter().chain(args).copied().collect::<Vec<_>>().join(" "),
                 cwd.display(),
                 stderr.trim()
             ))
@@ -119,11 +139,11 @@ fn at_revision(revision: &str, paths: &[PathBuf]) -> Result<(tempfile::TempDir, 
             let name = name.ok_or_else(|| format!("{}: not a file name in UTF-8", path.display()))?;
             (parent.to_owned(), name.to_owned())
         };
-        let listed = git(&cwd, &["ls-tree", "-r", "--name-only", revision, "--", &spec])?;
+        let listed = git(&cwd, "ls-tree", &["-r", "--name-only"], &[revision, "--", &spec])?;
         let listed = String::from_utf8(listed).map_err(|_| format!("{}: a file name not in UTF-8", path.display()))?;
         let side = dir.path().join(at.to_string());
         for file in listed.lines().filter(|file| is_manifest(Path::new(file))) {
-            let text = git(&cwd, &["show", &format!("{revision}:./{file}")])?;
+            let text = git(&cwd, "show", &[], &[&format!("{revision}:./{file}")])?;
             let target = side.join(file);
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;

@@ -182,7 +182,8 @@ enum Command {
         /// OLD then NEW; with --against, the NEW paths only (repeatable).
         #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
         filenames: Vec<PathBuf>,
-        /// Read OLD from this git revision (`HEAD`, `main~1`, a commit).
+        /// Read OLD from this git revision (`HEAD`, `main~1`, a commit;
+        /// one starting with `-` is refused, never handed to git).
         #[arg(long, value_name = "REV")]
         against: Option<String>,
         /// `text`, or `json` / `yaml`: [{"host", "oldOwner", "newOwner",

@@ -117,3 +117,32 @@ fn usage_and_revision_errors_exit_2() {
     assert_eq!(code, aetherctl::EXIT_ERROR);
     assert!(err.contains("no-such-revision"), "{err}");
 }
+
+/// A revision is never read as an option by git: one starting with `-` is
+/// refused before git runs (git's own `--output=FILE` would write FILE).
+#[test]
+fn a_revision_starting_with_a_dash_is_refused_before_git_runs() {
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path().join("manifests");
+    std::fs::create_dir(&dir).unwrap();
+    git(repo.path(), &["init", "-q"]);
+    std::fs::copy(example(), dir.join("users.yaml")).unwrap();
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-qm", "users"]);
+    let written = repo.path().join("written");
+    for revision in [
+        format!("--output={}", written.display()),
+        "-p".to_owned(),
+        String::new(),
+    ] {
+        let against = format!("--against={revision}");
+        let (code, out, err) = diff(&[&against, "-f", dir.to_str().unwrap()]);
+        assert_eq!((code, out.as_str()), (aetherctl::EXIT_ERROR, ""), "{revision}: {err}");
+        assert!(
+            err.starts_with(&format!("error: --against {revision:?}: not a git revision")),
+            "{revision}: {err}"
+        );
+        assert!(!err.contains("git ls-tree"), "git ran: {err}");
+    }
+    assert!(!written.exists());
+}

@@ -84,6 +84,15 @@ impl Resolutions {
         self.0.insert(secret, resolution);
     }
 
+    /// How many secrets serve their last good certificate
+    /// ([`Resolution::Kept`]).
+    pub fn kept(&self) -> usize {
+        self.0
+            .values()
+            .filter(|resolution| matches!(resolution, Resolution::Kept { .. }))
+            .count()
+    }
+
     /// The secrets whose certificate is served (ready or kept) and their
     /// certificates.
     pub fn ready(&self) -> impl Iterator<Item = (&TlsSecret, &Arc<Certificate>)> {

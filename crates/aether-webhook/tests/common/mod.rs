@@ -202,6 +202,13 @@ pub fn review(operation: &str, uid: &str, namespace: &str, name: &str, spec: Val
     })
 }
 
+/// An UPDATE of VirtualHost `namespace/name` from `old` to `new` (specs).
+pub fn update(uid: &str, namespace: &str, name: &str, old: Value, new: Value) -> Value {
+    let mut review = review("UPDATE", uid, namespace, name, new);
+    review["request"]["oldObject"]["spec"] = old;
+    review
+}
+
 /// One raw HTTP/1.1 exchange over TLS: writes `request` (then closes the
 /// write side), reads until the server closes. Returns the status code
 /// (None if the server closed without answering) and the whole response.
