@@ -16,7 +16,6 @@ use aether_api::validate::Validate;
 
 mod actions;
 mod admission;
-mod bounds;
 mod consistency;
 mod forms;
 mod projection;

@@ -125,6 +125,8 @@ fn regexes(spec: &VirtualHostSpec) -> Vec<&str> {
     use aether_api::regexes::Regexes;
     use aether_api::validate::{FieldPath, Validate};
     let mut regexes = Vec::new();
-    spec.visit_regexes(&FieldPath::root(VirtualHostSpec::ROOT), &mut |_, regex| regexes.push(regex));
+    spec.visit_regexes(&FieldPath::root(VirtualHostSpec::ROOT), &mut |_, regex| {
+        regexes.push(regex)
+    });
     regexes
 }

@@ -109,7 +109,10 @@ async fn a_manifest_that_turns_undecodable_keeps_its_hosts_and_is_reported_stale
     assert!(metrics.contains("aether_webhook_manifest_stale_files 1\n"), "{metrics}");
     assert!(metrics.contains("aether_webhook_manifest_errors 1\n"), "{metrics}");
     // Not set aside for changing: it does not parse.
-    assert!(metrics.contains("aether_webhook_manifest_changing_files 0\n"), "{metrics}");
+    assert!(
+        metrics.contains("aether_webhook_manifest_changing_files 0\n"),
+        "{metrics}"
+    );
 
     // Repaired, with another host: the index follows, nothing is stale.
     std::fs::write(dir.path().join("a.yaml"), manifest("team-a", "api", "api2.example.com")).unwrap();
