@@ -362,7 +362,8 @@ impl Local {
             std::thread::sleep(wake.saturating_duration_since(now));
             let fingerprint = self.fingerprint();
             let due = set_aside_due.filter(|due| *due <= Instant::now());
-            if fingerprint != seen || due.is_some() {
+            let settled = self.last_good.settled_since_load(self.limits.settle);
+            if fingerprint != seen || due.is_some() || settled {
                 seen = fingerprint;
                 looked_at = due.or(looked_at);
                 debouncer.change(Instant::now());

@@ -96,6 +96,14 @@ impl LastGood {
         stamp
     }
 
+    /// Whether a file the last load found not settled has since been left
+    /// alone for `settle`, so the next load reads it. A poller asks this
+    /// beside comparing [`LastGood::stamp`]s: the stamp it took before that
+    /// load may already be the settled file's, and then never changes.
+    pub fn settled_since_load(&self, settle: Duration) -> bool {
+        self.unsettled.keys().any(|file| !modified_within(file, settle))
+    }
+
     /// When a file the last load found not settled will have changed for
     /// longer than its bound, so that a load then sets it aside (and says
     /// so); `None` when there is no such file.

@@ -176,7 +176,8 @@ pub async fn watch_directory(
             let mut store = store_.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let stamp = store.stamp(std::slice::from_ref(&dir_), limits.settle);
             let set_aside_due = store.set_aside_due().is_some_and(|due| due <= Instant::now());
-            if previous.as_ref() == Some(&stamp) && !set_aside_due {
+            let settled = store.settled_since_load(limits.settle);
+            if previous.as_ref() == Some(&stamp) && !set_aside_due && !settled {
                 return None;
             }
             Some((stamp, load_directory(&dir_, &limits, &mut store, &index_)))

@@ -180,6 +180,10 @@ fn without_waiting_a_file_not_settled_keeps_its_objects_and_is_set_aside_after_i
     assert_eq!(stamp[0], (a.clone(), None));
     assert!(stamp[1].1.is_some());
     assert_eq!(store.stamp(&paths, Duration::ZERO)[0].1, FileStamp::of(&a));
+    // Left alone since (a settle time of zero): the next load must read it,
+    // whatever stamp the poller took before this one.
+    assert!(!store.settled_since_load(changing.settle));
+    assert!(store.settled_since_load(Duration::ZERO));
 
     // Past its bound: set aside, reported, its last objects kept.
     std::thread::sleep(due.saturating_duration_since(Instant::now()));
