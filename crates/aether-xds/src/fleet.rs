@@ -1,12 +1,12 @@
-//! The Envoys connected to this replica and what each applied: what the
-//! `Programmed` condition is made of ([`crate::status::programmed`]).
+//! The Envoys connected to this server and what each applied (what the
+//! controller's `Programmed` condition is made of).
 //!
 //! Every xDS stream is a member of the fleet while it lasts. Per type it
 //! serves, a stream keeps, by nonce, the publications it sent whole
 //! (`Acks`): once Envoy answers the response that completed its sync
 //! with a publication, it holds that publication (each resource of it that
 //! it asks for), but for the resources it refused. Publications and items
-//! are numbered ([`super::resources`]), so what an object needs is the
+//! are numbered ([`crate::resources`]), so what an object needs is the
 //! numbers of the resources carrying it ([`Need`]), and an Envoy meets a
 //! need once it holds a publication at least as new, asks for the resource
 //! and did not refuse it.
@@ -21,8 +21,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
-
-use crate::status::programmed::{MAX_NAMED_ENVOYS, Programmed};
 
 /// How long a disconnected Envoy stays expected by default.
 pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
@@ -39,8 +37,37 @@ pub struct Need {
     pub type_url: &'static str,
     /// Its name.
     pub name: String,
-    /// Its item's number ([`super::Item::seq`]).
+    /// Its item's number ([`crate::resources::Item::seq`]).
     pub seq: u64,
+}
+
+/// What the fleet says of a set of [`Need`]s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// Every Envoy expected holds them.
+    All {
+        /// How many Envoys.
+        envoys: usize,
+    },
+    /// Some Envoys do not yet.
+    Pending {
+        /// Their node ids (`(no node id)` for one that gave none, a
+        /// disconnected one marked so), in the order they joined.
+        waiting: Vec<String>,
+        /// Of how many Envoys.
+        envoys: usize,
+    },
+    /// An Envoy refused a resource needed.
+    Refused {
+        /// The Envoy, by node id.
+        envoy: String,
+        /// The resource: its type's short name and its name.
+        resource: String,
+        /// Envoy's `error_detail` message.
+        error: String,
+    },
+    /// No Envoy is expected.
+    NoEnvoy,
 }
 
 /// Whether a stream's Envoy holds what a [`Need`] asks.
@@ -287,7 +314,7 @@ impl Fleet {
     }
 
     /// A member's Envoy answered (or anything else a status may follow).
-    pub(crate) fn changed(&self) {
+    pub fn changed(&self) {
         self.inner.changes.send_modify(|count| *count += 1);
     }
 
@@ -318,7 +345,7 @@ impl Fleet {
     }
 
     /// What the fleet says of an object whose generation `needs` these.
-    pub fn programmed(&self, needs: &[Need]) -> Programmed {
+    pub fn applied(&self, needs: &[Need]) -> Applied {
         let mut members = self.lock();
         let now = Instant::now();
         members.absent.retain(|(_, until)| *until > now);
@@ -335,7 +362,7 @@ impl Fleet {
                     Holds::Yes => counted = true,
                     Holds::NotYet => (counted, waits) = (true, true),
                     Holds::Refused(error) => {
-                        return Programmed::Rejected {
+                        return Applied::Refused {
                             envoy: node.unwrap_or_else(|| "(no node id)".to_owned()),
                             resource: format!("{} {}", short_type(need.type_url), need.name),
                             error,
@@ -358,18 +385,12 @@ impl Fleet {
             }
         }
         if envoys == 0 {
-            return Programmed::NoEnvoy;
+            return Applied::NoEnvoy;
         }
         if waiting.is_empty() {
-            return Programmed::Programmed { envoys };
+            return Applied::All { envoys };
         }
-        let count = waiting.len();
-        waiting.truncate(MAX_NAMED_ENVOYS);
-        Programmed::Pending {
-            named: waiting,
-            waiting: count,
-            envoys,
-        }
+        Applied::Pending { waiting, envoys }
     }
 }
 
