@@ -31,6 +31,9 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
+#[cfg(feature = "test-hooks")]
+mod test_refusals;
+
 /// Keeps the edge's Envoy route configuration and every VirtualHost's status
 /// in step with the VirtualHost objects.
 ///
@@ -188,13 +191,7 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     #[cfg(feature = "test-hooks")]
-    if let Some((namespace, name)) = cli.test_refused_chain.as_deref().and_then(|key| key.split_once('/')) {
-        aether_controller::listener::refuse_chain(aether_projection::ObjectKey::new(namespace, name));
-    }
-    #[cfg(feature = "test-hooks")]
-    if let Some(marker) = cli.test_refused_marker.clone().filter(|marker| !marker.is_empty()) {
-        aether_controller::listener::refuse_marked(marker.into_bytes());
-    }
+    test_refusals::install(cli.test_refused_chain.as_deref(), cli.test_refused_marker.as_deref());
     if let Err(err) = aether_telemetry::logs::init(cli.log_format) {
         eprintln!("aether-controller: setting up the logs: {err}");
         return ExitCode::from(2);
