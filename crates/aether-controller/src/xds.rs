@@ -19,7 +19,7 @@
 //! that do not read) is `aether-xds`'s business; the controller decides:
 //! - over delta, an object's configuration refused alone is quarantined:
 //!   every stream is served the last version an Envoy took instead
-//!   ([`rds::ChainConfigurations`]); the plain one never is;
+//!   (`rds.rs`); the plain one never is;
 //! - names filter (the configuration's name is the projection's
 //!   `route_configuration_name`, `aether-edge` by default); a stream naming
 //!   other route configurations gets none of them. Envoy then waits for

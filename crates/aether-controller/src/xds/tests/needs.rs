@@ -7,7 +7,7 @@ use aether_projection::ObjectKey;
 
 use crate::listener::tests::{snapshot as tls_snapshot, tls};
 use crate::metrics::Metrics;
-use crate::xds::fleet::Need;
+use aether_xds::fleet::Need;
 use crate::xds::{Publisher, channel};
 
 fn publisher() -> Publisher {
