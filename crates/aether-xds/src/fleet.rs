@@ -6,14 +6,15 @@
 //! (`Acks`): once Envoy answers the response that completed its sync
 //! with a publication, it holds that publication (each resource of it that
 //! it asks for), but for the resources it refused. Publications and items
-//! are numbered ([`crate::resources`]), so what an object needs is the
+//! are numbered ([`crate::resources`]), so what a change needs is the
 //! numbers of the resources carrying it ([`Need`]), and an Envoy meets a
 //! need once it holds a publication at least as new, asks for the resource
 //! and did not refuse it.
 //!
 //! An Envoy that disconnects stays expected, by its node id, for the
-//! absence grace: an edit made while it restarts waits for it (`Pending`)
-//! rather than being called programmed by the Envoys left. Its return is
+//! absence grace: an edit made while it restarts waits for it
+//! ([`Applied::Pending`]) rather than being called applied by the Envoys
+//! left. Its return is
 //! known by its node id: give each Envoy its own (`--service-node`).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -29,8 +30,9 @@ pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
 /// answer), so an Envoy that never answers costs a bounded memory.
 const MAX_UNANSWERED: usize = 64;
 
-/// What an object's generation needs of each Envoy: one resource carrying
-/// it, at least as new as the item published with it.
+/// What a change (the controller's: an object's generation) needs of each
+/// Envoy: one resource carrying it, at least as new as the item published
+/// with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     /// The resource's type URL.
@@ -318,7 +320,7 @@ impl Fleet {
         self.inner.changes.send_modify(|count| *count += 1);
     }
 
-    /// Changes as they happen: a pass follows them to the statuses waiting.
+    /// Changes as they happen: whoever waits for [`Fleet::applied`] follows them.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
     }
@@ -344,7 +346,7 @@ impl Fleet {
         members.iter().map(|member| member.report()).collect()
     }
 
-    /// What the fleet says of an object whose generation `needs` these.
+    /// What the fleet says of a change that `needs` these.
     pub fn applied(&self, needs: &[Need]) -> Applied {
         let mut members = self.lock();
         let now = Instant::now();
