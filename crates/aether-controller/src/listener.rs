@@ -46,64 +46,30 @@ pub fn xds_source() -> EdgeSource {
 }
 
 /// The route configuration of `chain`, as Envoy gets it over files and
-/// xDS: [`Snapshot::chain_route_configuration`] (with the `test-hooks`
-/// feature, spoiled for the object [`refuse_chain`] names).
+/// xDS: [`Snapshot::chain_route_configuration`], rewritten by the
+/// [`ChainRewrite`] installed, if any.
 pub fn chain_route_configuration(snapshot: &Snapshot, chain: &TlsChain) -> Option<prost::bytes::Bytes> {
     let configuration = snapshot.chain_route_configuration(chain)?;
-    #[cfg(feature = "test-hooks")]
-    if REFUSED_CHAIN.get() == Some(&chain.object)
-        || REFUSED_MARKER.get().is_some_and(|marker| {
-            configuration
-                .windows(marker.len())
-                .any(|window| window == marker.as_slice())
-        })
-    {
-        return Some(spoiled(configuration));
-    }
-    Some(configuration)
+    Some(match CHAIN_REWRITE.get() {
+        Some(rewrite) => rewrite.rewrite(chain, configuration),
+        None => configuration,
+    })
 }
 
-/// The text that spoils the chain configurations holding it (`test-hooks`).
-#[cfg(feature = "test-hooks")]
-static REFUSED_MARKER: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-
-/// Makes every chain configuration holding `marker` (not empty) one Envoy
-/// refuses, from the edit that adds it: the real-Envoy suite's check that
-/// a refusal after an edit quarantines that object alone. Once per process.
-#[cfg(feature = "test-hooks")]
-pub fn refuse_marked(marker: Vec<u8>) {
-    let _ = REFUSED_MARKER.set(marker);
+/// Rewrites chain route configurations as they are made, for files and xDS
+/// alike: how the real-Envoy suite has Envoy refuse one past every guard
+/// (the binary installs one for its test-only flags; nothing else does).
+pub trait ChainRewrite: Send + Sync {
+    /// What Envoy is given for `chain`, made as `configuration`.
+    fn rewrite(&self, chain: &TlsChain, configuration: prost::bytes::Bytes) -> prost::bytes::Bytes;
 }
 
-/// The object whose chain configuration is spoiled (`test-hooks`).
-#[cfg(feature = "test-hooks")]
-static REFUSED_CHAIN: std::sync::OnceLock<aether_projection::ObjectKey> = std::sync::OnceLock::new();
+static CHAIN_REWRITE: std::sync::OnceLock<Box<dyn ChainRewrite>> = std::sync::OnceLock::new();
 
-/// Makes `object`'s chain configuration one Envoy refuses, bypassing every
-/// guard: the real-Envoy suite's check that a refused resource costs its
-/// object alone. Once per process.
-#[cfg(feature = "test-hooks")]
-pub fn refuse_chain(object: aether_projection::ObjectKey) {
-    let _ = REFUSED_CHAIN.set(object);
-}
-
-/// `configuration` with one more virtual host whose domain `*` it has
-/// already (its misdirected one): Envoy refuses duplicate domains.
-#[cfg(feature = "test-hooks")]
-fn spoiled(configuration: prost::bytes::Bytes) -> prost::bytes::Bytes {
-    use prost::Message;
-    let duplicate = envoy_types::pb::envoy::config::route::v3::RouteConfiguration {
-        virtual_hosts: vec![envoy_types::pb::envoy::config::route::v3::VirtualHost {
-            name: "spoiled".to_owned(),
-            domains: vec!["*".to_owned()],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    // Encoded messages concatenate: the repeated field gains the entry.
-    let mut bytes = configuration.to_vec();
-    bytes.extend(duplicate.encode_to_vec());
-    bytes.into()
+/// Installs `rewrite` for the rest of the process, before the first pass;
+/// `false` when one was installed already (it stays).
+pub fn install_chain_rewrite(rewrite: Box<dyn ChainRewrite>) -> bool {
+    CHAIN_REWRITE.set(rewrite).is_ok()
 }
 
 /// The last listener made, kept as what was made of it (its file, its xDS

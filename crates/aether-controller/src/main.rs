@@ -16,10 +16,10 @@ use aether_controller::replicas;
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
-use aether_controller::xds::transport::{self, Transport, TransportError};
 use aether_manifests::Limits;
 use aether_projection::{PlainHttp, ProjectionConfig};
 use aether_telemetry::logs::LogFormat;
+use aether_xds::transport::{self, Transport, TransportError};
 use anyhow::Context;
 use clap::Parser;
 use futures_util::StreamExt;
@@ -30,6 +30,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
+
+#[cfg(feature = "test-hooks")]
+mod test_refusals;
 
 /// Keeps the edge's Envoy route configuration and every VirtualHost's status
 /// in step with the VirtualHost objects.
@@ -92,7 +95,7 @@ struct Cli {
     /// file descriptor limit leaves less room). At the bound a new
     /// connection is served and the one idle the longest (without a
     /// stream) is closed.
-    #[arg(long, value_name = "N", default_value_t = xds::MAX_CONNECTIONS)]
+    #[arg(long, value_name = "N", default_value_t = aether_xds::MAX_CONNECTIONS)]
     xds_max_connections: usize,
     /// Envoys take everything over xDS: routes.json, listeners.json and the
     /// SDS files of secrets/ are not written (nor the route configuration
@@ -105,7 +108,7 @@ struct Cli {
     /// for by Programmed (known by its node id: give each its own), so an
     /// edit made while it restarts is Pending rather than Programmed by the
     /// Envoys left. 0: forgotten at once.
-    #[arg(long, value_name = "SECS", default_value_t = xds::fleet::DEFAULT_ABSENCE_GRACE.as_secs(), requires = "xds_addr")]
+    #[arg(long, value_name = "SECS", default_value_t = aether_xds::fleet::DEFAULT_ABSENCE_GRACE.as_secs(), requires = "xds_addr")]
     envoy_absence_grace_secs: u64,
     /// Cluster mode with xDS: the time to live, in seconds, of the report
     /// through which this replica tells the Lease holder what its Envoys
@@ -188,13 +191,7 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     #[cfg(feature = "test-hooks")]
-    if let Some((namespace, name)) = cli.test_refused_chain.as_deref().and_then(|key| key.split_once('/')) {
-        aether_controller::listener::refuse_chain(aether_projection::ObjectKey::new(namespace, name));
-    }
-    #[cfg(feature = "test-hooks")]
-    if let Some(marker) = cli.test_refused_marker.clone().filter(|marker| !marker.is_empty()) {
-        aether_controller::listener::refuse_marked(marker.into_bytes());
-    }
+    test_refusals::install(cli.test_refused_chain.as_deref(), cli.test_refused_marker.as_deref());
     if let Err(err) = aether_telemetry::logs::init(cli.log_format) {
         eprintln!("aether-controller: setting up the logs: {err}");
         return ExitCode::from(2);
@@ -515,7 +512,8 @@ async fn start_xds(
     // Loaded before binding: files that do not load are a start-up error.
     let tls = match transport {
         Transport::MutualTls(files) => {
-            let tls = transport::reloading(files, &metrics).context("loading the xDS server's TLS files")?;
+            let tls = transport::reloading(files, metrics.xds_tls_reloads.clone())
+                .context("loading the xDS server's TLS files")?;
             info!(cert = %tls.files().cert.display(), "xDS over mutual TLS: clients must present a certificate");
             Some(tls)
         }
@@ -530,14 +528,14 @@ async fn start_xds(
     info!(%addr, "serving the edge's configuration over xDS (RDS, LDS, SDS)");
     let bound = aether_http_server::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
     let listener_metrics = metrics.xds_listener.clone();
-    let fleet = xds::fleet::Fleet::new(Duration::from_secs(cli.envoy_absence_grace_secs));
+    let fleet = aether_xds::fleet::Fleet::new(Duration::from_secs(cli.envoy_absence_grace_secs));
     let (publisher, mut service) = xds::channel_with(&projection.route_configuration_name, metrics, fleet);
     if let Some(tls) = tls {
         service = service.with_tls(Arc::new(tls));
     }
     let server = Server::spawn(service.serve_with(
         listener,
-        xds::listener_config(bound),
+        aether_xds::listener_config(bound),
         listener_metrics,
         stopping.cancelled_owned(),
     ));

@@ -97,11 +97,11 @@ pub struct Metrics {
 /// responses refused on its open streams, when it last answered, and how
 /// long the oldest sync it has not answered has waited.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Envoys(Arc<OnceLock<crate::xds::fleet::Fleet>>);
+pub(crate) struct Envoys(Arc<OnceLock<aether_xds::fleet::Fleet>>);
 
 impl Envoys {
     /// Reads `fleet` from now on (the first one set stays).
-    pub(crate) fn set(&self, fleet: crate::xds::fleet::Fleet) {
+    pub(crate) fn set(&self, fleet: aether_xds::fleet::Fleet) {
         let _ = self.0.set(fleet);
     }
 }
@@ -118,7 +118,7 @@ impl Collector for Envoys {
         let last_answer: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
         let behind: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
         // Streams of one node (one per type without ADS) make one series.
-        let mut by_node: BTreeMap<String, crate::xds::fleet::Report> = BTreeMap::new();
+        let mut by_node: BTreeMap<String, aether_xds::fleet::Report> = BTreeMap::new();
         for report in fleet.reports() {
             let node = report.node.clone().unwrap_or_else(|| "(no node id)".to_owned());
             let merged = by_node.entry(node).or_default();
@@ -173,6 +173,25 @@ impl Collector for Envoys {
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// What the xDS server counts goes to the `xds_*` metrics.
+impl aether_xds::XdsMetrics for Metrics {
+    fn response_sent(&self) {
+        self.xds_responses.inc();
+    }
+
+    fn response_refused(&self) {
+        self.xds_nacks.inc();
+    }
+
+    fn stream_opened(&self) {
+        self.xds_streams.inc();
+    }
+
+    fn stream_closed(&self) {
+        self.xds_streams.dec();
     }
 }
 

@@ -356,7 +356,10 @@ fn version_info(routes: &[u8]) -> String {
 /// Local mode on `input` holding `a.yaml` (object `default/a`), writing to
 /// `out` and publishing over xDS: it, its publisher and the service (kept
 /// alive by the caller).
-fn serving_a_over_xds(input: &std::path::Path, out: &std::path::Path) -> (Local, xds::Publisher, xds::Discovery) {
+fn serving_a_over_xds(
+    input: &std::path::Path,
+    out: &std::path::Path,
+) -> (Local, xds::Publisher, aether_xds::Discovery) {
     std::fs::write(input.join("a.yaml"), named("a")).unwrap();
     let (publisher, service) = xds::channel("aether-edge", Arc::new(Metrics::new()));
     let local = Local::new(options(input, out)).unwrap().with_xds(publisher.clone());

@@ -1,6 +1,6 @@
 //! The binary's xDS server against clients that hold unfinished requests
 //! on every stream they may open: the bytes buffered across all streams
-//! stay within one budget (`xds::MAX_BUFFERED_REQUEST_BYTES`), and a
+//! stay within one budget (`aether_xds::MAX_BUFFERED_REQUEST_BYTES`), and a
 //! client sending whole requests is served meanwhile.
 //!
 //! `AETHER_CONTROLLER_BINARY=PATH` runs another build of the binary (to
@@ -12,7 +12,7 @@ mod serving;
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
-use aether_controller::xds::{MAX_BUFFERED_REQUEST_BYTES, MAX_REQUEST_BYTES, MAX_STREAMS_PER_CONNECTION};
+use aether_xds::{MAX_BUFFERED_REQUEST_BYTES, MAX_REQUEST_BYTES, MAX_STREAMS_PER_CONNECTION};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body::Frame;

@@ -19,7 +19,7 @@ use super::{
     Answer, MAX_ANSWERS, Peers, REPORT_KEY, REPORT_LABEL, REPORT_LABEL_VALUE, Report, heartbeat, min_interval,
     report_name,
 };
-use crate::xds::fleet::Fleet;
+use aether_xds::fleet::Fleet;
 
 /// The field manager of the reports' server-side applies.
 const FIELD_MANAGER: &str = "aether-controller-report";

@@ -13,7 +13,7 @@
 //! | Envoy reads files: the controller cannot see what it applied | `Unknown` | `NotObserved` | why |
 //!
 //! `observedGeneration` is the generation the condition speaks of. Which
-//! Envoys answer, and how, is the fleet's business (`xds::fleet`); here is
+//! Envoys answer, and how, is the fleet's business (`aether_xds::fleet`); here is
 //! only how an answer reads.
 
 use std::fmt::Write as _;

@@ -1,8 +1,8 @@
 //! The HTTPS listener over LDS (`envoy.service.listener.v3`) and its
 //! certificates over SDS (`envoy.service.secret.v3`), on the RDS server's
-//! port, over the aggregated delta stream ([`super::delta`]: each change
+//! port, over the aggregated delta stream (`aether_xds::delta`: each change
 //! sent once to the streams it concerns) or a stream per type, delta or
-//! state of the world ([`super::sotw`]: first request answered with the
+//! state of the world (`aether_xds::sotw`: first request answered with the
 //! current resources, each change pushed once); ACK/NACK by nonce, a NACK
 //! logged and counted and not re-sent. LDS serves its one listener to a request naming none
 //! (Envoy's wildcard); SDS serves each stream the secrets it names, and
@@ -21,8 +21,10 @@ use prost::Message;
 use tokio::sync::watch;
 use tracing::info;
 
+use aether_xds::sotw::Kind;
+use aether_xds::{Encoded, Resources};
+
 use super::Publisher;
-use super::sotw::{Encoded, Kind, Resources};
 use crate::listener;
 use crate::tls::EdgeTls;
 

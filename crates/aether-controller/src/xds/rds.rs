@@ -11,12 +11,88 @@
 //! chains themselves (hosts, TLS, objects added or removed) walks them,
 //! comparing each with the chain it was made from, and re-encodes only
 //! those whose virtual host or misdirected hosts differ.
+//!
+//! The plain configuration is sent as its table, a piece per virtual host
+//! ([`TableEncoding`]), so that publishing it copies nothing; a chain's is
+//! one buffer, and only chains' configurations are quarantined when Envoy
+//! refuses them ([`ChainConfigurations`]).
 
+use std::any::Any;
 use std::sync::Arc;
 
 use aether_projection::{RouteTable, Snapshot, TlsChain};
+use aether_xds::quarantine::QuarantineScope;
+use aether_xds::{Encoded, Item, Pieces, Resources};
+use bytes::Bytes;
+use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
+use prost::Message;
 
-use super::{Encoded, Resources};
+/// The route configuration as its table: sent a piece per virtual host,
+/// its version the table's own (`routes.json`'s `versionInfo`).
+#[derive(Debug)]
+pub(crate) struct TableEncoding(pub(crate) RouteTable);
+
+impl TableEncoding {
+    /// `table` as an encoding: O(1), its parts shared.
+    pub(crate) fn encoded(table: &RouteTable) -> Encoded {
+        Encoded::Pieces(Arc::new(Self(table.clone())))
+    }
+}
+
+impl Pieces for TableEncoding {
+    fn encoded_len(&self) -> usize {
+        self.0.encoded_len()
+    }
+
+    fn push_pieces(&self, pieces: &mut Vec<Bytes>) {
+        pieces.extend(self.0.pieces().filter(|piece| !piece.is_empty()).cloned());
+    }
+
+    fn to_bytes(&self) -> Bytes {
+        self.0.encode()
+    }
+
+    fn version(&self) -> String {
+        self.0.version()
+    }
+
+    fn same_as(&self, other: &dyn Pieces) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<Self>()
+            .is_some_and(|other| self.0.same_as(&other.0))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// What a refusal quarantines: one object's configuration, its HTTPS
+/// chain's (`BASE/NAMESPACE/NAME`). The plain listener's table carries
+/// every host, and holding it back would hold back every tenant.
+#[derive(Debug)]
+pub(crate) struct ChainConfigurations {
+    /// The plain configuration's name; the chains' are under it.
+    pub(crate) base: Arc<str>,
+}
+
+impl QuarantineScope for ChainConfigurations {
+    fn quarantines(&self, name: &str) -> bool {
+        name.strip_prefix(&*self.base).is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    /// The configuration `name` with no virtual host: the object withdrawn
+    /// from its chain (Envoy answers its requests 404) without the chain
+    /// waiting for a configuration that never comes.
+    fn withdrawn(&self, name: &str) -> Item {
+        let configuration = RouteConfiguration {
+            name: name.to_owned(),
+            ..Default::default()
+        };
+        Item::new(Encoded::Buffer(Bytes::from(configuration.encode_to_vec())))
+    }
+}
 
 /// What the last publication was made from.
 #[derive(Debug, Clone)]
@@ -53,7 +129,7 @@ pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot:
     let table = snapshot.routes();
     let tls_table = snapshot.tls_routes();
     let base = table.name();
-    resources.put(base, Encoded::Routes(table.clone()));
+    resources.put(base, TableEncoding::encoded(table));
     let put = |resources: &mut Resources, chain: &TlsChain| {
         if let Some(configuration) = crate::listener::chain_route_configuration(snapshot, chain) {
             resources.put(chain.route_configuration_name(base), Encoded::Buffer(configuration));
@@ -94,7 +170,7 @@ pub(crate) fn update(resources: &mut Resources, last: Option<&Source>, snapshot:
         }
         _ => {
             *resources = Resources::default();
-            resources.put(base, Encoded::Routes(table.clone()));
+            resources.put(base, TableEncoding::encoded(table));
             for chain in snapshot.tls_chains.iter() {
                 put(resources, chain);
             }

@@ -1,7 +1,7 @@
 //! Per object, the first publication of a shared resource (the plain
 //! listener's route configuration, the HTTPS listener) that holds the
 //! object as it is now: what the object needs of each Envoy
-//! ([`super::fleet::Need`]).
+//! (`aether_xds::fleet::Need`).
 //!
 //! A shared resource is published anew for any object's change. Needing
 //! its latest number would make every object wait for every other's edit:

@@ -76,3 +76,46 @@ fn every_incremental_publication_is_the_one_made_from_scratch() {
     let names: Vec<String> = items(&resources).into_iter().map(|(name, _)| name).collect();
     assert_eq!(names, ["aether-edge", "aether-edge/shop/a"]);
 }
+
+#[test]
+fn the_table_is_sent_as_its_pieces_each_virtual_host_shared() {
+    let snapshot = crate::testing::examples_snapshot();
+    let table = TableEncoding(snapshot.routes().clone());
+    let mut pieces = Vec::new();
+    table.push_pieces(&mut pieces);
+    let bytes: Vec<u8> = pieces.iter().flat_map(|piece| piece.iter().copied()).collect();
+    assert_eq!(bytes, snapshot.route_configuration_binary().to_vec());
+    assert_eq!(table.encoded_len(), bytes.len());
+    assert!(snapshot.virtual_hosts().len() >= 4);
+    for virtual_host in snapshot.virtual_hosts() {
+        let end = virtual_host.as_ptr() as usize + virtual_host.len();
+        assert!(
+            pieces
+                .iter()
+                .any(|piece| piece.as_ptr() as usize + piece.len() == end && piece.len() > virtual_host.len()),
+            "a virtual host was copied"
+        );
+    }
+    assert!(table.same_as(&TableEncoding(snapshot.routes().clone())));
+    // The digest is written twice (the pure core does not depend on the
+    // server's crate): one digest all the same.
+    assert_eq!(aether_xds::version_of(&bytes), crate::outputs::version_of(&bytes));
+}
+
+#[test]
+fn only_a_chains_configuration_is_quarantined_and_withdrawn_to_its_name_alone() {
+    let scope = ChainConfigurations {
+        base: "aether-edge".into(),
+    };
+    assert!(scope.quarantines("aether-edge/default/a"));
+    assert!(!scope.quarantines("aether-edge"), "the plain table carries every host");
+    assert!(!scope.quarantines("aether-edgex/default/a"));
+    let withdrawn = scope.withdrawn("aether-edge/default/a");
+    assert_eq!(
+        RouteConfiguration::decode(withdrawn.body.to_bytes()).unwrap(),
+        RouteConfiguration {
+            name: "aether-edge/default/a".to_owned(),
+            ..Default::default()
+        }
+    );
+}

@@ -4,10 +4,10 @@
 //! object wait for that publication (its status would be written twice).
 
 use aether_projection::ObjectKey;
+use aether_xds::fleet::Need;
 
 use crate::listener::tests::{snapshot as tls_snapshot, tls};
 use crate::metrics::Metrics;
-use crate::xds::fleet::Need;
 use crate::xds::{Publisher, channel};
 
 fn publisher() -> Publisher {

@@ -1,7 +1,8 @@
 //! The xDS server on the shared listener: its bound, timeouts, shutdown
 //! and request size, against envoy-types' tonic client on 127.0.0.1.
 
-use aether_http_server::CloseReason;
+use aether_http_server::{CloseReason, ListenerMetrics};
+use aether_xds::listener_config;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
@@ -145,7 +146,7 @@ async fn a_request_over_the_limit_ends_the_stream() {
     let mut session = start().await;
     session.publisher.publish(&snapshot(&["a.example.com"]));
     let mut huge = request(&["aether-edge"], "", "");
-    let count = crate::xds::MAX_REQUEST_BYTES / 1000 + 100;
+    let count = aether_xds::MAX_REQUEST_BYTES / 1000 + 100;
     huge.resource_names = (0..count).map(|i| format!("{i:01000}")).collect();
     session.requests.send(huge).await.unwrap();
     let status = tokio::time::timeout(Duration::from_secs(10), session.responses.message())

@@ -1,6 +1,6 @@
 //! The HTTP/2 response body of a gRPC call: one answer, or a stream's
 //! responses built when hyper asks for more (state of the world or delta:
-//! see [`super::sotw`] for why they are pulled, not pushed).
+//! see [`crate::sotw`] for why they are pulled, not pushed).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

@@ -1,41 +1,46 @@
-//! What RDS serves when an Envoy refuses one object's route configuration:
-//! that resource's last version an Envoy took, to every Envoy (or, when
-//! none ever took one, the configuration withdrawn: no virtual host), while
-//! every other resource goes on being published.
+//! What a type's streams are served when an Envoy refuses one of its
+//! resources: that resource's last version an Envoy took, to every Envoy
+//! (or, when none ever took one, what its [`QuarantineScope`] withdraws it
+//! to), while every other resource goes on being published.
 //!
-//! A pass asks for a publication (the wanted one, [`super::rds`]); what
-//! streams are sent is that publication with each refused resource put
-//! back to what is served instead. A refusal holds while the pass asks for
-//! the version refused: a new version of the object (an edit) lifts it and
-//! is sent, and its removal forgets it. So Envoy is never sent a version
-//! one Envoy refused again, a new Envoy starts with the others' versions,
-//! and the object's status says `Rejected` ([`Quarantine::refusal`]) until
-//! an edit is taken.
+//! A publisher asks for a publication (the wanted one); what streams are
+//! sent is that publication with each refused resource put back to what is
+//! served instead. A refusal holds while the publisher asks for the version
+//! refused: a new version (an edit) lifts it and is sent, and its removal
+//! forgets it. So Envoy is never sent a version one Envoy refused again, a
+//! new Envoy starts with the others' versions, and [`Quarantine::refusal`]
+//! says so until a new version is taken.
 //!
-//! Only an object's own resources are quarantined (its HTTPS chain's,
-//! `aether-edge/NS/NAME`): the plain listener's table carries every host,
-//! and holding it back would hold back every tenant.
+//! Only the resources the scope names are quarantined: a resource every
+//! tenant shares (the controller's plain route configuration) held back
+//! would hold back every tenant.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use bytes::Bytes;
-use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
-use prost::Message;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use super::{Encoded, Item, Resources};
+use crate::resources::{Item, Resources};
 
-/// The served publication of the route configurations, as streams read it.
-pub(crate) type Served = Arc<watch::Sender<Option<Arc<Resources>>>>;
+/// The served publication of the type, as streams read it.
+pub type Served = Arc<watch::Sender<Option<Arc<Resources>>>>;
 
-/// The refusals of one server's route configurations; clones share them.
+/// Which resources a refusal quarantines, and what stands in for one no
+/// Envoy ever took.
+pub trait QuarantineScope: std::fmt::Debug + Send + Sync {
+    /// Whether a refusal of `name` quarantines it.
+    fn quarantines(&self, name: &str) -> bool;
+    /// What `name` is served as when it is refused and no Envoy took an
+    /// earlier version: something Envoy takes that serves nothing.
+    fn withdrawn(&self, name: &str) -> Item;
+}
+
+/// The refusals of one type's resources; clones share them.
 #[derive(Debug, Clone)]
-pub(crate) struct Quarantine {
+pub struct Quarantine {
     served: Served,
-    /// The plain listener's configuration name; an object's are under it.
-    base: Arc<str>,
+    scope: Arc<dyn QuarantineScope>,
     state: Arc<Mutex<State>>,
 }
 
@@ -43,9 +48,9 @@ pub(crate) struct Quarantine {
 struct State {
     /// What the last pass asked to serve.
     wanted: Option<Resources>,
-    /// Per object's configuration, the last item an Envoy took.
+    /// Per resource in scope, the last item an Envoy took.
     taken: HashMap<String, Item>,
-    /// Per object's configuration refused: why, and what is served instead.
+    /// Per resource refused: why, and what is served instead.
     refused: BTreeMap<String, Refusal>,
 }
 
@@ -63,11 +68,11 @@ pub struct Refusal {
 }
 
 impl Quarantine {
-    /// The refusals of the configurations under `base`, published on `served`.
-    pub(crate) fn new(base: Arc<str>, served: Served) -> Self {
+    /// The refusals of the resources in `scope`, published on `served`.
+    pub fn new(scope: Arc<dyn QuarantineScope>, served: Served) -> Self {
         Self {
             served,
-            base,
+            scope,
             state: Arc::default(),
         }
     }
@@ -77,19 +82,14 @@ impl Quarantine {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether `name` is one object's configuration.
-    fn per_object(&self, name: &str) -> bool {
-        name.strip_prefix(&*self.base).is_some_and(|rest| rest.starts_with('/'))
-    }
-
-    /// What the last pass asked to serve (to make the next one from).
-    pub(crate) fn wanted(&self) -> Resources {
+    /// What the publisher last asked to serve (to make the next one from).
+    pub fn wanted(&self) -> Resources {
         self.lock().wanted.clone().unwrap_or_default()
     }
 
     /// Serves `wanted`, but for the refusals it still asks for; `false`
     /// when streams are sent nothing new.
-    pub(crate) fn publish(&self, wanted: Resources) -> bool {
+    pub fn publish(&self, wanted: Resources) -> bool {
         let mut state = self.lock();
         let state = &mut *state;
         if let Some(old) = &state.wanted {
@@ -102,7 +102,7 @@ impl Quarantine {
         state.refused.retain(|name, refusal| {
             let holds = wanted.get(name).is_some_and(|item| item.version == refusal.version);
             if !holds {
-                info!(configuration = %name, "xds: a refused configuration changed; its new version is served");
+                info!(resource = %name, "xds: a refused resource changed; its new version is served");
             }
             holds
         });
@@ -113,17 +113,17 @@ impl Quarantine {
     /// An Envoy took these items (one response's).
     pub(crate) fn taken(&self, items: &[(String, Item)]) {
         let mut state = self.lock();
-        for (name, item) in items.iter().filter(|(name, _)| self.per_object(name)) {
+        for (name, item) in items.iter().filter(|(name, _)| self.scope.quarantines(name)) {
             state.taken.insert(name.clone(), item.clone());
         }
     }
 
     /// The Envoy `envoy` refused `item`, alone in a response, as `name`,
     /// saying `error`: from now on every stream is served what an Envoy
-    /// took last instead, or the configuration withdrawn. A version no
-    /// longer wanted (an edit came since) or not an object's changes nothing.
+    /// took last instead, or the resource withdrawn. A version no longer
+    /// wanted (an edit came since) or out of scope changes nothing.
     pub(crate) fn refused(&self, name: &str, item: &Item, envoy: &str, error: &str) {
-        if !self.per_object(name) {
+        if !self.scope.quarantines(name) {
             return;
         }
         let mut state = self.lock();
@@ -138,10 +138,10 @@ impl Quarantine {
         }
         let instead = match state.taken.get(name) {
             Some(taken) => taken.clone(),
-            None => withdrawn(name),
+            None => self.scope.withdrawn(name),
         };
-        warn!(configuration = %name, version = %item.version, %envoy, instead = %instead.version,
-            "xds: Envoy refused a configuration; every Envoy is served the last one taken instead");
+        warn!(resource = %name, version = %item.version, %envoy, instead = %instead.version,
+            "xds: Envoy refused a resource; every Envoy is served the last version taken instead");
         let refusal = Refusal {
             version: item.version.clone(),
             envoy: envoy.to_owned(),
@@ -171,8 +171,8 @@ impl Quarantine {
             if current.as_deref().is_some_and(|current| current.same_as(&next)) {
                 return false;
             }
-            info!(version = %next.version(), configurations = next.len(), refused = state.refused.len(),
-                "xds: new route configurations");
+            info!(version = %next.version(), resources = next.len(), refused = state.refused.len(),
+                "xds: new resources published");
             next.stamp();
             *current = Some(Arc::new(next));
             true
@@ -180,16 +180,5 @@ impl Quarantine {
     }
 }
 
-/// The configuration `name` with no virtual host: the object withdrawn
-/// from its chain (Envoy answers its requests 404) without the chain
-/// waiting for a configuration that never comes.
-fn withdrawn(name: &str) -> Item {
-    let configuration = RouteConfiguration {
-        name: name.to_owned(),
-        ..Default::default()
-    };
-    Item::new(Encoded::Buffer(Bytes::from(configuration.encode_to_vec())))
-}
-
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -8,15 +8,14 @@
 //! The three files are `aether_http_server::ReloadingTls`'s: a rotation (a
 //! cert-manager renewal of either side's certificate, a new CA bundle)
 //! applies to the next connection without a restart, and a set that does
-//! not load keeps the last good one serving (logged; counted in
+//! not load keeps the last good one serving (logged; counted in the
+//! reloads given, the controller's
 //! `aether_controller_xds_tls_reloads_total{result="error"}`). Streams open
 //! on a connection keep the identity they were made with.
 
 use std::path::PathBuf;
 
-use aether_http_server::{ReloadingTls, TlsFiles};
-
-use crate::metrics::Metrics;
+use aether_http_server::{ReloadingTls, TlsFiles, TlsReloads};
 
 /// The flags that make the server's mutual TLS, named in the refusal to
 /// serve xDS without either them or [`PLAINTEXT_FLAG`].
@@ -88,10 +87,10 @@ pub fn transport(
 }
 
 /// The server's reloading TLS over `files` (loaded now: a set that does
-/// not load at start-up is an error), its reloads counted in `metrics`.
-pub fn reloading(files: TlsFiles, metrics: &Metrics) -> Result<ReloadingTls, aether_http_server::TlsError> {
+/// not load at start-up is an error), its reloads counted in `reloads`.
+pub fn reloading(files: TlsFiles, reloads: TlsReloads) -> Result<ReloadingTls, aether_http_server::TlsError> {
     // gRPC is HTTP/2 only.
-    ReloadingTls::new("xds", files, &[b"h2"], metrics.xds_tls_reloads.clone())
+    ReloadingTls::new("xds", files, &[b"h2"], reloads)
 }
 
 #[cfg(test)]

@@ -9,32 +9,58 @@
 //! of one resource among tens of thousands costs a delta stream O(log n),
 //! not O(n).
 //!
-//! Each item carries its own version (its encoding's digest; a route
-//! table's own version), taken once when the item is put, and the number
-//! of the first publication holding it ([`Item::seq`]): publications are
-//! numbered in the order they are made ([`Resources::stamp`]), so an Envoy
-//! holding publication `n` of a type holds every item numbered `n` or less
-//! (`xds::fleet`). The version of a
+//! Each item carries its own version (its encoding's digest, or what an
+//! encoding in [`Pieces`] says), taken once when the item is put, and the
+//! number of the first publication holding it ([`Item::seq`]):
+//! publications are numbered in the order they are made
+//! ([`Resources::stamp`]), so an Envoy holding publication `n` of a type
+//! holds every item numbered `n` or less ([`crate::fleet`]). The version of a
 //! whole set, which state-of-the-world responses carry, is a digest of the
 //! names and item versions, made only when asked for and then kept: no body
 //! is read again, and delta streams never ask for it.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use aether_projection::RouteTable;
 use bytes::Bytes;
 
-use crate::outputs;
+/// The version of an encoding: the first 8 bytes of its SHA-256, in hex.
+pub fn version_of(encoded: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, encoded);
+    digest.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// An encoding held as buffers of its own (a route configuration's virtual
+/// hosts, say), sent as they are: publishing it copies nothing.
+pub trait Pieces: std::fmt::Debug + Send + Sync + 'static {
+    /// The encoding's length.
+    fn encoded_len(&self) -> usize;
+    /// Appends its buffers, in order, to `pieces`, leaving out empty ones.
+    fn push_pieces(&self, pieces: &mut Vec<Bytes>);
+    /// The encoding in one buffer (a copy).
+    fn to_bytes(&self) -> Bytes;
+    /// Its version.
+    fn version(&self) -> String;
+    /// Whether `other` is the same encoding; O(1) when it is a clone.
+    fn same_as(&self, other: &dyn Pieces) -> bool;
+    /// Itself, for [`Pieces::same_as`] to downcast `other`.
+    fn as_any(&self) -> &dyn Any;
+}
 
 /// One resource's encoding, as the shared buffers a response sends.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Encoded {
     /// In one buffer.
     Buffer(Bytes),
-    /// The route configuration as its table: a piece per virtual host,
-    /// so that publishing a version copies nothing and costs O(1).
-    Routes(RouteTable),
+    /// In pieces of its own.
+    Pieces(Arc<dyn Pieces>),
+}
+
+impl PartialEq for Encoded {
+    fn eq(&self, other: &Self) -> bool {
+        self.same_as(other)
+    }
 }
 
 impl Encoded {
@@ -42,7 +68,7 @@ impl Encoded {
     pub fn len(&self) -> usize {
         match self {
             Encoded::Buffer(bytes) => bytes.len(),
-            Encoded::Routes(table) => table.encoded_len(),
+            Encoded::Pieces(pieces) => pieces.encoded_len(),
         }
     }
 
@@ -56,24 +82,23 @@ impl Encoded {
         match self {
             Encoded::Buffer(bytes) if bytes.is_empty() => {}
             Encoded::Buffer(bytes) => pieces.push(bytes.clone()),
-            Encoded::Routes(table) => pieces.extend(table.pieces().filter(|piece| !piece.is_empty()).cloned()),
+            Encoded::Pieces(own) => own.push_pieces(pieces),
         }
     }
 
-    /// The encoding in one buffer (a copy, for a table).
+    /// The encoding in one buffer (a copy, for pieces).
     pub fn to_bytes(&self) -> Bytes {
         match self {
             Encoded::Buffer(bytes) => bytes.clone(),
-            Encoded::Routes(table) => table.encode(),
+            Encoded::Pieces(pieces) => pieces.to_bytes(),
         }
     }
 
-    /// Its version: a table's own (`routes.json`'s `versionInfo`), or the
-    /// digest of the buffer.
+    /// Its version: what its pieces say, or the buffer's [`version_of`].
     fn version(&self) -> Arc<str> {
         match self {
-            Encoded::Buffer(bytes) => outputs::version_of(bytes).into(),
-            Encoded::Routes(table) => table.version().into(),
+            Encoded::Buffer(bytes) => version_of(bytes).into(),
+            Encoded::Pieces(pieces) => pieces.version().into(),
         }
     }
 
@@ -81,7 +106,7 @@ impl Encoded {
     fn same_as(&self, other: &Self) -> bool {
         match (self, other) {
             (Encoded::Buffer(a), Encoded::Buffer(b)) => (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b,
-            (Encoded::Routes(a), Encoded::Routes(b)) => a.same_as(b),
+            (Encoded::Pieces(a), Encoded::Pieces(b)) => a.same_as(b.as_ref()),
             _ => false,
         }
     }
@@ -121,8 +146,8 @@ impl Item {
 }
 
 impl PartialEq for Item {
-    /// Equal versions and encodings: a version alone can be steered (a
-    /// table's is a sum), the encoding decides.
+    /// Equal versions and encodings: a version alone can be steered (one
+    /// made of its pieces' digests is a sum), the encoding decides.
     fn eq(&self, other: &Self) -> bool {
         self.version == other.version && self.body.same_as(&other.body)
     }
@@ -255,8 +280,7 @@ impl Resources {
         self.items.len() == other.items.len() && other.changes_since(self).next().is_none()
     }
 
-    /// The set's version: for one item its own (for the route
-    /// configuration, `routes.json`'s `versionInfo`), otherwise the digest
+    /// The set's version: for one item its own, otherwise the digest
     /// of every name and item version (see the module documentation).
     pub fn version(&self) -> &str {
         self.version.get_or_init(|| set_version(self.iter()))
@@ -267,7 +291,7 @@ impl Resources {
 pub(crate) fn set_version<'a>(items: impl IntoIterator<Item = (&'a str, &'a Item)>) -> String {
     let mut items = items.into_iter().peekable();
     let Some((first_name, first)) = items.next() else {
-        return outputs::version_of(&[]);
+        return version_of(&[]);
     };
     if items.peek().is_none() {
         return first.version.to_string();
@@ -279,7 +303,7 @@ pub(crate) fn set_version<'a>(items: impl IntoIterator<Item = (&'a str, &'a Item
             all.extend_from_slice(part.as_bytes());
         }
     }
-    outputs::version_of(&all)
+    version_of(&all)
 }
 
 #[cfg(test)]
@@ -293,7 +317,7 @@ mod tests {
     #[test]
     fn items_have_their_own_versions_and_the_set_one_made_of_them() {
         let one = Resources::new(vec![("a".into(), buffer(1))]);
-        assert_eq!(one.version(), outputs::version_of(&[1; 100]));
+        assert_eq!(one.version(), version_of(&[1; 100]));
         assert_eq!(&*one.get("a").unwrap().version, one.version());
         let two = Resources::new(vec![("b".into(), buffer(2)), ("a".into(), buffer(1))]);
         let names: Vec<&str> = two.iter().map(|(name, _)| name).collect();
@@ -305,7 +329,7 @@ mod tests {
         // Another name for the same body is another set.
         let renamed = Resources::new(vec![("a".into(), buffer(1)), ("c".into(), buffer(2))]);
         assert_ne!(renamed.version(), two.version());
-        assert_eq!(Resources::default().version(), outputs::version_of(&[]));
+        assert_eq!(Resources::default().version(), version_of(&[]));
     }
 
     #[test]
@@ -357,8 +381,8 @@ mod tests {
             changes,
             [
                 ("r00007".to_owned(), None),
-                ("r05000".to_owned(), Some(outputs::version_of(&[250; 100]).into())),
-                ("zzz".to_owned(), Some(outputs::version_of(&[1; 100]).into())),
+                ("r05000".to_owned(), Some(version_of(&[250; 100]).into())),
+                ("zzz".to_owned(), Some(version_of(&[1; 100]).into())),
             ]
         );
         assert!(!newer.same_as(&older));

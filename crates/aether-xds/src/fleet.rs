@@ -1,19 +1,20 @@
-//! The Envoys connected to this replica and what each applied: what the
-//! `Programmed` condition is made of ([`crate::status::programmed`]).
+//! The Envoys connected to this server and what each applied (what the
+//! controller's `Programmed` condition is made of).
 //!
 //! Every xDS stream is a member of the fleet while it lasts. Per type it
 //! serves, a stream keeps, by nonce, the publications it sent whole
 //! (`Acks`): once Envoy answers the response that completed its sync
 //! with a publication, it holds that publication (each resource of it that
 //! it asks for), but for the resources it refused. Publications and items
-//! are numbered ([`super::resources`]), so what an object needs is the
+//! are numbered ([`crate::resources`]), so what a change needs is the
 //! numbers of the resources carrying it ([`Need`]), and an Envoy meets a
 //! need once it holds a publication at least as new, asks for the resource
 //! and did not refuse it.
 //!
 //! An Envoy that disconnects stays expected, by its node id, for the
-//! absence grace: an edit made while it restarts waits for it (`Pending`)
-//! rather than being called programmed by the Envoys left. Its return is
+//! absence grace: an edit made while it restarts waits for it
+//! ([`Applied::Pending`]) rather than being called applied by the Envoys
+//! left. Its return is
 //! known by its node id: give each Envoy its own (`--service-node`).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -22,8 +23,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
 
-use crate::status::programmed::{MAX_NAMED_ENVOYS, Programmed};
-
 /// How long a disconnected Envoy stays expected by default.
 pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
 /// Syncs a stream keeps unanswered at most; past it the oldest is
@@ -31,16 +30,46 @@ pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
 /// answer), so an Envoy that never answers costs a bounded memory.
 const MAX_UNANSWERED: usize = 64;
 
-/// What an object's generation needs of each Envoy: one resource carrying
-/// it, at least as new as the item published with it.
+/// What a change (the controller's: an object's generation) needs of each
+/// Envoy: one resource carrying it, at least as new as the item published
+/// with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     /// The resource's type URL.
     pub type_url: &'static str,
     /// Its name.
     pub name: String,
-    /// Its item's number ([`super::Item::seq`]).
+    /// Its item's number ([`crate::resources::Item::seq`]).
     pub seq: u64,
+}
+
+/// What the fleet says of a set of [`Need`]s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// Every Envoy expected holds them.
+    All {
+        /// How many Envoys.
+        envoys: usize,
+    },
+    /// Some Envoys do not yet.
+    Pending {
+        /// Their node ids (`(no node id)` for one that gave none, a
+        /// disconnected one marked so), in the order they joined.
+        waiting: Vec<String>,
+        /// Of how many Envoys.
+        envoys: usize,
+    },
+    /// An Envoy refused a resource needed.
+    Refused {
+        /// The Envoy, by node id.
+        envoy: String,
+        /// The resource: its type's short name and its name.
+        resource: String,
+        /// Envoy's `error_detail` message.
+        error: String,
+    },
+    /// No Envoy is expected.
+    NoEnvoy,
 }
 
 /// Whether a stream's Envoy holds what a [`Need`] asks.
@@ -287,11 +316,11 @@ impl Fleet {
     }
 
     /// A member's Envoy answered (or anything else a status may follow).
-    pub(crate) fn changed(&self) {
+    pub fn changed(&self) {
         self.inner.changes.send_modify(|count| *count += 1);
     }
 
-    /// Changes as they happen: a pass follows them to the statuses waiting.
+    /// Changes as they happen: whoever waits for [`Fleet::applied`] follows them.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
     }
@@ -317,8 +346,8 @@ impl Fleet {
         members.iter().map(|member| member.report()).collect()
     }
 
-    /// What the fleet says of an object whose generation `needs` these.
-    pub fn programmed(&self, needs: &[Need]) -> Programmed {
+    /// What the fleet says of a change that `needs` these.
+    pub fn applied(&self, needs: &[Need]) -> Applied {
         let mut members = self.lock();
         let now = Instant::now();
         members.absent.retain(|(_, until)| *until > now);
@@ -335,7 +364,7 @@ impl Fleet {
                     Holds::Yes => counted = true,
                     Holds::NotYet => (counted, waits) = (true, true),
                     Holds::Refused(error) => {
-                        return Programmed::Rejected {
+                        return Applied::Refused {
                             envoy: node.unwrap_or_else(|| "(no node id)".to_owned()),
                             resource: format!("{} {}", short_type(need.type_url), need.name),
                             error,
@@ -358,18 +387,12 @@ impl Fleet {
             }
         }
         if envoys == 0 {
-            return Programmed::NoEnvoy;
+            return Applied::NoEnvoy;
         }
         if waiting.is_empty() {
-            return Programmed::Programmed { envoys };
+            return Applied::All { envoys };
         }
-        let count = waiting.len();
-        waiting.truncate(MAX_NAMED_ENVOYS);
-        Programmed::Pending {
-            named: waiting,
-            waiting: count,
-            envoys,
-        }
+        Applied::Pending { waiting, envoys }
     }
 }
 

@@ -135,7 +135,7 @@ fn fake(node: &'static str, answers: Vec<(&'static str, Holds)>) -> Arc<Fake> {
 async fn every_envoy_answers_for_an_object_and_one_gone_stays_expected() {
     let fleet = Fleet::new(Duration::from_secs(3600));
     let needs = [need(ROUTES, "a", 1), need(LISTENERS, "https", 1)];
-    assert_eq!(fleet.programmed(&needs), Programmed::NoEnvoy);
+    assert_eq!(fleet.applied(&needs), Applied::NoEnvoy);
 
     let one = fake("edge-1", vec![("a", Holds::Yes), ("https", Holds::Yes)]);
     let two = fake("edge-2", vec![("a", Holds::Yes)]);
@@ -144,15 +144,14 @@ async fn every_envoy_answers_for_an_object_and_one_gone_stays_expected() {
     let second = fleet.join(two.clone());
     assert!(changes.has_changed().unwrap());
     assert_eq!(
-        fleet.programmed(&needs),
-        Programmed::Pending {
-            named: vec!["edge-2".into()],
-            waiting: 1,
+        fleet.applied(&needs),
+        Applied::Pending {
+            waiting: vec!["edge-2".into()],
             envoys: 2
         }
     );
     two.answers.lock().unwrap().push(("https", Holds::Yes));
-    assert_eq!(fleet.programmed(&needs), Programmed::Programmed { envoys: 2 });
+    assert_eq!(fleet.applied(&needs), Applied::All { envoys: 2 });
 
     // A stream serving none of the types asked is not counted.
     let sds = Arc::new(Fake {
@@ -161,26 +160,25 @@ async fn every_envoy_answers_for_an_object_and_one_gone_stays_expected() {
         answers: Mutex::default(),
     });
     let _third = fleet.join(sds);
-    assert_eq!(fleet.programmed(&needs), Programmed::Programmed { envoys: 2 });
+    assert_eq!(fleet.applied(&needs), Applied::All { envoys: 2 });
 
     // edge-2 goes: expected still, until it is back.
     drop(second);
     assert_eq!(
-        fleet.programmed(&needs),
-        Programmed::Pending {
-            named: vec!["edge-2 (disconnected)".into()],
-            waiting: 1,
+        fleet.applied(&needs),
+        Applied::Pending {
+            waiting: vec!["edge-2 (disconnected)".into()],
             envoys: 2
         }
     );
     let _back = fleet.join(two);
-    assert_eq!(fleet.programmed(&needs), Programmed::Programmed { envoys: 2 });
+    assert_eq!(fleet.applied(&needs), Applied::All { envoys: 2 });
 
     // A refusal names the Envoy, the resource and what Envoy said.
     one.answers.lock().unwrap()[0].1 = Holds::Refused("duplicate domain".into());
     assert_eq!(
-        fleet.programmed(&needs),
-        Programmed::Rejected {
+        fleet.applied(&needs),
+        Applied::Refused {
             envoy: "edge-1".into(),
             resource: "RouteConfiguration a".into(),
             error: "duplicate domain".into()
@@ -194,7 +192,7 @@ async fn without_a_grace_an_envoy_gone_is_forgotten() {
     let fleet = Fleet::new(Duration::ZERO);
     let needs = [need(ROUTES, "a", 1)];
     let member = fleet.join(fake("edge-1", vec![]));
-    assert!(matches!(fleet.programmed(&needs), Programmed::Pending { .. }));
+    assert!(matches!(fleet.applied(&needs), Applied::Pending { .. }));
     drop(member);
-    assert_eq!(fleet.programmed(&needs), Programmed::NoEnvoy);
+    assert_eq!(fleet.applied(&needs), Applied::NoEnvoy);
 }

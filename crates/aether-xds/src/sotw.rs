@@ -1,6 +1,7 @@
-//! One state-of-the-world xDS stream, for any resource type: RDS, LDS and
-//! SDS all serve through [`stream`] and [`fetch`] (see the parent module
-//! for the protocol as served; delta streams are [`super::delta`]'s).
+//! One state-of-the-world xDS stream, for any resource type: every type
+//! served (RDS, LDS, SDS, ...) is served through [`stream`] and [`fetch`] (see the crate
+//! documentation for the protocol as served; delta streams are
+//! [`crate::delta`]'s).
 //!
 //! What a stream is sent is the published [`Resources`] filtered by the
 //! names its Envoy asked for (all of them when it names none, as Envoy's
@@ -30,14 +31,12 @@ use tokio_util::sync::CancellationToken;
 use tonic::Status;
 use tracing::{debug, warn};
 
-pub use super::resources::{Encoded, Item, Resources};
-use crate::metrics::Metrics;
+use crate::body::{Owes, ResponseBody, Signals};
+use crate::fleet::{Acks, Fleet, Holds, Member, Membership, Need, Report};
+use crate::metrics::{OpenStream, XdsMetrics};
+use crate::resources::{Encoded, Resources};
 
 pub(crate) mod wire;
-
-pub use super::body::ResponseBody;
-use super::body::{Owes, Signals};
-use super::fleet::{Acks, Fleet, Holds, Member, Membership, Need, Report};
 
 /// What the server publishes for one type: the latest version, if any.
 pub type Current = watch::Receiver<Option<Arc<Resources>>>;
@@ -46,7 +45,7 @@ pub type Current = watch::Receiver<Option<Arc<Resources>>>;
 pub type OnNames = dyn Fn(&[String], Option<&Node>) + Send + Sync;
 
 /// What a stream serves: its type, and what to do with a new list of
-/// names (RDS warns about names it does not serve).
+/// names (the controller's RDS warns about names it does not serve).
 #[derive(Clone)]
 pub struct Kind {
     /// The type URL of the resources (and of the requests accepted).
@@ -64,7 +63,7 @@ impl Kind {
     /// the digest of those resources (by name), or the version of them all.
     fn digest(&self, resources: &Resources, names: &[String]) -> String {
         if self.by_name {
-            super::resources::set_version(resources.filtered(names))
+            crate::resources::set_version(resources.filtered(names))
         } else {
             resources.version().to_owned()
         }
@@ -95,7 +94,7 @@ pub(crate) struct Outbox {
     owed: Mutex<Owed>,
     /// The latest version; the body reads it when it writes.
     current: Current,
-    metrics: Arc<Metrics>,
+    metrics: Arc<dyn XdsMetrics>,
     signals: Signals,
     /// Told of each answer.
     fleet: Fleet,
@@ -122,7 +121,7 @@ struct Owed {
 }
 
 impl Outbox {
-    pub(crate) fn new(kind: Kind, current: Current, metrics: Arc<Metrics>, fleet: Fleet) -> Arc<Self> {
+    pub(crate) fn new(kind: Kind, current: Current, metrics: Arc<dyn XdsMetrics>, fleet: Fleet) -> Arc<Self> {
         Arc::new(Self {
             kind,
             owed: Mutex::new(Owed::default()),
@@ -179,7 +178,7 @@ impl Owes for Outbox {
         let nonce = owed.nonce;
         owed.acks.sent(nonce);
         owed.acks.synced(resources.seq());
-        self.metrics.xds_responses.inc();
+        self.metrics.response_sent();
         Some(self.kind.response(&resources, &owed.names, nonce))
     }
 }
@@ -214,24 +213,15 @@ impl Member for Outbox {
     }
 }
 
-/// Decrements `xds_streams` when dropped.
-struct OpenStream<'a>(&'a Metrics);
-
-impl Drop for OpenStream<'_> {
-    fn drop(&mut self) {
-        self.0.xds_streams.dec();
-    }
-}
-
 /// Serves one stream of `kind` on `requests`, a member of `fleet` while it
 /// lasts: its response body, whose request task runs until Envoy closes
 /// the stream, the body is dropped, or `closing` (the server stops: the
 /// stream ends with UNAVAILABLE).
 pub fn stream(
     kind: Kind,
-    requests: super::requests::Requests,
+    requests: crate::requests::Requests,
     current: Current,
-    metrics: Arc<Metrics>,
+    metrics: Arc<dyn XdsMetrics>,
     fleet: &Fleet,
     closing: CancellationToken,
 ) -> ResponseBody {
@@ -251,7 +241,7 @@ pub fn fetch(kind: &Kind, names: &[String], current: &Current) -> Result<Vec<Byt
 
 /// Reads one stream's requests; tells its body what is owed.
 async fn read_requests(
-    mut requests: super::requests::Requests,
+    mut requests: crate::requests::Requests,
     outbox: Arc<Outbox>,
     membership: Membership,
     closing: CancellationToken,
@@ -261,19 +251,17 @@ async fn read_requests(
     let metrics = outbox.metrics.clone();
     let kind = outbox.kind.clone();
     let mut current = outbox.current.clone();
-    metrics.xds_streams.inc();
-    // Counted down however the stream ends.
-    let _open = OpenStream(&metrics);
+    let _open = OpenStream::new(metrics.as_ref());
     loop {
         let request = tokio::select! {
             () = outbox.signals.closed() => return,
             () = closing.cancelled() => {
-                outbox.end(Status::unavailable("the controller is shutting down"));
+                outbox.end(Status::unavailable("the server is shutting down"));
                 return;
             }
             changed = current.changed() => {
                 if changed.is_err() {
-                    outbox.end(Status::unavailable("the controller is shutting down"));
+                    outbox.end(Status::unavailable("the server is shutting down"));
                     return;
                 }
                 // The body sends it if it is new to this stream, once asked.
@@ -311,7 +299,7 @@ async fn read_requests(
             continue;
         }
         if let Some(error) = &request.error_detail {
-            metrics.xds_nacks.inc();
+            metrics.response_refused();
             warn!(type_url = kind.type_url, version = %request.version_info, message = %error.message,
                 node = ?owed.node, "xds: Envoy rejected a configuration");
             let (nonce, names) = (owed.nonce, std::mem::take(&mut owed.sent_names));

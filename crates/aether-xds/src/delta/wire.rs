@@ -5,8 +5,8 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::encoding::{WireType, encode_key, encode_varint};
 
-use super::super::resources::Item;
-use super::super::sotw::wire::{ANY_TYPE_URL, ANY_VALUE, delimited_len, field_len, put_string};
+use crate::resources::Item;
+use crate::sotw::wire::{ANY_TYPE_URL, ANY_VALUE, delimited_len, field_len, put_string};
 
 /// Field numbers of `envoy.service.discovery.v3.DeltaDiscoveryResponse`.
 const RESOURCES: u32 = 2;
@@ -80,8 +80,8 @@ mod tests {
     use envoy_types::pb::google::protobuf::Any;
     use prost::Message;
 
-    use super::super::super::resources::Encoded;
     use super::*;
+    use crate::resources::Encoded;
 
     const TYPE: &str = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret";
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use envoy_types::pb::envoy::service::discovery::v3::DeltaDiscoveryRequest;
 
-use super::super::resources::{Item, Resources};
+use crate::resources::{Item, Resources};
 
 /// The name that subscribes to (or unsubscribes from) every resource.
 pub(crate) const WILDCARD: &str = "*";

@@ -9,6 +9,7 @@ use http_body::Body;
 use prost::Message;
 
 use super::*;
+use crate::metrics::Counts;
 
 const ROUTES: &str = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
 
@@ -34,7 +35,7 @@ fn resources(items: &[(&str, u8)]) -> Arc<Resources> {
 fn buffer(encoded: &Encoded) -> &Bytes {
     match encoded {
         Encoded::Buffer(bytes) => bytes,
-        Encoded::Routes(_) => panic!("a route table, not a buffer"),
+        Encoded::Pieces(_) => panic!("pieces, not a buffer"),
     }
 }
 
@@ -44,7 +45,7 @@ fn nth(resources: &Resources, index: usize) -> &Encoded {
 }
 
 /// A stream's body whose client has asked for `names`.
-fn asked(kind: Kind, current: &Current, metrics: &Arc<Metrics>, names: &[&str]) -> ResponseBody {
+fn asked(kind: Kind, current: &Current, metrics: &Arc<Counts>, names: &[&str]) -> ResponseBody {
     let outbox = Outbox::new(kind, current.clone(), metrics.clone(), Default::default());
     {
         let mut owed = outbox.lock();
@@ -81,14 +82,14 @@ fn shares(pieces: &[Bytes], buffer: &Bytes) -> bool {
 
 #[test]
 fn a_stream_that_does_not_read_owes_only_the_latest_version() {
-    let metrics = Arc::new(Metrics::new());
+    let metrics = Arc::new(Counts::default());
     let first = resources(&[("aether-edge", 0)]);
     let (sender, current) = watch::channel(Some(first.clone()));
     let mut body = asked(kind(ROUTES, false), &current, &metrics, &["aether-edge"]);
     let sent = take(&mut body);
     assert!(shares(&sent, buffer(nth(&first, 0))));
     assert_eq!(decode(&sent).nonce, "1");
-    assert_eq!(metrics.xds_responses.get(), 1);
+    assert_eq!(metrics.responses(), 1);
     assert!(take(&mut body).is_empty(), "nothing more is owed");
 
     // 50 versions while the client does not read (hyper does not poll its
@@ -100,7 +101,7 @@ fn a_stream_that_does_not_read_owes_only_the_latest_version() {
         sender.send(Some(version)).unwrap();
     }
     let latest = skipped.pop().unwrap().upgrade().unwrap();
-    assert_eq!(metrics.xds_responses.get(), 1);
+    assert_eq!(metrics.responses(), 1);
     assert!(
         skipped.iter().all(|version| version.upgrade().is_none()),
         "a version the stream was never sent is still held"
@@ -112,13 +113,13 @@ fn a_stream_that_does_not_read_owes_only_the_latest_version() {
     let response = decode(&sent);
     assert_eq!(response.version_info, latest.version());
     assert_eq!(response.nonce, "2");
-    assert_eq!(metrics.xds_responses.get(), 2);
+    assert_eq!(metrics.responses(), 2);
     assert!(take(&mut body).is_empty());
 }
 
 #[test]
 fn responses_of_one_version_share_its_buffers() {
-    let metrics = Arc::new(Metrics::new());
+    let metrics = Arc::new(Counts::default());
     let routes = resources(&[("aether-edge", 7)]);
     let (_routes_sender, current) = watch::channel(Some(routes.clone()));
     let mut streams: Vec<ResponseBody> = (0..3)

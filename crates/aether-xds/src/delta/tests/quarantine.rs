@@ -2,7 +2,7 @@
 //! configuration serves every Envoy, new ones too, the last version taken.
 
 use super::*;
-use crate::xds::quarantine::Quarantine;
+use crate::quarantine::Quarantine;
 
 const A: &str = "aether-edge/default/a";
 const B: &str = "aether-edge/default/b";
@@ -21,9 +21,9 @@ fn stream(quarantine: &Quarantine, current: &Current) -> Arc<Outbox> {
     Arc::new(Outbox {
         types: vec![served],
         state: Mutex::new(State::new(1)),
-        metrics: Arc::new(Metrics::new()),
+        metrics: Arc::new(Counts::default()),
         signals: Signals::default(),
-        fleet: crate::xds::fleet::Fleet::default(),
+        fleet: crate::fleet::Fleet::default(),
     })
 }
 
@@ -38,7 +38,7 @@ fn want(quarantine: &Quarantine, items: &[(&str, u8)]) {
 #[test]
 fn a_refused_configuration_is_served_as_last_taken_to_every_stream_and_new_ones() {
     let (sender, current) = watch::channel(None);
-    let quarantine = Quarantine::new("aether-edge".into(), Arc::new(sender));
+    let quarantine = Quarantine::new(Arc::new(crate::quarantine::tests::UnderBase), Arc::new(sender));
     want(&quarantine, &[(A, 1), (B, 1)]);
     let first = stream(&quarantine, &current);
     let second = stream(&quarantine, &current);

@@ -9,7 +9,7 @@
 //! synced with, which is what Envoy holds by our account. A reconnecting
 //! Envoy's `initial_resource_versions` are not sent again at the same
 //! version, and those gone are removed. A publication costs the stream
-//! O(changes) ([`super::resources::Resources::changes_since`]); a resource
+//! O(changes) ([`crate::resources::Resources::changes_since`]); a resource
 //! that goes is removed (`removed_resources`) from the streams that hold
 //! it.
 //!
@@ -17,10 +17,10 @@
 //! type is an ACK, or a NACK (`error_detail`): logged with Envoy's message
 //! and counted, and its versions are not sent again (the next change is);
 //! a route configuration refused alone is quarantined for every stream
-//! (`xds/quarantine.rs`).
+//! ([`crate::quarantine`]).
 //! A request with an older nonce still changes the subscription.
 //!
-//! As for state of the world ([`super::sotw`]), responses are built when
+//! As for state of the world ([`crate::sotw`]), responses are built when
 //! the body is polled, one at a time: an unread stream holds its
 //! subscriptions and the latest publication, never a queue of versions.
 //! When several types are owed, listeners go first, then routes, then
@@ -39,10 +39,12 @@ use tokio_util::sync::CancellationToken;
 use tonic::Status;
 use tracing::{debug, warn};
 
-use super::body::{Owes, ResponseBody, Signals};
-use super::fleet::{Acks, Fleet, Holds, Member, Need, Report};
-use super::sotw::{Current, Kind};
-use crate::metrics::Metrics;
+use crate::body::{Owes, ResponseBody, Signals};
+use crate::fleet::{Acks, Fleet, Holds, Member, Need, Report};
+use crate::metrics::{OpenStream, XdsMetrics};
+use crate::quarantine::Quarantine;
+use crate::resources::Item;
+use crate::sotw::{Current, Kind};
 
 mod subscription;
 pub(crate) mod wire;
@@ -50,7 +52,7 @@ pub(crate) mod wire;
 use subscription::Subscription;
 
 /// The request messages of a delta stream.
-pub type DeltaRequests = super::requests::Requests<Incoming, DeltaDiscoveryRequest>;
+pub type DeltaRequests = crate::requests::Requests<Incoming, DeltaDiscoveryRequest>;
 
 /// One type a stream serves: its kind and its publications.
 #[derive(Clone)]
@@ -59,8 +61,9 @@ pub struct Served {
     pub kind: Kind,
     /// The latest publication.
     pub current: Current,
-    /// Told of what Envoy takes and refuses (RDS).
-    pub(crate) quarantine: Option<super::quarantine::Quarantine>,
+    /// Told of what Envoy takes and refuses, when its refusals are
+    /// quarantined.
+    pub quarantine: Option<Quarantine>,
 }
 
 /// What one stream owes its client, shared by its request task and its
@@ -69,7 +72,7 @@ struct Outbox {
     /// In the order responses go out when several are owed.
     types: Vec<Served>,
     state: Mutex<State>,
-    metrics: Arc<Metrics>,
+    metrics: Arc<dyn XdsMetrics>,
     signals: Signals,
     /// Told of each answer.
     fleet: Fleet,
@@ -101,7 +104,7 @@ struct State {
 }
 
 /// The resources one response carried, by name.
-type Carried = Vec<(String, super::Item)>;
+type Carried = Vec<(String, Item)>;
 
 /// Resources per response at most: Envoy applies a response whole or not at
 /// all, so a refused one is sent again a resource at a time.
@@ -159,7 +162,7 @@ impl Owes for Outbox {
             let wanted = |subscription: &Subscription, name: &String| {
                 current.get(name).filter(|_| subscription.wants(name)).cloned()
             };
-            let mut put: Vec<(String, super::Item)> = Vec::new();
+            let mut put: Vec<(String, Item)> = Vec::new();
             let mut removed: Vec<String> = Vec::new();
             while let Some(name) = state.singles[index].pop_front() {
                 if let Some(item) = wanted(&state.subscriptions[index], &name) {
@@ -215,8 +218,8 @@ impl Owes for Outbox {
             {
                 state.acks[index].synced(seq);
             }
-            self.metrics.xds_responses.inc();
-            let put: Vec<(&str, &super::Item)> = put.iter().map(|(name, item)| (name.as_str(), item)).collect();
+            self.metrics.response_sent();
+            let put: Vec<(&str, &Item)> = put.iter().map(|(name, item)| (name.as_str(), item)).collect();
             let removed: Vec<&str> = removed.iter().map(String::as_str).collect();
             debug!(
                 type_url = served.kind.type_url,
@@ -228,15 +231,6 @@ impl Owes for Outbox {
             return Some(wire::response(served.kind.type_url, &put, &removed, &nonce.to_string()));
         }
         None
-    }
-}
-
-/// Decrements `xds_streams` when dropped.
-struct OpenStream<'a>(&'a Metrics);
-
-impl Drop for OpenStream<'_> {
-    fn drop(&mut self) {
-        self.0.xds_streams.dec();
     }
 }
 
@@ -279,7 +273,7 @@ impl Member for Outbox {
 pub fn stream(
     types: Vec<Served>,
     requests: DeltaRequests,
-    metrics: Arc<Metrics>,
+    metrics: Arc<dyn XdsMetrics>,
     fleet: &Fleet,
     closing: CancellationToken,
 ) -> ResponseBody {
@@ -307,26 +301,24 @@ async fn any_changed(currents: &mut [Current]) -> Result<(), tokio::sync::watch:
 async fn read_requests(
     mut requests: DeltaRequests,
     outbox: Arc<Outbox>,
-    membership: super::fleet::Membership,
+    membership: crate::fleet::Membership,
     closing: CancellationToken,
 ) {
     // In the fleet until the stream ends, however it does.
     let _membership = membership;
     let metrics = outbox.metrics.clone();
     let mut currents: Vec<Current> = outbox.types.iter().map(|served| served.current.clone()).collect();
-    metrics.xds_streams.inc();
-    // Counted down however the stream ends.
-    let _open = OpenStream(&metrics);
+    let _open = OpenStream::new(metrics.as_ref());
     loop {
         let request = tokio::select! {
             () = outbox.signals.closed() => return,
             () = closing.cancelled() => {
-                outbox.signals.end(Status::unavailable("the controller is shutting down"));
+                outbox.signals.end(Status::unavailable("the server is shutting down"));
                 return;
             }
             changed = any_changed(&mut currents) => {
                 if changed.is_err() {
-                    outbox.signals.end(Status::unavailable("the controller is shutting down"));
+                    outbox.signals.end(Status::unavailable("the server is shutting down"));
                     return;
                 }
                 // The body sends what is new to each subscription.
@@ -402,14 +394,15 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
         match (refused, &request.error_detail) {
             (None, _) => debug!(nonce = %request.response_nonce, "xds: a stale ACK or NACK ignored"),
             (Some((nonce, items)), Some(error)) => {
-                outbox.metrics.xds_nacks.inc();
+                outbox.metrics.response_refused();
                 warn!(type_url = kind.type_url, nonce, message = %error.message, node = ?state.node,
                     "xds: Envoy rejected a configuration");
                 let names: Vec<String> = items.iter().map(|(name, _)| name.clone()).collect();
                 state.acks[index].refused(nonce, &names, &error.message, names.len() > 1);
                 answered = true;
                 match &items[..] {
-                    // One alone: quarantined (RDS), or not sent again
+                    // One alone: quarantined (when its type's refusals
+                    // are), or not sent again
                     // until it changes.
                     [(name, item)] => {
                         if let Some(quarantine) = &outbox.types[index].quarantine {

@@ -9,8 +9,9 @@ use envoy_types::pb::google::rpc::Status as RpcStatus;
 use prost::Message;
 use tokio::sync::watch;
 
-use super::super::resources::{Encoded, Resources};
 use super::*;
+use crate::metrics::Counts;
+use crate::resources::{Encoded, Resources};
 
 const LISTENERS: &str = "type.googleapis.com/envoy.config.listener.v3.Listener";
 const ROUTES: &str = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
@@ -37,8 +38,8 @@ impl Type {
 }
 
 /// An outbox serving `type_urls`, in that order, and their publishers.
-fn open(type_urls: &[&'static str]) -> (Arc<Outbox>, Vec<Type>, Arc<Metrics>) {
-    let metrics = Arc::new(Metrics::new());
+fn open(type_urls: &[&'static str]) -> (Arc<Outbox>, Vec<Type>, Arc<Counts>) {
+    let metrics = Arc::new(Counts::default());
     let mut types = Vec::new();
     let mut served = Vec::new();
     for type_url in type_urls {
@@ -65,7 +66,7 @@ fn open(type_urls: &[&'static str]) -> (Arc<Outbox>, Vec<Type>, Arc<Metrics>) {
         state: Mutex::new(state),
         metrics: metrics.clone(),
         signals: Signals::default(),
-        fleet: crate::xds::fleet::Fleet::default(),
+        fleet: crate::fleet::Fleet::default(),
     });
     (outbox, types, metrics)
 }
@@ -159,7 +160,7 @@ fn names(response: &DeltaDiscoveryResponse) -> Vec<&str> {
 }
 
 fn version(fill: u8) -> String {
-    crate::outputs::version_of(&[fill; 1000])
+    crate::resources::version_of(&[fill; 1000])
 }
 
 #[test]
@@ -304,9 +305,9 @@ fn a_nack_is_counted_and_its_versions_are_not_sent_again() {
     let mut stale = nack(&first);
     stale.response_nonce = "0".into();
     handle(&outbox, stale).unwrap();
-    assert_eq!(metrics.xds_nacks.get(), 0);
+    assert_eq!(metrics.refused(), 0);
     handle(&outbox, nack(&first)).unwrap();
-    assert_eq!(metrics.xds_nacks.get(), 1);
+    assert_eq!(metrics.refused(), 1);
     assert!(next(&outbox).is_none(), "the rejected version is not sent again");
     types[0].change(|resources| {
         resources.put("aether-edge", body(2));
@@ -315,7 +316,7 @@ fn a_nack_is_counted_and_its_versions_are_not_sent_again() {
         sent(&next(&outbox).unwrap()),
         (vec![("aether-edge".into(), version(2))], vec![])
     );
-    assert_eq!(metrics.xds_responses.get(), 2);
+    assert_eq!(metrics.responses(), 2);
 }
 
 #[test]
@@ -336,7 +337,7 @@ fn an_unread_stream_holds_only_the_latest_publication() {
     let a = response.resources.iter().find(|resource| resource.name == "a").unwrap();
     assert_eq!(a.version, version(100));
     assert!(next(&outbox).is_none());
-    assert_eq!(metrics.xds_responses.get(), 2);
+    assert_eq!(metrics.responses(), 2);
     // What the stream keeps is the one publication it synced with.
     let state = outbox.lock();
     let current = types[0].sender.borrow().clone().unwrap();
@@ -372,7 +373,7 @@ fn a_change_of_one_of_ten_thousand_sends_one() {
 
 #[test]
 fn listeners_go_before_routes_before_secrets_and_nonces_are_per_response() {
-    let (outbox, types, _) = open(&[LISTENERS, ROUTES, SECRETS]);
+    let (outbox, types, metrics) = open(&[LISTENERS, ROUTES, SECRETS]);
     for (index, type_url) in [SECRETS, ROUTES, LISTENERS].into_iter().enumerate() {
         handle(&outbox, subscribe(type_url, &[])).unwrap();
         types[2 - index].publish(resources(&[("x", index as u8)]));
@@ -393,7 +394,7 @@ fn listeners_go_before_routes_before_secrets_and_nonces_are_per_response() {
     nack_of_routes.response_nonce = "3".into();
     nack_of_routes.error_detail = Some(RpcStatus::default());
     handle(&outbox, nack_of_routes).unwrap();
-    assert_eq!(outbox.metrics.xds_nacks.get(), 0);
+    assert_eq!(metrics.refused(), 0);
 }
 
 #[test]
@@ -483,7 +484,7 @@ fn a_large_sync_goes_in_batches_and_a_refused_batch_again_a_resource_at_a_time()
     handle(&outbox, ack(&batches[0])).unwrap();
     handle(&outbox, nack(&batches[1])).unwrap();
     handle(&outbox, ack(&batches[2])).unwrap();
-    assert_eq!(metrics.xds_nacks.get(), 1);
+    assert_eq!(metrics.refused(), 1);
     let again: Vec<DeltaDiscoveryResponse> = std::iter::from_fn(|| one(&outbox)).collect();
     assert_eq!(again.len(), 500);
     assert!(again.iter().all(|response| response.resources.len() == 1));
