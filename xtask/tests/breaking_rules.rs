@@ -2,12 +2,14 @@
 //! edit below changes one buf.validate rule (or adds a field), and the
 //! check names exactly the tightenings, with both values.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use xtask::breaking::rules::{Tightening, tightenings};
 use xtask::{descriptors, proto_deps, workspace_root};
 
-const PROTO: &str = "api/aether/config/v1/virtual_host.proto";
+use common::PROTO;
 
 /// The lowered descriptors of today's api/ with `edit` applied to the
 /// proto's text.
@@ -15,10 +17,7 @@ fn compiled(edit: impl Fn(&str) -> String) -> Vec<u8> {
     let root = workspace_root();
     let deps = proto_deps::materialize(&root, &proto_deps::PinnedCrates::load(&root).unwrap()).unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    let original = std::fs::read_to_string(root.join(PROTO)).unwrap();
-    let target = scratch.path().join(PROTO);
-    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    std::fs::write(&target, edit(&original)).unwrap();
+    common::copy_api(scratch.path(), edit);
     descriptors::compile(scratch.path(), &[PathBuf::from("api")], &[deps])
         .unwrap()
         .proto3

@@ -33,11 +33,7 @@ fn generate(root: &Path) -> anyhow::Result<Vec<Output>> {
 
 fn scratch_api(edit: impl Fn(String) -> String) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let from = xtask::workspace_root().join("api/aether/config/v1/virtual_host.proto");
-    let to = dir.path().join("api/aether/config/v1/virtual_host.proto");
-    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-    let proto = std::fs::read_to_string(from).unwrap();
-    std::fs::write(to, edit(proto)).unwrap();
+    common::copy_api(dir.path(), |proto| edit(proto.to_owned()));
     dir
 }
 

@@ -10,6 +10,7 @@
 
 #[path = "skew_fixtures/additions.rs"]
 mod additions;
+mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use additions::Addition;
+use common::PROTO;
 use heck::ToShoutySnakeCase;
 use prost::Message;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, Kind, MessageDescriptor};
@@ -25,7 +27,6 @@ use xtask::{descriptors, proto_deps, workspace_root};
 
 const SKEW: &str = "crates/aether-api/tests/skew";
 const ADDITIONS: &str = "crates/aether-api/tests/skew/additions.txt";
-const PROTO: &str = "api/aether/config/v1/virtual_host.proto";
 const SPEC: &str = "aether.config.v1.VirtualHostSpec";
 
 /// The skew manifests, by file name, with their specs.
@@ -79,9 +80,7 @@ fn newer_text() -> String {
 fn scratch_workspace(proto: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(workspace_root().join("buf.yaml"), dir.path().join("buf.yaml")).unwrap();
-    let file = dir.path().join(PROTO);
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, proto).unwrap();
+    common::copy_api(dir.path(), |_| proto.to_owned());
     proto_deps::materialize(dir.path(), pinned()).unwrap();
     dir
 }

@@ -97,6 +97,19 @@ pub(crate) fn rust_field_name(name: &str) -> String {
     }
 }
 
+/// The API's messages grouped by proto package (a generated file each), in
+/// declaration order within a package.
+pub(crate) fn messages_by_package(api: &Api) -> std::collections::BTreeMap<String, Vec<&crate::rules::Message>> {
+    let mut by_package: std::collections::BTreeMap<String, Vec<&crate::rules::Message>> = Default::default();
+    for message in &api.messages {
+        by_package
+            .entry(message.descriptor.package_name().to_owned())
+            .or_default()
+            .push(message);
+    }
+    by_package
+}
+
 /// The API's own files (not imports), lowered to proto3, with their comments.
 pub struct ApiFiles {
     pub set: FileDescriptorSet,

@@ -20,15 +20,8 @@ use crate::rules::{Api, Field, Message};
 
 pub fn generate(api: &Api) -> Result<Vec<(String, Vec<u8>)>> {
     let holding = messages_holding_regexes(api);
-    let mut by_package: BTreeMap<String, Vec<&Message>> = BTreeMap::new();
-    for message in &api.messages {
-        by_package
-            .entry(message.descriptor.package_name().to_owned())
-            .or_default()
-            .push(message);
-    }
     let mut files = Vec::new();
-    for (package, messages) in by_package {
+    for (package, messages) in super::messages_by_package(api) {
         let mut code = String::new();
         for message in messages
             .into_iter()

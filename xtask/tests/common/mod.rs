@@ -18,6 +18,30 @@ pub fn api_context() -> Context {
     context(&xtask::workspace_root(), "api").unwrap()
 }
 
+/// The API's proto, relative to the workspace root.
+pub const PROTO: &str = "api/aether/config/v1/virtual_host.proto";
+
+/// Copies the workspace's `api/` under `to` (the proto and the files it
+/// imports), `PROTO` written as `edit` makes it.
+pub fn copy_api(to: &Path, edit: impl Fn(&str) -> String) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let root = xtask::workspace_root();
+    copy(&root.join("api"), &to.join("api"));
+    let proto = std::fs::read_to_string(root.join(PROTO)).unwrap();
+    std::fs::write(to.join(PROTO), edit(&proto)).unwrap();
+}
+
 /// Writes `body` as the proto file `t/t.proto` (edition 2024, package `t`,
 /// buf.validate imported, implicit presence) in a fresh directory, and
 /// compiles it.

@@ -33,15 +33,8 @@ use super::{RUST_HEADER, rust_field_name};
 use crate::rules::{Api, Message, MessageOneof, Pattern};
 
 pub fn generate(api: &Api) -> Result<Vec<(String, Vec<u8>)>> {
-    let mut by_package: BTreeMap<String, Vec<&Message>> = BTreeMap::new();
-    for message in &api.messages {
-        by_package
-            .entry(message.descriptor.package_name().to_owned())
-            .or_default()
-            .push(message);
-    }
     let mut files = Vec::new();
-    for (package, messages) in by_package {
+    for (package, messages) in super::messages_by_package(api) {
         let mut out = Generated::default();
         for message in messages {
             out.message(message)
