@@ -8,7 +8,7 @@
 //! A marked field codegen cannot reach (under a map, in a nested message)
 //! fails codegen rather than going unguarded.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result, bail, ensure};

@@ -23,7 +23,6 @@ mod cel;
 mod checks;
 mod fields;
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result, ensure};
