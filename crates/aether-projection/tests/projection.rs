@@ -1,5 +1,5 @@
 //! Behaviour of the projection on hand-written objects (the checked-in
-//! examples: crates/aetherctl/tests/examples_projected.rs).
+//! examples: crates/aetherctl/tests/cli/examples_projected.rs).
 
 use aether_projection::{
     LeftOutReason, ObjectKey, ProjectError, ProjectionConfig, Projector, Snapshot, VirtualHostObject, project,

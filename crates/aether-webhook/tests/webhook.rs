@@ -561,7 +561,7 @@ async fn two_replicas_racing_both_admit_then_catch_up() {
     let out = two.review(&c2, &more).await;
     assert!(message(response(&out)).contains("team-b/second"), "{out}");
 
-    // The edge's dedup of the two: crates/aetherctl/tests/race.rs.
+    // The edge's dedup of the two: crates/aetherctl/tests/cli/race.rs.
     one.stop().await;
     two.stop().await;
 }

@@ -1,15 +1,13 @@
 //! `project`, `admit` and `status` on files: the projection, the admission
 //! webhook's handler and the controller's statuses, run by the binary offline.
 
-mod common;
-mod paths;
-
 use std::ffi::OsString;
 use std::path::Path;
 
-use common::{Run, aetherctl, proposal, write};
-use paths::examples_dir;
 use serde_json::Value;
+
+use crate::common::{Run, aetherctl, proposal, write};
+use crate::paths::{self, examples_dir};
 
 fn project_json(paths: &[&Path]) -> (Run, Value) {
     let mut args: Vec<OsString> = vec!["project".into(), "--format".into(), "json".into()];

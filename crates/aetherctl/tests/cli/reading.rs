@@ -1,11 +1,9 @@
 //! The reading faults, through the binary: each input that once
 //! hung it, or made it report the wrong thing, gives a clear answer.
 
-mod common;
-
 use std::path::Path;
 
-use common::{aetherctl, proposal, write};
+use crate::common::{aetherctl, proposal, write};
 
 /// Makes a FIFO at `path` (nothing ever writes to it).
 #[cfg(unix)]
@@ -136,7 +134,7 @@ fn type_errors() -> Vec<(String, &'static str)> {
         (proposal.replace("port: 8080", "port: 4294967296"), "4294967296"),
         // An unknown enum value (`provider: VAULT`) is a violation for
         // `validate` only; `project` and `status` read it as from a newer API
-        // version, unsupported: see tests/skew.rs.
+        // version, unsupported: see skew.rs.
     ]
     .into_iter()
     .map(|(text, got)| {

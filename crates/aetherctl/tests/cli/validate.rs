@@ -5,17 +5,16 @@
 //! it) and, on Unix, in memory: the binary runs under `ulimit -v`, so an
 //! input that made it allocate without bound would abort it, not pass.
 
-mod common;
-#[path = "validate/edge_limits.rs"]
 mod edge_limits;
-mod paths;
 
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Instant;
 
-use common::{Run, SIXTEEN_MIB, TIMEOUT, aetherctl, proposal, write};
 use serde_json::Value;
+
+use crate::common::{Run, SIXTEEN_MIB, TIMEOUT, aetherctl, proposal, write};
+use crate::paths;
 
 fn validate(paths: &[&Path]) -> Run {
     let mut args: Vec<OsString> = vec!["validate".into()];

@@ -2,12 +2,11 @@
 //! text|json|yaml` on every command, `-f FILE` (repeatable) and `-f -`,
 //! mixed manifest streams, shell completions, `--version`.
 
-mod common;
-
 use std::path::Path;
 
-use common::{SIXTEEN_MIB, aetherctl, aetherctl_with_stdin, proposal, write};
 use serde_json::Value;
+
+use crate::common::{SIXTEEN_MIB, aetherctl, aetherctl_with_stdin, proposal, write};
 
 fn example(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

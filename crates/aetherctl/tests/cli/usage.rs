@@ -1,8 +1,6 @@
 //! The `aetherctl` binary's command line: usage errors, `--help` and `crd`.
 
-mod common;
-
-use common::aetherctl;
+use crate::common::aetherctl;
 
 #[test]
 fn usage_errors_exit_2() {

@@ -3,13 +3,12 @@
 //! covering its hosts and routes; each note names a field the object has;
 //! invalid objects are not converted.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::aetherctl;
 use gateway_api::httproutes::HttpRoute;
 use serde_json::Value;
+
+use crate::common::{self, aetherctl};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

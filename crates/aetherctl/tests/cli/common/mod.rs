@@ -1,8 +1,6 @@
 //! Running the `aetherctl` binary for real, bounded in time and memory, and
 //! writing its input files.
 
-#![allow(dead_code)] // Each test file uses its own part.
-
 use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};

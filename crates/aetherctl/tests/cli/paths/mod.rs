@@ -1,8 +1,6 @@
 //! Snapshot settings for the binary's output: the directories it names
 //! (temporary ones, the examples) differ between machines and runs.
 
-#![allow(dead_code)] // Each test file uses its own part.
-
 use std::path::{Path, PathBuf};
 
 /// The repository's `examples/`, as the tests name it to the binary.

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::common::{aetherctl, proposal, write};
 use super::validate_json;
+use crate::common::{aetherctl, proposal, write};
 
 /// One limit broken: the proposal broken so, the field a violation names,
 /// a few words of the reason it gives, and its rule.

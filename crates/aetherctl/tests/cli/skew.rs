@@ -3,12 +3,11 @@
 //! `aetherctl`. `validate` lints strictly unless `--tolerant`; `project` and
 //! `status` read as the controller does, `admit` as the webhook does.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::aetherctl;
 use serde_json::Value;
+
+use crate::common::aetherctl;
 
 fn fixture(name: &str) -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../aether-api/tests/skew");
