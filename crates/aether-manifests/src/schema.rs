@@ -27,7 +27,7 @@ fn object_schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
         // Generated, checked in and tested to parse (`aether-api`'s
-        // `tests/kube_crd.rs`): an error here is a broken build, not input.
+        // `tests/api/kube_crd.rs`): an error here is a broken build, not input.
         let crd: Value = serde_saphyr::from_str(aether_api::CRD_YAML).expect("the generated CRD is YAML");
         crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
     })

@@ -1,11 +1,11 @@
 //! Binary, struct and both JSON forms round-trip losslessly.
 
-mod common;
-
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
 use aether_api::reflect::{from_proto_json, to_proto_json};
 use proptest::prelude::*;
 use prost::Message;
+
+use crate::common;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]

@@ -1,5 +1,4 @@
 //! `VirtualHost::crd()` (feature `kube`) against the generated CRD.
-#![cfg(feature = "kube")]
 
 use aether_api::config::v1::{VirtualHost, VirtualHostSpec, VirtualHostStatus};
 use kube::{CustomResourceExt, Resource};
@@ -8,7 +7,7 @@ use serde_json::{Value, json};
 
 /// The checked-in CRD, as `kubectl apply` would read it.
 fn checked_in_crd() -> Value {
-    serde_saphyr::from_str(include_str!("../generated/crds/virtualhosts.config.aether.io.yaml")).unwrap()
+    serde_saphyr::from_str(include_str!("../../generated/crds/virtualhosts.config.aether.io.yaml")).unwrap()
 }
 
 /// Every number as a float: k8s-openapi keeps `minimum`/`maximum` as `f64`,

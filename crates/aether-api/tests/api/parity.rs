@@ -13,12 +13,12 @@
 //! coverage is printed per field path and rule id; every rule of the proto
 //! must be broken somewhere in it, with no case written for it by hand.
 
-mod common;
-
 use aether_api::config::v1::{VirtualHostSpec, route_match::Path};
 use aether_api::validate::Validate;
 use aether_specgen::{Coverage, Generator, Rng};
 use prost::Message;
+
+use crate::common;
 
 const SAMPLES: usize = 12_000;
 

@@ -3,14 +3,14 @@
 //! lines, exactly the violations it must produce. The Rust validator and
 //! protovalidate must report exactly those; the CRD must reject it.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use aether_api::config::v1::{VirtualHostSpec, VirtualHostStatus};
 use aether_api::validate::Validate;
 use aether_judges::crd::CrdJudge;
 use prost::Message;
+
+use crate::common;
 
 struct Fixture {
     path: PathBuf,
@@ -148,7 +148,7 @@ fn every_rule_has_an_invalid_fixture() {
     // Every (field, rule) the proto declares, as the Kubernetes form can express it.
     // `enum.defined_only` (`tls.provider`, `routeOrder`) cannot be: a manifest
     // names enum values, and an unknown name fails to decode (see
-    // tests/kubernetes_json.rs).
+    // kubernetes_json.rs).
     for (field, rule) in [
         ("spec.hosts", "repeated.min_items"),
         ("spec.hosts", "repeated.max_items"),

@@ -1,12 +1,12 @@
 //! The Kubernetes JSON form: what manifests are written in.
 
-mod common;
-
 use aether_api::config::v1::{
     Condition, HeaderMatch, QueryParamMatch, RouteMatch, RouteOrder, SecretProvider, VirtualHostSpec,
     VirtualHostStatus, VirtualHostTls, header_match, query_param_match, route_match::Path,
 };
 use serde_json::json;
+
+use crate::common;
 
 #[test]
 fn the_proposal_manifest_decodes_into_the_expected_struct_and_back() {

@@ -1,6 +1,5 @@
 //! Shared test data: the proposal's manifest and proptest strategies; the
 //! judges are aether-judges'.
-#![allow(dead_code)] // each test binary uses a different part
 
 use aether_api::config::v1::{
     HttpRoute, RouteBackend, RouteMatch, SecretProvider, VirtualHostSpec, VirtualHostStatus, VirtualHostTls,
@@ -45,7 +44,7 @@ pub fn proposal_spec() -> VirtualHostSpec {
 
 /// `examples/proposal.yaml`, the manifest users apply.
 pub fn proposal_manifest() -> serde_json::Value {
-    let yaml = include_str!("../../../../examples/proposal.yaml");
+    let yaml = include_str!("../../../../../examples/proposal.yaml");
     serde_saphyr::from_str(yaml).expect("examples/proposal.yaml is valid YAML")
 }
 

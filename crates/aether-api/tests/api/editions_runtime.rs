@@ -7,8 +7,6 @@
 //! serialize to exactly the bytes Rust encodes. A field whose presence the
 //! lowering got wrong would be written by one side and not the other.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
@@ -17,6 +15,8 @@ use aether_api::reflect::to_proto_json;
 use base64::Engine;
 use prost::Message;
 use serde_json::{Value, json};
+
+use crate::common;
 
 const SAMPLES: usize = 1000;
 

@@ -12,16 +12,10 @@
 //!
 //! Needs the pinned venv of `cargo xtask pyenv` (`AETHER_PYTHON` overrides).
 
-#[path = "protovalidate_reference/actions.rs"]
 mod actions;
-mod common;
-#[path = "protovalidate_reference/fields.rs"]
 mod fields;
-#[path = "protovalidate_reference/matching.rs"]
 mod matching;
-#[path = "protovalidate_reference/request_handling.rs"]
 mod request_handling;
-#[path = "protovalidate_reference/status.rs"]
 mod status;
 
 use std::collections::BTreeSet;
@@ -31,6 +25,8 @@ use aether_api::config::v1::{
 };
 use aether_api::validate::Validate;
 use prost::Message as _;
+
+use crate::common::{proposal_spec as proposal, route_to as route};
 
 /// A message to judge and the violations it was written to show.
 struct Case {
@@ -86,8 +82,6 @@ impl Judged {
         found
     }
 }
-
-use common::{proposal_spec as proposal, route_to as route};
 
 fn condition() -> Condition {
     Condition {

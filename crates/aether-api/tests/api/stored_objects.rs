@@ -10,13 +10,13 @@
 //! fixtures and the examples, judged by today's rules twice, which keeps
 //! this test honest between releases.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use aether_api::config::v1::VirtualHostSpec;
 use aether_api::validate::Validate;
 use prost::Message;
+
+use crate::common;
 
 const SPEC: &str = "aether.config.v1.VirtualHostSpec";
 
