@@ -1,13 +1,12 @@
 //! The `aether-webhook` binary in local mode, and the generated deployment
 //! objects against the paths the server serves.
 
-mod common;
-
 use aether_testing::objects::object;
 use aether_webhook::server::{HEALTHZ_PATH, METRICS_PATH, READYZ_PATH, VALIDATE_PATH};
-use common::launch::Launch;
-use common::{Pki, review, spec};
 use serde_json::Value;
+
+use crate::common::launch::Launch;
+use crate::common::{Pki, review, spec};
 
 #[tokio::test]
 async fn binary_serves_local_mode_and_exits_cleanly_on_sigterm() {

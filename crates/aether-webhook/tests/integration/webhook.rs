@@ -1,15 +1,14 @@
 //! The real server on 127.0.0.1, over HTTPS, with a real client.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aether_webhook::index::{HostIndex, ObjectKey};
 use aether_webhook::sources;
-use common::{Pki, raw, review, spec, start, test_limits, update};
 use serde_json::{Value, json};
+
+use crate::common::{self, Pki, raw, review, spec, start, test_limits, update};
 
 fn hosts(list: &[&str]) -> Vec<String> {
     list.iter().map(|h| (*h).to_owned()).collect()
@@ -171,7 +170,7 @@ async fn denies_an_invalid_spec_listing_every_violation() {
 
     // A spec that does not decode (a value of the wrong type) is denied
     // naming the path. An unknown field is not: it is from a newer API
-    // version, admitted with a warning (tests/skew.rs).
+    // version, admitted with a warning (skew.rs).
     let undecodable = json!({"hosts": ["a.example.com"], "routes": {"color": "blue"}});
     let out = server
         .review(&client, &review("CREATE", "u2", "ns", "bad2", undecodable))
@@ -183,7 +182,7 @@ async fn denies_an_invalid_spec_listing_every_violation() {
 }
 
 /// An update that changes only the routes reaches the webhook (the
-/// generated matchConditions send every spec change: tests/match_conditions.rs)
+/// generated matchConditions send every spec change: match_conditions.rs)
 /// and is judged whole: a regular expression RE2 refuses is denied.
 #[tokio::test]
 async fn a_routes_only_update_with_a_regex_re2_refuses_is_denied() {

@@ -1,16 +1,15 @@
 //! The webhook binary in local mode on the inputs that once made
 //! it admit what it should deny.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
 use aether_testing::objects::object;
 use aether_webhook::server::{METRICS_PATH, VALIDATE_PATH};
-use common::launch::{self, Launch};
-use common::{Pki, review, spec};
 use serde_json::Value;
+
+use crate::common::launch::{self, Launch};
+use crate::common::{Pki, review, spec};
 
 fn manifest(namespace: &str, name: &str, host: &str) -> String {
     let route = serde_json::json!({"match": {"prefix": "/"}, "backend": {"service": "svc", "port": 8443}});

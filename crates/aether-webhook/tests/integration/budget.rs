@@ -2,15 +2,14 @@
 //! each able to send 3.5 MiB, the bodies read at once must be bounded by
 //! something other than the connection count.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use aether_webhook::index::HostIndex;
-use common::{review, spec, start, test_limits};
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::common::{review, spec, start, test_limits};
 
 /// A valid review padded (with a top-level field the handler ignores) to
 /// about `size` bytes of JSON.
