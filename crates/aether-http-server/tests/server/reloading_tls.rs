@@ -1,17 +1,16 @@
 //! `ReloadingTls`: mutual TLS against a CA bundle, and certificate, key
 //! and CA files replaced under a running server.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use aether_http_server::{CloseReason, ReloadingTls, Tls, TlsFiles, TlsReloads};
 use aether_testing::pki::{Issued, Leaf, TestCa, date_time_ymd, replace};
-use common::{HTTP1, config, connect, start};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::common::{HTTP1, config, connect, start};
 
 /// A client trusting `server_ca`, presenting `cert` when given.
 fn client(server_ca: &TestCa, cert: Option<&Issued>) -> tokio_rustls::TlsConnector {

@@ -8,13 +8,13 @@
 //! `Lists.items`' and `Lists.scores`' list rules): see
 //! xtask/tests/rule-kinds/tests.
 
-mod common;
-
 use std::path::Path;
 
 use serde_json::Value;
 use xtask::generators::{self, Context, Output};
 use xtask::plan::Plan;
+
+use crate::common;
 
 /// Every generated file for the proto in `root/api`, as `cargo xtask codegen`
 /// would write it there.

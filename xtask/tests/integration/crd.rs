@@ -1,12 +1,11 @@
 //! The CRD generator, through the xtask's public API: the VirtualHost CRD
 //! it writes, and the mapping of small protos.
 
-mod common;
-
 use anyhow::Result;
-use common::structural_problems;
 use serde_json::Value;
 use xtask::generators::crd::{CRD_FILE, SCHEMA_FILE, generate, kube_attributes, message_schema};
+
+use crate::common::{self, structural_problems};
 
 /// The generator's files for the real API, in memory.
 fn outputs() -> Vec<(String, Vec<u8>)> {

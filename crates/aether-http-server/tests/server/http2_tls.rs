@@ -1,19 +1,18 @@
 //! HTTP/2 (no preface, streams keep a connection busy, GOAWAY on
 //! shutdown) and TLS (handshakes that never come, a real client).
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use aether_http_server::{CloseReason, Tls};
 use aether_testing::pki::{Leaf, TestCa};
 use bytes::Bytes;
-use common::{HTTP1, HTTP2, closed_within, config, connect, get, start};
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+
+use crate::common::{HTTP1, HTTP2, closed_within, config, connect, get, start};
 
 type Sender = hyper::client::conn::http2::SendRequest<Empty<Bytes>>;
 

@@ -1,5 +1,4 @@
 //! Helpers shared by the xtask's integration tests.
-#![allow(dead_code)] // each test binary uses a different part
 
 use std::path::{Path, PathBuf};
 

@@ -3,11 +3,11 @@
 //! columns for the `Accepted` condition, a category, a root description,
 //! and descriptions written for manifest authors rather than proto readers.
 
-mod common;
-
 use anyhow::Result;
 use serde_json::Value;
 use xtask::generators::crd::{CRD_FILE, generate, kube_attributes, message_schema};
+
+use crate::common;
 
 fn crd() -> Value {
     let outputs = generate(&common::api_context().api).unwrap();

@@ -54,7 +54,7 @@ fn hosts_match_whatever_port_the_host_header_carries() {
 /// routes, and compares with the route's path as written: a route written
 /// with escapes Envoy decodes could never match. The projection writes each
 /// path in the form Envoy compares with (the cases and Envoy's measured
-/// behaviour: `tests/path_normal_form.rs`).
+/// behaviour: `path_normal_form.rs`).
 #[test]
 fn route_paths_are_written_as_envoy_compares_request_paths() {
     let object: VirtualHostObject = serde_json::from_value(serde_json::json!({

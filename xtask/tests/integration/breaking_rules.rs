@@ -2,14 +2,12 @@
 //! edit below changes one buf.validate rule (or adds a field), and the
 //! check names exactly the tightenings, with both values.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use xtask::breaking::rules::{Tightening, tightenings};
 use xtask::{descriptors, proto_deps, workspace_root};
 
-use common::PROTO;
+use crate::common::{self, PROTO};
 
 /// The lowered descriptors of today's api/ with `edit` applied to the
 /// proto's text.

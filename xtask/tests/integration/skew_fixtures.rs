@@ -8,9 +8,7 @@
 //! its rules; and each one said to use the newer proto's additions is not
 //! an object of today's proto, so the skew tests that read them test skew.
 
-#[path = "skew_fixtures/additions.rs"]
 mod additions;
-mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,12 +16,13 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use additions::Addition;
-use common::PROTO;
 use heck::ToShoutySnakeCase;
 use prost::Message;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, Kind, MessageDescriptor};
 use serde_json::Value;
 use xtask::{descriptors, proto_deps, workspace_root};
+
+use crate::common::{self, PROTO};
 
 const SKEW: &str = "crates/aether-api/tests/skew";
 const ADDITIONS: &str = "crates/aether-api/tests/skew/additions.txt";

@@ -1,13 +1,12 @@
 //! HTTP/1.1 over TCP: timeouts, the bound and eviction, writes that make
 //! no progress, shutdown.
 
-mod common;
-
 use std::time::Duration;
 
 use aether_http_server::CloseReason;
-use common::{HTTP1, closed_within, config, connect, get, start};
 use tokio::io::AsyncWriteExt;
+
+use crate::common::{HTTP1, closed_within, config, connect, get, start};
 
 #[tokio::test]
 async fn a_silent_connection_and_a_trickling_head_are_closed_but_an_idle_keep_alive_lasts_its_idle_timeout() {
