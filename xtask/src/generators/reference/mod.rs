@@ -407,7 +407,11 @@ fn condition_names_section(out: &mut String, api: &Api, e: &Enum) -> Result<()> 
         writeln!(out, "| `{condition}` | `{name}` ({number}) | {doc} |")?;
     }
     if !unnamed.is_empty() {
-        writeln!(out, "\n{} names no condition: every proto enum needs a zero value.", unnamed.join(", "))?;
+        writeln!(
+            out,
+            "\n{} names no condition: every proto enum needs a zero value.",
+            unnamed.join(", ")
+        )?;
     }
     writeln!(out)?;
     Ok(())
