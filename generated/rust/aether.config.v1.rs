@@ -867,6 +867,217 @@ impl SecretProvider {
         }
     }
 }
+/// The condition types the controller sets in `status.conditions`, as
+/// `Condition.type` spells them (`Accepted`). Conditions of other types are
+/// another owner's: the controller keeps them as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum ConditionType {
+    /// No condition's name: every proto enum needs a zero value.
+    Unspecified = 0,
+    /// Whether the edge serves the object as written. `True` also when it is
+    /// served in part (some hosts lost to older objects, some routes left
+    /// out), so that `kubectl wait --for=condition=Accepted` does not hang on
+    /// an object that works; the reason (`AcceptedReason`) says which.
+    /// `lastTransitionTime` changes only when `status` flips.
+    Accepted = 1,
+    /// Whether the TLS secret of an object the edge serves could be served
+    /// (Gateway API's condition for a listener's `certificateRefs`); reasons
+    /// `ResolvedRefsReason`. An object the edge does not serve has none:
+    /// `Accepted` says why. A refused secret leaves `Accepted` as it was: the
+    /// routes are still served over plain HTTP.
+    ResolvedRefs = 2,
+    /// Whether the edge's Envoys serve the object's current generation
+    /// (Gateway API's condition for a Gateway), so that `kubectl wait
+    /// --for=condition=Programmed` returns once a change is live; reasons
+    /// `ProgrammedReason`. `observedGeneration` is the generation it speaks of.
+    Programmed = 3,
+}
+impl ConditionType {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "CONDITION_TYPE_UNSPECIFIED",
+            Self::Accepted => "CONDITION_TYPE_ACCEPTED",
+            Self::ResolvedRefs => "CONDITION_TYPE_RESOLVED_REFS",
+            Self::Programmed => "CONDITION_TYPE_PROGRAMMED",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "CONDITION_TYPE_UNSPECIFIED" => Some(Self::Unspecified),
+            "CONDITION_TYPE_ACCEPTED" => Some(Self::Accepted),
+            "CONDITION_TYPE_RESOLVED_REFS" => Some(Self::ResolvedRefs),
+            "CONDITION_TYPE_PROGRAMMED" => Some(Self::Programmed),
+            _ => None,
+        }
+    }
+}
+/// The reasons of an `Accepted` condition (`Condition.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum AcceptedReason {
+    /// No condition's name: every proto enum needs a zero value.
+    Unspecified = 0,
+    /// `True`: every host served. The message: `serving` and the hosts.
+    Accepted = 1,
+    /// `True` when some hosts are lost to older objects and some kept: the
+    /// message names each lost host and its winner (`namespace/name`), the
+    /// routes left out (if any), then the hosts still served. `False` when
+    /// every host is lost: `left out:`, each host and its winner.
+    HostConflict = 2,
+    /// `True`: every host served, some routes left out, their regular
+    /// expressions ones Envoy would refuse (as Gateway API says of a route
+    /// partly invalid). The message: `route left out:`, each regular
+    /// expression's field path and why, then the hosts served; `routeCount`
+    /// counts the routes served.
+    PartiallyInvalid = 3,
+    /// `False`: the object breaks the API's rules. The message: `left out:`
+    /// and every violation (field path, message, rule id). When an earlier
+    /// valid version is served (the newest is invalid or unsupported, or, read
+    /// from files, no longer parses or keeps changing), the message goes on
+    /// with `serving the previous version (generation N):` and how that one is
+    /// served; `routeCount` counts what is served.
+    Invalid = 4,
+    /// `False`: the object asks for what this build cannot do, a value or a
+    /// field from a newer API version; upgrading serves it. The message names
+    /// every problem, the unsupported parts with their values, and the
+    /// previous version served, as for `Invalid`.
+    Unsupported = 5,
+}
+impl AcceptedReason {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "ACCEPTED_REASON_UNSPECIFIED",
+            Self::Accepted => "ACCEPTED_REASON_ACCEPTED",
+            Self::HostConflict => "ACCEPTED_REASON_HOST_CONFLICT",
+            Self::PartiallyInvalid => "ACCEPTED_REASON_PARTIALLY_INVALID",
+            Self::Invalid => "ACCEPTED_REASON_INVALID",
+            Self::Unsupported => "ACCEPTED_REASON_UNSUPPORTED",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "ACCEPTED_REASON_UNSPECIFIED" => Some(Self::Unspecified),
+            "ACCEPTED_REASON_ACCEPTED" => Some(Self::Accepted),
+            "ACCEPTED_REASON_HOST_CONFLICT" => Some(Self::HostConflict),
+            "ACCEPTED_REASON_PARTIALLY_INVALID" => Some(Self::PartiallyInvalid),
+            "ACCEPTED_REASON_INVALID" => Some(Self::Invalid),
+            "ACCEPTED_REASON_UNSUPPORTED" => Some(Self::Unsupported),
+            _ => None,
+        }
+    }
+}
+/// The reasons of a `ResolvedRefs` condition (`Condition.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum ResolvedRefsReason {
+    /// No condition's name: every proto enum needs a zero value.
+    Unspecified = 0,
+    /// `True`: no `tls` (no TLS secret referenced), or the secret is served
+    /// (the message names it, the certificate's serial and end of validity),
+    /// or the mesh's SDS serves it (`AWS_SECRETS_MANAGER` with the
+    /// controller's `--mesh-sds-cluster`: the secret and the SDS cluster; the
+    /// controller does not read it).
+    ResolvedRefs = 1,
+    /// `False`: the secret is missing, malformed, its key not the
+    /// certificate's, expired or not yet valid, of the wrong Secret type, or
+    /// its provider is not served: the message names the secret and why, and
+    /// its hosts are not served over TLS. Or a served secret turned unreadable
+    /// or invalid (its files, a new Secret version): the message says why,
+    /// then `still serving its last good certificate, serial …`.
+    InvalidCertificateRef = 2,
+}
+impl ResolvedRefsReason {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "RESOLVED_REFS_REASON_UNSPECIFIED",
+            Self::ResolvedRefs => "RESOLVED_REFS_REASON_RESOLVED_REFS",
+            Self::InvalidCertificateRef => "RESOLVED_REFS_REASON_INVALID_CERTIFICATE_REF",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "RESOLVED_REFS_REASON_UNSPECIFIED" => Some(Self::Unspecified),
+            "RESOLVED_REFS_REASON_RESOLVED_REFS" => Some(Self::ResolvedRefs),
+            "RESOLVED_REFS_REASON_INVALID_CERTIFICATE_REF" => {
+                Some(Self::InvalidCertificateRef)
+            }
+            _ => None,
+        }
+    }
+}
+/// The reasons of a `Programmed` condition (`Condition.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum ProgrammedReason {
+    /// No condition's name: every proto enum needs a zero value.
+    Unspecified = 0,
+    /// `True`: every Envoy connected over xDS applied a version holding this
+    /// generation. The message: `applied by N Envoys`.
+    Programmed = 1,
+    /// `False`: some Envoys have not applied it yet (one that disconnected is
+    /// waited for the controller's `--envoy-absence-grace-secs`). The message
+    /// says how many, and names the first 5 by node id.
+    Pending = 2,
+    /// `False`: an Envoy refused a resource holding it. The message names the
+    /// Envoy, the resource and Envoy's `error_detail` (control characters as
+    /// spaces, at most 1 KiB).
+    Rejected = 3,
+    /// `False`: no Envoy is connected.
+    NoEnvoy = 4,
+    /// `False`: the edge does not serve this generation (`Accepted` is
+    /// `False`; Gateway API's reason for a Gateway that cannot be programmed as
+    /// written).
+    Invalid = 5,
+    /// `Unknown`: Envoy reads files, so the controller cannot see what it
+    /// applied. The message says why.
+    NotObserved = 6,
+}
+impl ProgrammedReason {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "PROGRAMMED_REASON_UNSPECIFIED",
+            Self::Programmed => "PROGRAMMED_REASON_PROGRAMMED",
+            Self::Pending => "PROGRAMMED_REASON_PENDING",
+            Self::Rejected => "PROGRAMMED_REASON_REJECTED",
+            Self::NoEnvoy => "PROGRAMMED_REASON_NO_ENVOY",
+            Self::Invalid => "PROGRAMMED_REASON_INVALID",
+            Self::NotObserved => "PROGRAMMED_REASON_NOT_OBSERVED",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "PROGRAMMED_REASON_UNSPECIFIED" => Some(Self::Unspecified),
+            "PROGRAMMED_REASON_PROGRAMMED" => Some(Self::Programmed),
+            "PROGRAMMED_REASON_PENDING" => Some(Self::Pending),
+            "PROGRAMMED_REASON_REJECTED" => Some(Self::Rejected),
+            "PROGRAMMED_REASON_NO_ENVOY" => Some(Self::NoEnvoy),
+            "PROGRAMMED_REASON_INVALID" => Some(Self::Invalid),
+            "PROGRAMMED_REASON_NOT_OBSERVED" => Some(Self::NotObserved),
+            _ => None,
+        }
+    }
+}
 /// The API group of the `VirtualHost` custom resource.
 pub const GROUP: &str = "config.aether.io";
 /// The version of the `VirtualHost` custom resource.

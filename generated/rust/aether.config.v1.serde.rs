@@ -2227,6 +2227,109 @@ impl<'de> serde::Deserialize<'de> for WeightedBackend {
             )
     }
 }
+impl serde::Serialize for AcceptedReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        crate::kubernetes_json::serialize_enum(
+            self.as_str_name(),
+            "ACCEPTED_REASON_",
+            serializer,
+        )
+    }
+}
+impl<'de> serde::Deserialize<'de> for AcceptedReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::kubernetes_json::deserialize_enum(
+            deserializer,
+            "ACCEPTED_REASON_",
+            &[
+                "UNSPECIFIED",
+                "ACCEPTED",
+                "HOST_CONFLICT",
+                "PARTIALLY_INVALID",
+                "INVALID",
+                "UNSUPPORTED",
+            ],
+            &[0, 1, 2, 3, 4, 5],
+            Self::from_str_name,
+        )
+    }
+}
+impl serde::Serialize for ConditionType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        crate::kubernetes_json::serialize_enum(
+            self.as_str_name(),
+            "CONDITION_TYPE_",
+            serializer,
+        )
+    }
+}
+impl<'de> serde::Deserialize<'de> for ConditionType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::kubernetes_json::deserialize_enum(
+            deserializer,
+            "CONDITION_TYPE_",
+            &["UNSPECIFIED", "ACCEPTED", "RESOLVED_REFS", "PROGRAMMED"],
+            &[0, 1, 2, 3],
+            Self::from_str_name,
+        )
+    }
+}
+impl serde::Serialize for ProgrammedReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        crate::kubernetes_json::serialize_enum(
+            self.as_str_name(),
+            "PROGRAMMED_REASON_",
+            serializer,
+        )
+    }
+}
+impl<'de> serde::Deserialize<'de> for ProgrammedReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::kubernetes_json::deserialize_enum(
+            deserializer,
+            "PROGRAMMED_REASON_",
+            &[
+                "UNSPECIFIED",
+                "PROGRAMMED",
+                "PENDING",
+                "REJECTED",
+                "NO_ENVOY",
+                "INVALID",
+                "NOT_OBSERVED",
+            ],
+            &[0, 1, 2, 3, 4, 5, 6],
+            Self::from_str_name,
+        )
+    }
+}
+impl serde::Serialize for ResolvedRefsReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        crate::kubernetes_json::serialize_enum(
+            self.as_str_name(),
+            "RESOLVED_REFS_REASON_",
+            serializer,
+        )
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResolvedRefsReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::kubernetes_json::deserialize_enum(
+            deserializer,
+            "RESOLVED_REFS_REASON_",
+            &["UNSPECIFIED", "RESOLVED_REFS", "INVALID_CERTIFICATE_REF"],
+            &[0, 1, 2],
+            Self::from_str_name,
+        )
+    }
+}
 impl serde::Serialize for RouteOrder {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         crate::kubernetes_json::serialize_enum(

@@ -14,6 +14,7 @@ pub enum Generator {
     Crd,
     Validate,
     Regexes,
+    Conditions,
     Deploy,
     EnvoyBootstrap,
     EnvoyRoute,
@@ -21,13 +22,14 @@ pub enum Generator {
 }
 
 impl Generator {
-    const ALL: [(&'static str, Generator); 10] = [
+    const ALL: [(&'static str, Generator); 11] = [
         ("aether-descriptor-set", Generator::DescriptorSet),
         ("aether-prost", Generator::Prost),
         ("aether-serde", Generator::Serde),
         ("aether-crd", Generator::Crd),
         ("aether-validate", Generator::Validate),
         ("aether-regexes", Generator::Regexes),
+        ("aether-conditions", Generator::Conditions),
         ("aether-deploy", Generator::Deploy),
         ("aether-envoy-bootstrap", Generator::EnvoyBootstrap),
         ("aether-envoy-route", Generator::EnvoyRoute),

@@ -92,6 +92,7 @@ pub mod config {
     /// `aether.config.v1`: the VirtualHost API, version 1.
     pub mod v1 {
         include!("../generated/rust/aether.config.v1.rs");
+        include!("../generated/rust/aether.config.v1.conditions.rs");
         #[cfg(feature = "serde")]
         include!("../generated/rust/aether.config.v1.serde.rs");
         #[cfg(feature = "validate")]

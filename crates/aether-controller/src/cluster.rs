@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
 use aether_projection::{ObjectKey, ProjectionConfig};
-use aether_watch::{Change, Event, Mirror};
+use aether_runtime::watch::{Change, Event, Mirror};
 use futures_util::{Stream, StreamExt};
 use jiff::Timestamp;
 use kube::Client;
@@ -67,7 +67,7 @@ use crate::xds;
 pub type SecretEvent = Event<kube::api::PartialObjectMeta<k8s_openapi::api::core::v1::Secret>>;
 
 /// What is watched: one namespace, or all (`None`).
-pub use aether_watch::Scope;
+pub use aether_runtime::watch::Scope;
 
 /// The VirtualHosts of `scope`, as objects of any shape: what the watch
 /// lists and the status patches address.
@@ -271,7 +271,7 @@ impl ClusterState {
                 objects = self
                     .known
                     .iter()
-                    .filter(|(key, _)| aether_watch::in_scope(scope, key))
+                    .filter(|(key, _)| aether_runtime::watch::in_scope(scope, key))
                     .count(),
                 "listed"
             );

@@ -18,7 +18,7 @@ use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
 use aether_manifests::Limits;
 use aether_projection::{PlainHttp, ProjectionConfig};
-use aether_telemetry::logs::LogFormat;
+use aether_runtime::logs::LogFormat;
 use aether_xds::transport::{self, Transport, TransportError};
 use anyhow::Context;
 use clap::Parser;
@@ -192,7 +192,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     #[cfg(feature = "test-hooks")]
     test_refusals::install(cli.test_refused_chain.as_deref(), cli.test_refused_marker.as_deref());
-    if let Err(err) = aether_telemetry::logs::init(cli.log_format) {
+    if let Err(err) = aether_runtime::logs::init(cli.log_format) {
         eprintln!("aether-controller: setting up the logs: {err}");
         return ExitCode::from(2);
     }

@@ -197,7 +197,7 @@ impl aether_xds::XdsMetrics for Metrics {
 
 impl Metrics {
     /// Fresh metrics, prefixed `aether_controller_`, with the build's and
-    /// the process' ([`aether_telemetry::metrics`]).
+    /// the process' ([`aether_runtime::metrics`]).
     pub fn new() -> Self {
         let mut root = Registry::default();
         let registry = root.sub_registry_with_prefix(PREFIX);
@@ -317,7 +317,7 @@ impl Metrics {
         metrics
             .http_listener
             .register(registry.sub_registry_with_prefix("http"));
-        aether_telemetry::metrics::register(&mut root, PREFIX, env!("CARGO_PKG_VERSION"));
+        aether_runtime::metrics::register(&mut root, PREFIX, env!("CARGO_PKG_VERSION"));
         Self {
             registry: root,
             ..metrics

@@ -1,36 +1,20 @@
 //! The status every VirtualHost should have, derived from a projection
 //! snapshot, and the merge patch that sets it.
 //!
-//! The controller owns one condition, `Accepted`:
-//!
-//! | case | `status` | `reason` | `message` |
-//! |---|---|---|---|
-//! | every host served | `True` | `Accepted` | the hosts served |
-//! | some hosts lost to older objects, some kept | `True` | `HostConflict` | each lost host and its winner, then the hosts kept (and the routes left out, if any) |
-//! | every host served, some routes left out (a regular expression Envoy would refuse) | `True` | `PartiallyInvalid` | each route's regular expression left out, with its field path and why, then the hosts served |
-//! | every host lost | `False` | `HostConflict` | each lost host and its winner |
-//! | breaks the API's rules | `False` | `Invalid` | every violation |
-//! | asks for what this build cannot do (a value or a field from a newer API version) | `False` | `Unsupported` | every problem, the unsupported parts named with their values |
-//! | its newest version is invalid, unsupported or unreadable, an earlier valid one is served | `False` | `Invalid` or `Unsupported` | the newest version's problems, then `serving the previous version (generation N):` and how that one is served |
-//!
-//! A partly conflicting object stays `Accepted=True` because the edge does
-//! serve it (`kubectl wait --for=condition=Accepted` should not hang on an
-//! object that works); the reason says it is not served as written. So does
-//! an object some of whose routes are left out (Gateway API's
-//! `PartiallyInvalid`); `routeCount` counts the routes the edge serves.
-//! `lastTransitionTime` changes only when `status` flips (as
-//! `meta.SetStatusCondition` does); conditions of other types are kept as
-//! they are.
-//!
-//! It also owns `ResolvedRefs`, whether the object's TLS secret could be
-//! served ([`resolved_refs`], Gateway API's condition of that name), and
-//! `Programmed`, whether the edge's Envoys serve the object's current
-//! generation ([`programmed`]).
+//! The controller owns three condition types, written once with their
+//! reasons in the proto ([`ConditionType`] and the reason enums; the API
+//! reference's "Conditions", `generated/docs/virtualhost.md`): `Accepted`
+//! ([`AcceptedReason`]), whether the edge serves the object as written;
+//! `ResolvedRefs` ([`resolved_refs`]), whether its TLS secret could be
+//! served; and `Programmed` ([`programmed`]), whether the edge's Envoys
+//! serve its current generation. Conditions of other types are kept as they
+//! are; `lastTransitionTime` changes only when `status` flips (as
+//! `meta.SetStatusCondition` does).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use aether_api::config::v1::{Condition, VirtualHostStatus};
+use aether_api::config::v1::{AcceptedReason, Condition, ConditionType, VirtualHostStatus};
 use aether_api::validate::Violation;
 use aether_projection::{LeftOutReason, ObjectKey, Snapshot, TlsSecret};
 use jiff::Timestamp;
@@ -43,20 +27,20 @@ pub mod programmed;
 pub mod resolved_refs;
 
 /// The condition type the controller sets.
-pub const ACCEPTED: &str = "Accepted";
+pub const ACCEPTED: &str = ConditionType::Accepted.condition_name();
 /// Reason: served as written.
-pub const REASON_ACCEPTED: &str = "Accepted";
+pub const REASON_ACCEPTED: &str = AcceptedReason::Accepted.condition_name();
 /// Reason: an older object holds one or more of the hosts.
-pub const REASON_HOST_CONFLICT: &str = "HostConflict";
+pub const REASON_HOST_CONFLICT: &str = AcceptedReason::HostConflict.condition_name();
 /// Reason: served, but some routes are left out: their regular
 /// expressions are ones Envoy would refuse (as Gateway API says of a route
 /// partly invalid).
-pub const REASON_PARTIALLY_INVALID: &str = "PartiallyInvalid";
+pub const REASON_PARTIALLY_INVALID: &str = AcceptedReason::PartiallyInvalid.condition_name();
 /// Reason: the object breaks the API's rules.
-pub const REASON_INVALID: &str = "Invalid";
+pub const REASON_INVALID: &str = AcceptedReason::Invalid.condition_name();
 /// Reason: the object uses a value (or a field it cannot do without) from a
 /// newer API version than this build's; upgrading serves it.
-pub const REASON_UNSUPPORTED: &str = "Unsupported";
+pub const REASON_UNSUPPORTED: &str = AcceptedReason::Unsupported.condition_name();
 /// The proto's bound on `Condition.message`.
 pub const MAX_MESSAGE_CHARS: usize = 32_768;
 

@@ -1,6 +1,9 @@
 //! The one hardened HTTP server: every HTTP server of aether (the admission
 //! webhook over TLS, the controller's xDS and metrics servers) accepts and
-//! serves its connections here, so each defence exists once.
+//! serves its connections here, so each defence exists once. A crate apart
+//! from the binaries' other runtime (`aether-runtime`: the watch, logs and
+//! `build_info`): the generic xDS server runs on it too, and knows no
+//! VirtualHost and no Kubernetes.
 //!
 //! - **Connection bound with eviction.** At most
 //!   [`Config::max_connections`] connections are open. At the bound a new

@@ -106,7 +106,26 @@ pub struct Enum {
     pub doc: String,
     /// (name, number, doc)
     pub values: Vec<(String, i32, String)>,
+    /// Marked [`CONDITION_NAMES_OPTION`]: the values name a condition's
+    /// `type` or `reason` ([`Enum::condition_name`]); no field holds it.
+    pub condition_names: bool,
 }
+
+impl Enum {
+    /// The name a condition carries for the value `name` of an enum marked
+    /// [`CONDITION_NAMES_OPTION`]: UpperCamelCase after the enum's prefix
+    /// (`ACCEPTED_REASON_HOST_CONFLICT` of `AcceptedReason` is
+    /// `HostConflict`). `None` for the zero value and a value without the
+    /// prefix.
+    pub fn condition_name(&self, name: &str, number: i32) -> Option<String> {
+        let short_name = self.full_name.rsplit('.').next().unwrap_or(&self.full_name);
+        names::condition_name(short_name, name).filter(|_| number != 0)
+    }
+}
+
+/// The enum option marking an enum whose values name conditions' types or
+/// reasons (`api/aether/config/v1/field_options.proto`).
+pub const CONDITION_NAMES_OPTION: &str = "aether.config.v1.condition_names";
 
 /// The field option marking a string field as a regular expression Envoy
 /// compiles with RE2 (`api/aether/config/v1/field_options.proto`).

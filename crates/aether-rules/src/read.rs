@@ -25,7 +25,7 @@ impl Api {
                 api.add_message(&message, &docs, &extensions)?;
             }
             for enumeration in file.enums() {
-                api.enums.push(Enum::read(&enumeration, &docs));
+                api.enums.push(Enum::read(&enumeration, &docs, &extensions));
             }
         }
         Ok(api)
@@ -78,7 +78,7 @@ impl Api {
             self.add_message(&nested, docs, ext)?;
         }
         for enumeration in descriptor.child_enums() {
-            self.enums.push(Enum::read(&enumeration, docs));
+            self.enums.push(Enum::read(&enumeration, docs, ext));
         }
         Ok(())
     }
@@ -128,15 +128,20 @@ fn message_rules(descriptor: &MessageDescriptor, ext: &Extensions) -> Result<(Ve
 }
 
 impl Enum {
-    fn read(descriptor: &prost_reflect::EnumDescriptor, docs: &Docs) -> Self {
+    fn read(descriptor: &prost_reflect::EnumDescriptor, docs: &Docs, ext: &Extensions) -> Self {
         let values = descriptor
             .values()
             .map(|v| (v.name().to_owned(), v.number(), docs.get(v.path())))
             .collect();
+        let options = descriptor.options();
+        let condition_names = ext.condition_names.as_ref().is_some_and(|option| {
+            options.has_extension(option) && options.get_extension(option).as_bool() == Some(true)
+        });
         Enum {
             full_name: descriptor.full_name().to_owned(),
             doc: docs.get(descriptor.path()),
             values,
+            condition_names,
         }
     }
 }
@@ -289,6 +294,8 @@ struct Extensions {
     message: ExtensionDescriptor,
     /// [`RE2_OPTION`](crate::RE2_OPTION), where the API declares it.
     re2: Option<ExtensionDescriptor>,
+    /// [`CONDITION_NAMES_OPTION`](crate::CONDITION_NAMES_OPTION), likewise.
+    condition_names: Option<ExtensionDescriptor>,
 }
 
 impl Extensions {
@@ -303,6 +310,7 @@ impl Extensions {
             oneof: get("buf.validate.oneof")?,
             message: get("buf.validate.message")?,
             re2: pool.get_extension_by_name(crate::RE2_OPTION),
+            condition_names: pool.get_extension_by_name(crate::CONDITION_NAMES_OPTION),
         })
     }
 }

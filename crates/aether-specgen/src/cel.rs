@@ -8,7 +8,7 @@ use aether_rules::cel::{Cmp, Expr, ExprKind, Literal, TextFn};
 use prost_reflect::{FieldDescriptor, Kind};
 use serde_json::{Map, Value};
 
-use crate::scalar::Val;
+use crate::val::Val;
 
 /// The literals CEL rules compare each field with, by the field's full
 /// name: `this.backend.weight <= 500u` gives `weight` the candidate 500.
@@ -184,7 +184,7 @@ fn read_field(object: &Map<String, Value>, field: &FieldDescriptor) -> Val {
         (Kind::Message(_), Value::Object(o)) => Val::Msg(o.clone()),
         (Kind::String, Value::String(s)) => Val::Str(s.clone()),
         (Kind::Bool, Value::Bool(b)) => Val::Bool(*b),
-        (Kind::Enum(e), Value::String(name)) => crate::draw::enum_number(&e, name)
+        (Kind::Enum(e), Value::String(name)) => crate::val::enum_number(&e, name)
             .map(|n| Val::Int(n.into()))
             .unwrap_or_else(missing),
         (Kind::Float | Kind::Double, Value::Number(n)) => n.as_f64().map(Val::Double).unwrap_or_else(missing),

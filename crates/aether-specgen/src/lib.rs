@@ -28,6 +28,7 @@ mod formats;
 mod regex;
 mod scalar;
 mod seed;
+mod val;
 
 use std::collections::BTreeMap;
 

@@ -7,20 +7,9 @@ use aether_rules::{Bound, CelRule, Rule, RuleKind, Scalar};
 use prost_reflect::Kind;
 
 use crate::regex::Pattern;
+use crate::val::Val;
 use crate::{Choices, Rng};
 use crate::{cel, formats};
-
-/// A scalar value of any kind: integers widened, enums by number.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Val {
-    Bool(bool),
-    Int(i128),
-    Double(f64),
-    Str(String),
-    Bytes(Vec<u8>),
-    /// A message as drawn (for CEL rules on a whole message).
-    Msg(serde_json::Map<String, serde_json::Value>),
-}
 
 /// What the rules say of a value: valid, invalid, or not known here (a
 /// CEL rule this crate does not evaluate).

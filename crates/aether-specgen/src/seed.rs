@@ -6,8 +6,9 @@ use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::Value;
 
 use crate::Generator;
-use crate::draw::{enum_number, item, join, key, rules_of, value};
-use crate::scalar::{Label, Rules, Val, label};
+use crate::draw::{item, join, key, rules_of, value};
+use crate::scalar::{Label, Rules, label};
+use crate::val::{Val, enum_number};
 
 pub fn message(generator: &mut Generator, message: &MessageDescriptor, json: &Value, path: &str) {
     let Value::Object(object) = json else { return };

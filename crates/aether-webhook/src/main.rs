@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use aether_telemetry::logs::LogFormat;
+use aether_runtime::logs::LogFormat;
 use aether_webhook::index::HostIndex;
 use aether_webhook::metrics::Metrics;
 use aether_webhook::server::{self, App, Limits, Reviewer};
@@ -69,7 +69,7 @@ const RESERVED_DESCRIPTORS: usize = 128;
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    aether_telemetry::logs::init(args.log_format).map_err(|err| anyhow::anyhow!("setting up the logs: {err}"))?;
+    aether_runtime::logs::init(args.log_format).map_err(|err| anyhow::anyhow!("setting up the logs: {err}"))?;
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -52,7 +52,7 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Fresh metrics, prefixed `aether_webhook_`, with the build's and the
-    /// process' ([`aether_telemetry::metrics`]).
+    /// process' ([`aether_runtime::metrics`]).
     pub fn new() -> Self {
         let mut root = Registry::default();
         let registry = root.sub_registry_with_prefix(PREFIX);
@@ -103,7 +103,7 @@ impl Metrics {
             "Local mode: manifest files set aside for not settling within their bound",
             manifest_changing_files.clone(),
         );
-        aether_telemetry::metrics::register(&mut root, PREFIX, env!("CARGO_PKG_VERSION"));
+        aether_runtime::metrics::register(&mut root, PREFIX, env!("CARGO_PKG_VERSION"));
         Self {
             registry: root,
             http_responses,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHost;
 use aether_manifests::{self as manifests, LastGood, Limits};
-use aether_watch::{Change, Event, Mirror};
+use aether_runtime::watch::{Change, Event, Mirror};
 use futures_util::StreamExt;
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;

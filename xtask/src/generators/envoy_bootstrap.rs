@@ -41,7 +41,6 @@ use prost::{Message, Name};
 use prost_reflect::{DynamicMessage, SerializeOptions};
 use serde_json::{Value, json};
 
-use super::deploy::NAMESPACE;
 use super::deploy::controller::{self, MESH_SDS_CLUSTER};
 
 /// The route configuration the controller serves (aether-projection's
@@ -269,8 +268,7 @@ fn http2_only() -> Value {
 /// The controller's xDS Service: gRPC, so HTTP/2 to the upstream, over
 /// mutual TLS.
 fn xds_cluster() -> Value {
-    let host = format!("{}.{NAMESPACE}.svc.cluster.local", controller::NAME);
-    let [server_name, _] = controller::xds_dns_names();
+    let [server_name, host] = controller::xds_dns_names();
     let file = |name: &str| json!({"filename": format!("{XDS_CLIENT_TLS_DIR}/{name}")});
     json!({
         "name": XDS_CLUSTER,

@@ -2,6 +2,7 @@
 //! codegen builds (descriptors, the rules model, the API's files, the
 //! pinned crates) and returns files.
 
+pub(crate) mod conditions;
 pub mod crd;
 pub mod deploy;
 pub(crate) mod descriptor_set;
@@ -73,6 +74,7 @@ pub fn run(context: &Context, step: &Step) -> Result<Vec<Output>> {
         Generator::Crd => crd::generate(&context.api),
         Generator::Validate => validate::generate(&context.api),
         Generator::Regexes => regexes::generate(&context.api),
+        Generator::Conditions => conditions::generate(&context.api),
         Generator::Deploy => deploy::generate(),
         Generator::EnvoyBootstrap => envoy_bootstrap::generate(),
         Generator::EnvoyRoute => envoy_route::generate(&context.pinned),
@@ -179,4 +181,24 @@ impl ApiFiles {
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
+}
+
+/// The rules model of a scratch API: package `t`, `body` after a header
+/// importing the API's own options and buf.validate's.
+#[cfg(test)]
+pub(crate) fn scratch_api(body: &str) -> Result<Api> {
+    let dir = tempfile::tempdir()?;
+    let root = crate::workspace_root();
+    let options = "aether/config/v1/field_options.proto";
+    std::fs::create_dir_all(dir.path().join("t/aether/config/v1"))?;
+    std::fs::copy(root.join("api").join(options), dir.path().join("t").join(options))?;
+    let source = format!(
+        "edition = \"2024\";\npackage t;\nimport \"{options}\";\nimport \"buf/validate/validate.proto\";\n\
+         option features.field_presence = IMPLICIT;\n{body}"
+    );
+    std::fs::write(dir.path().join("t/t.proto"), source)?;
+    let pinned = crate::proto_deps::PinnedCrates::load(&root)?;
+    let deps = crate::proto_deps::materialize(&root, &pinned)?;
+    let compiled = crate::descriptors::compile(dir.path(), &[std::path::PathBuf::from("t")], &[deps])?;
+    Api::load(&compiled.proto3_with_docs, &compiled.own_files)
 }

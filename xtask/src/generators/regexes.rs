@@ -139,28 +139,11 @@ fn visit_impl(message: &Message, holding: &BTreeSet<String>) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
 
-    /// The generated code of a scratch API: `body` after a header that
-    /// imports the marking option.
+    /// The generated code of a scratch API ([`scratch_api`](crate::generators::scratch_api)).
     fn generated(body: &str) -> Result<String> {
-        let dir = tempfile::tempdir().unwrap();
-        let root = crate::workspace_root();
-        let options = "aether/config/v1/field_options.proto";
-        std::fs::create_dir_all(dir.path().join("t/aether/config/v1")).unwrap();
-        std::fs::copy(root.join("api").join(options), dir.path().join("t").join(options)).unwrap();
-        let source = format!(
-            "edition = \"2024\";\npackage t;\nimport \"{options}\";\nimport \"buf/validate/validate.proto\";\n\
-             option features.field_presence = IMPLICIT;\n{body}"
-        );
-        std::fs::write(dir.path().join("t/t.proto"), source).unwrap();
-        let pinned = crate::proto_deps::PinnedCrates::load(&root).unwrap();
-        let deps = crate::proto_deps::materialize(&root, &pinned).unwrap();
-        let compiled = crate::descriptors::compile(dir.path(), &[PathBuf::from("t")], &[deps])?;
-        let api = Api::load(&compiled.proto3_with_docs, &compiled.own_files)?;
-        let files = generate(&api)?;
+        let files = generate(&crate::generators::scratch_api(body)?)?;
         let (_, code) = files.into_iter().find(|(name, _)| name == "t.regexes.rs").unwrap();
         Ok(String::from_utf8(code).unwrap())
     }

@@ -3,14 +3,8 @@
 //! Gateway), so that `kubectl wait --for=condition=Programmed` returns once
 //! a change is live.
 //!
-//! | case | `status` | `reason` | `message` |
-//! |---|---|---|---|
-//! | every Envoy connected applied a version holding this generation | `True` | `Programmed` | how many Envoys |
-//! | some have not yet | `False` | `Pending` | how many, and the first few by node |
-//! | an Envoy refused a resource holding it | `False` | `Rejected` | the Envoy, the resource and Envoy's error (bounded, control characters replaced) |
-//! | no Envoy is connected | `False` | `NoEnvoy` | |
-//! | the edge does not serve this generation (`Accepted=False`) | `False` | `Invalid` | see `Accepted` |
-//! | Envoy reads files: the controller cannot see what it applied | `Unknown` | `NotObserved` | why |
+//! Its reasons, and what each message says, are [`ProgrammedReason`]'s in
+//! the proto.
 //!
 //! `observedGeneration` is the generation the condition speaks of. Which
 //! Envoys answer, and how, is the fleet's business (`aether_xds::fleet`); here is
@@ -18,23 +12,25 @@
 
 use std::fmt::Write as _;
 
+use aether_api::config::v1::{ConditionType, ProgrammedReason};
+
 use super::truncate;
 
 /// The condition type.
-pub const PROGRAMMED: &str = "Programmed";
+pub const PROGRAMMED: &str = ConditionType::Programmed.condition_name();
 /// Reason: every Envoy serves this generation.
-pub const REASON_PROGRAMMED: &str = "Programmed";
+pub const REASON_PROGRAMMED: &str = ProgrammedReason::Programmed.condition_name();
 /// Reason: some Envoy has not applied it yet.
-pub const REASON_PENDING: &str = "Pending";
+pub const REASON_PENDING: &str = ProgrammedReason::Pending.condition_name();
 /// Reason: an Envoy refused a resource holding it.
-pub const REASON_REJECTED: &str = "Rejected";
+pub const REASON_REJECTED: &str = ProgrammedReason::Rejected.condition_name();
 /// Reason: no Envoy is connected.
-pub const REASON_NO_ENVOY: &str = "NoEnvoy";
+pub const REASON_NO_ENVOY: &str = ProgrammedReason::NoEnvoy.condition_name();
 /// Reason: the edge does not serve this generation (Gateway API's reason
 /// for a Gateway that cannot be programmed as written).
-pub const REASON_INVALID: &str = "Invalid";
+pub const REASON_INVALID: &str = ProgrammedReason::Invalid.condition_name();
 /// Reason: what Envoy applied cannot be seen (it reads files).
-pub const REASON_NOT_OBSERVED: &str = "NotObserved";
+pub const REASON_NOT_OBSERVED: &str = ProgrammedReason::NotObserved.condition_name();
 /// How much of Envoy's own error a message carries.
 pub const MAX_ENVOY_ERROR_CHARS: usize = 1024;
 /// How many waiting Envoys a `Pending` message names.

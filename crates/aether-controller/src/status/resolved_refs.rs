@@ -2,31 +2,21 @@
 //! `certificateRefs`): whether the TLS secret of an object the edge serves
 //! could be served.
 //!
-//! | case | `status` | `reason` | `message` |
-//! |---|---|---|---|
-//! | no `tls` | `True` | `ResolvedRefs` | no TLS secret referenced |
-//! | the secret is served | `True` | `ResolvedRefs` | the secret, the certificate's serial and end of validity |
-//! | served by the mesh's SDS | `True` | `ResolvedRefs` | the secret and the SDS cluster; not read by the controller |
-//! | it turned unreadable or invalid (its files, a new Secret version); the last good certificate is served | `False` | `InvalidCertificateRef` | the secret and why, then the certificate still served |
-//! | missing, malformed, mismatched, expired, unserved provider | `False` | `InvalidCertificateRef` | the secret and why; its hosts are not served over TLS |
-//!
-//! An object the edge does not serve (invalid, or every host lost) has no
-//! `ResolvedRefs`: nothing of it is resolved, and `Accepted` says why. A
-//! refused secret leaves `Accepted` as it was: the routes are still served
-//! over plain HTTP.
+//! Its reasons, and what each message says, are
+//! [`ResolvedRefsReason`]'s in the proto.
 
-use aether_api::config::v1::SecretProvider;
+use aether_api::config::v1::{ConditionType, ResolvedRefsReason, SecretProvider};
 use aether_projection::TlsSecret;
 
 use crate::tls::certificate::rfc3339;
 use crate::tls::{Resolution, Resolutions};
 
 /// The condition type.
-pub const RESOLVED_REFS: &str = "ResolvedRefs";
+pub const RESOLVED_REFS: &str = ConditionType::ResolvedRefs.condition_name();
 /// Reason: every reference resolved.
-pub const REASON_RESOLVED_REFS: &str = "ResolvedRefs";
+pub const REASON_RESOLVED_REFS: &str = ResolvedRefsReason::ResolvedRefs.condition_name();
 /// Reason: the certificate reference cannot be served (Gateway API's).
-pub const REASON_INVALID_CERTIFICATE_REF: &str = "InvalidCertificateRef";
+pub const REASON_INVALID_CERTIFICATE_REF: &str = ResolvedRefsReason::InvalidCertificateRef.condition_name();
 
 /// `(status, reason, message)` of an object's `ResolvedRefs`; `served` is
 /// `None` for an object the edge does not serve (no condition), else its

@@ -74,8 +74,17 @@ pub fn reference(api: &Api, resource: &Resource) -> Result<String> {
         message_section(&mut out, api, p)?;
     }
     writeln!(out, "## Enums\n")?;
-    for e in &api.enums {
+    for e in api.enums.iter().filter(|e| !e.condition_names) {
         enum_section(&mut out, api, e)?;
+    }
+    writeln!(
+        out,
+        "## Conditions\n\nThe types and reasons of the conditions the controller sets in `status.conditions`, \
+         as `type` and `reason` spell them. They are strings, not enums, in an object: a condition of another \
+         type is another owner's and is kept as it is.\n"
+    )?;
+    for e in api.enums.iter().filter(|e| e.condition_names) {
+        condition_names_section(&mut out, api, e)?;
     }
     Ok(out.trim_end().to_owned() + "\n")
 }
@@ -374,6 +383,34 @@ fn enum_section(out: &mut String, api: &Api, e: &Enum) -> Result<()> {
             out,
             "\n{} is the proto's zero value, which every proto enum needs: no manifest may hold it.",
             proto_only.join(", ")
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// An enum marked `condition_names`: each value as a condition spells it.
+fn condition_names_section(out: &mut String, api: &Api, e: &Enum) -> Result<()> {
+    writeln!(out, "### {}\n", describe::enum_name(e))?;
+    if !e.doc.is_empty() {
+        writeln!(out, "{}\n", describe::kubernetes_markdown(&e.doc, api).trim_end())?;
+    }
+    writeln!(out, "| name | proto name | |\n|---|---|---|")?;
+    let mut unnamed = Vec::new();
+    for (name, number, doc) in &e.values {
+        let Some(condition) = e.condition_name(name, *number) else {
+            unnamed.push(format!("`{name}` ({number})"));
+            continue;
+        };
+        let doc = describe::kubernetes_markdown(doc, api);
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        writeln!(out, "| `{condition}` | `{name}` ({number}) | {doc} |")?;
+    }
+    if !unnamed.is_empty() {
+        writeln!(
+            out,
+            "\n{} names no condition: every proto enum needs a zero value.",
+            unnamed.join(", ")
         )?;
     }
     writeln!(out)?;

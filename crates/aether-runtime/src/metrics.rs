@@ -37,7 +37,7 @@ pub struct BuildLabels {
 }
 
 /// The compiler's version line, from the build script.
-pub const RUSTC_VERSION: &str = env!("AETHER_TELEMETRY_RUSTC_VERSION");
+pub const RUSTC_VERSION: &str = env!("AETHER_RUNTIME_RUSTC_VERSION");
 
 /// Registers `<component>_build_info` (`version` is the binary's) and the
 /// process metrics in `root`, which must have no prefix of its own (the

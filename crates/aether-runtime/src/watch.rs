@@ -12,10 +12,10 @@
 //! so that a caller can bring its own derived state (a projector, a host
 //! index) up to date at the cost of the change.
 //!
-//! A crate of its own, rather than a module of `aether-api` (whose `kube`
-//! feature carries only the resource types, deliberately without a client
-//! or runtime) or of one of its two users (the other would depend on it
-//! whole).
+//! Here, beside the binaries' other shared runtime, rather than in
+//! `aether-api` (whose `kube` feature carries only the resource types,
+//! deliberately without a client or runtime) or in one of its two users
+//! (the other would depend on it whole).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -33,12 +33,21 @@ pub fn in_scope(scope: &Scope, key: &ObjectKey) -> bool {
 /// What one event changed in a [`Mirror`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change<V> {
-    /// `key` is new, or its value changed (`previous`: what it was; its
-    /// value now is [`Mirror::get`]'s).
-    Upserted { key: ObjectKey, previous: Option<V> },
-    /// `key` is gone (deleted, or missing from a re-list); `previous` was
-    /// its value.
-    Removed { key: ObjectKey, previous: V },
+    /// `key` is new, or its value changed (its value now is
+    /// [`Mirror::get`]'s).
+    Upserted {
+        /// The object.
+        key: ObjectKey,
+        /// Its value before, if it had one.
+        previous: Option<V>,
+    },
+    /// `key` is gone (deleted, or missing from a re-list).
+    Removed {
+        /// The object.
+        key: ObjectKey,
+        /// Its value before.
+        previous: V,
+    },
 }
 
 /// What [`Mirror::apply`] did.

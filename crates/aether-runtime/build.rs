@@ -10,6 +10,6 @@ fn main() {
         .and_then(|output| String::from_utf8(output.stdout).ok())
         .map(|text| text.trim().to_owned())
         .unwrap_or_else(|| "unknown".to_owned());
-    println!("cargo:rustc-env=AETHER_TELEMETRY_RUSTC_VERSION={version}");
+    println!("cargo:rustc-env=AETHER_RUNTIME_RUSTC_VERSION={version}");
     println!("cargo:rerun-if-env-changed=RUSTC");
 }
