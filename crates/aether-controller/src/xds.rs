@@ -185,8 +185,10 @@ impl Publisher {
 /// What the fleet's answer makes of an object's `Programmed` condition.
 fn programmed(applied: Applied) -> Programmed {
     match applied {
-        Applied::All { envoys } => Programmed::Programmed { envoys },
-        Applied::Pending { mut waiting, envoys } => {
+        Applied::All { envoys, .. } => Programmed::Programmed { envoys },
+        Applied::Pending {
+            mut waiting, envoys, ..
+        } => {
             let count = waiting.len();
             waiting.truncate(MAX_NAMED_ENVOYS);
             Programmed::Pending {

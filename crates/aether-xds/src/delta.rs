@@ -17,7 +17,7 @@
 //! type is an ACK, or a NACK (`error_detail`): logged with Envoy's message
 //! and counted, and its versions are not sent again (the next change is);
 //! a route configuration refused alone is quarantined for every stream
-//! ([`crate::quarantine`]).
+//! ([`crate::quarantine`]), unless another Envoy took that version.
 //! A request with an older nonce still changes the subscription.
 //!
 //! As for state of the world ([`crate::sotw`]), responses are built when
@@ -42,7 +42,7 @@ use tracing::{debug, warn};
 use crate::body::{Owes, ResponseBody, Signals};
 use crate::fleet::{Acks, Fleet, Holds, Member, Need, Report};
 use crate::metrics::{OpenStream, XdsMetrics};
-use crate::quarantine::Quarantine;
+use crate::quarantine::{Overruled, Quarantine};
 use crate::resources::Item;
 use crate::sotw::{Current, Kind};
 
@@ -101,6 +101,9 @@ struct State {
     syncing: Vec<Option<u64>>,
     /// The node id of the stream's first request that gave one.
     node: Option<String>,
+    /// Whether its Envoy's refusals were overruled (it refused what
+    /// another Envoy took): they quarantine nothing more.
+    overruled: Overruled,
 }
 
 /// The resources one response carried, by name.
@@ -406,8 +409,11 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
                     // until it changes.
                     [(name, item)] => {
                         if let Some(quarantine) = &outbox.types[index].quarantine {
-                            let envoy = state.node.clone().unwrap_or_else(|| "(no node id)".to_owned());
-                            quarantine.refused(name, item, &envoy, &error.message);
+                            let envoy = state
+                                .node
+                                .clone()
+                                .unwrap_or_else(|| crate::fleet::NO_NODE_ID.to_owned());
+                            quarantine.refused(name, item, &envoy, &error.message, &state.overruled);
                         }
                     }
                     // Several together: each again alone, so that Envoy
@@ -424,7 +430,7 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
                 let names: Vec<String> = items.iter().map(|(name, _)| name.clone()).collect();
                 state.acks[index].acked(nonce, &names);
                 if let Some(quarantine) = &outbox.types[index].quarantine {
-                    quarantine.taken(&items);
+                    quarantine.taken(&items, &state.overruled);
                 }
                 answered = true;
             }

@@ -23,6 +23,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
 
+/// How an Envoy that gave no node id is named.
+pub(crate) const NO_NODE_ID: &str = "(no node id)";
 /// How long a disconnected Envoy stays expected by default.
 pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
 /// Syncs a stream keeps unanswered at most; past it the oldest is
@@ -44,12 +46,20 @@ pub struct Need {
 }
 
 /// What the fleet says of a set of [`Need`]s.
+///
+/// An Envoy that refused a resource needed is left out while another
+/// Envoy holds that resource or has yet to answer it (see
+/// [`Fleet::applied`]): one broken client does not make a change
+/// `Refused` for the Envoys that take it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Applied {
-    /// Every Envoy expected holds them.
+    /// Every Envoy counted holds them.
     All {
         /// How many Envoys.
         envoys: usize,
+        /// The Envoys left out of the count, by node id and why
+        /// (`edge-3 (refused it)`), in the order they joined.
+        left_out: Vec<String>,
     },
     /// Some Envoys do not yet.
     Pending {
@@ -58,8 +68,11 @@ pub enum Applied {
         waiting: Vec<String>,
         /// Of how many Envoys.
         envoys: usize,
+        /// The Envoys left out of the count, as for [`Applied::All`].
+        left_out: Vec<String>,
     },
-    /// An Envoy refused a resource needed.
+    /// An Envoy refused a resource needed, and no Envoy holds it or is yet
+    /// to answer it.
     Refused {
         /// The Envoy, by node id.
         envoy: String,
@@ -346,53 +359,74 @@ impl Fleet {
         members.iter().map(|member| member.report()).collect()
     }
 
-    /// What the fleet says of a change that `needs` these.
+    /// What the fleet says of a change that `needs` these: every Envoy
+    /// expected (the streams serving a type needed, and the Envoys gone
+    /// within their grace) holds them, or some are waited for, or one
+    /// refused them. The rule for refusals: an Envoy that refused a
+    /// resource is left out (named in `left_out`) while another Envoy holds
+    /// that resource or is yet to answer it; the change is
+    /// [`Applied::Refused`] only when every Envoy that answered it refused
+    /// it.
     pub fn applied(&self, needs: &[Need]) -> Applied {
         let mut members = self.lock();
         let now = Instant::now();
         members.absent.retain(|(_, until)| *until > now);
-        let mut envoys = 0;
-        let mut waiting: Vec<String> = Vec::new();
-        let mut live_nodes = Vec::with_capacity(members.live.len());
-        for member in members.live.values() {
-            let node = member.node();
-            let mut counted = false;
-            let mut waits = false;
-            for need in needs {
-                match member.holds(need) {
-                    Holds::NotServed => {}
-                    Holds::Yes => counted = true,
-                    Holds::NotYet => (counted, waits) = (true, true),
-                    Holds::Refused(error) => {
-                        return Applied::Refused {
-                            envoy: node.unwrap_or_else(|| "(no node id)".to_owned()),
-                            resource: format!("{} {}", short_type(need.type_url), need.name),
-                            error,
-                        };
-                    }
+        // What each stream's Envoy says of each need, in the order they joined.
+        let answers: Vec<(Option<String>, Vec<Holds>)> = members
+            .live
+            .values()
+            .map(|member| (member.node(), needs.iter().map(|need| member.holds(need)).collect()))
+            .collect();
+        let answered =
+            |index: usize, holds: fn(&Holds) -> bool| answers.iter().any(|(_, answers)| holds(&answers[index]));
+        let (mut envoys, mut waiting, mut left_out) = (0, Vec::new(), Vec::new());
+        let mut first_refusal = None;
+        for (node, holds) in &answers {
+            let named = || node.clone().unwrap_or_else(|| NO_NODE_ID.to_owned());
+            if let Some((index, Holds::Refused(error))) = holds
+                .iter()
+                .enumerate()
+                .find(|(_, holds)| matches!(holds, Holds::Refused(_)))
+            {
+                let need = &needs[index];
+                let refused = Applied::Refused {
+                    envoy: named(),
+                    resource: format!("{} {}", short_type(need.type_url), need.name),
+                    error: error.clone(),
+                };
+                if !answered(index, |holds| matches!(holds, Holds::Yes | Holds::NotYet)) {
+                    return refused;
                 }
+                left_out.push(format!("{} (refused it)", named()));
+                first_refusal.get_or_insert(refused);
+                continue;
             }
-            if counted {
-                envoys += 1;
-                if waits {
-                    waiting.push(node.clone().unwrap_or_else(|| "(no node id)".to_owned()));
-                }
+            if holds.iter().all(|holds| *holds == Holds::NotServed) {
+                continue;
             }
-            live_nodes.extend(node);
+            envoys += 1;
+            if holds.contains(&Holds::NotYet) {
+                waiting.push(named());
+            }
         }
         for (node, _) in &members.absent {
-            if !live_nodes.contains(node) {
+            if !answers.iter().any(|(live, _)| live.as_ref() == Some(node)) {
                 envoys += 1;
                 waiting.push(format!("{node} (disconnected)"));
             }
         }
         if envoys == 0 {
-            return Applied::NoEnvoy;
+            // Each refused what another took: a refusal all the same.
+            return first_refusal.unwrap_or(Applied::NoEnvoy);
         }
         if waiting.is_empty() {
-            return Applied::All { envoys };
+            return Applied::All { envoys, left_out };
         }
-        Applied::Pending { waiting, envoys }
+        Applied::Pending {
+            waiting,
+            envoys,
+            left_out,
+        }
     }
 }
 
