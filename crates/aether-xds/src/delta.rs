@@ -78,7 +78,6 @@ struct Outbox {
     fleet: Fleet,
 }
 
-#[derive(Default)]
 struct State {
     /// One per type, as `Outbox::types`.
     subscriptions: Vec<Subscription>,
@@ -104,6 +103,8 @@ struct State {
     /// Whether its Envoy's refusals were overruled (it refused what
     /// another Envoy took): they quarantine nothing more.
     overruled: Overruled,
+    /// When the stream opened: it waits for each type's first request since.
+    opened: tokio::time::Instant,
 }
 
 /// The resources one response carried, by name.
@@ -127,12 +128,44 @@ impl State {
             sent: (0..types).map(|_| Default::default()).collect(),
             acks: (0..types).map(|_| Acks::default()).collect(),
             syncing: vec![None; types],
-            ..Self::default()
+            nonce: 0,
+            unknown: Vec::new(),
+            node: None,
+            overruled: Overruled::default(),
+            opened: tokio::time::Instant::now(),
         }
     }
 }
 
 impl Outbox {
+    /// A stream's outbox before any request; it waits for them from now.
+    fn new(types: Vec<Served>, metrics: Arc<dyn XdsMetrics>, fleet: &Fleet) -> Arc<Self> {
+        let state = State::new(types.len());
+        fleet.waiting_from(state.opened);
+        Arc::new(Outbox {
+            types,
+            state: Mutex::new(state),
+            metrics,
+            signals: Signals::default(),
+            fleet: fleet.clone(),
+        })
+    }
+
+    /// Publications came: each type whose stream is not synced with its
+    /// latest waits until it is sent (a stream that does not read waits
+    /// for ever).
+    fn published(&self) {
+        let mut state = self.lock();
+        for (index, served) in self.types.iter().enumerate() {
+            let Some(seq) = served.current.borrow().as_ref().map(|current| current.seq()) else {
+                continue;
+            };
+            if let Some(since) = state.acks[index].published(seq) {
+                self.fleet.waiting_from(since);
+            }
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // Each update is one step: the state is consistent after a panic.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -185,7 +218,11 @@ impl Owes for Outbox {
                         }
                         // Nothing new to this stream: it holds this one too
                         // once it answered what it was sent.
-                        None if state.subscriptions[index].asked() => state.acks[index].synced(current.seq()),
+                        None if state.subscriptions[index].asked() => {
+                            if let Some(since) = state.acks[index].synced(current.seq()) {
+                                self.fleet.waiting_from(since);
+                            }
+                        }
                         None => {}
                     }
                 }
@@ -218,8 +255,9 @@ impl Owes for Outbox {
             state.acks[index].sent(nonce);
             if state.pending[index].is_empty()
                 && let Some(seq) = state.syncing[index].take()
+                && let Some(since) = state.acks[index].synced(seq)
             {
-                state.acks[index].synced(seq);
+                self.fleet.waiting_from(since);
             }
             self.metrics.response_sent();
             let put: Vec<(&str, &Item)> = put.iter().map(|(name, item)| (name.as_str(), item)).collect();
@@ -254,6 +292,28 @@ impl Member for Outbox {
         state.acks[index].holds(subscription.wants(&need.name), need)
     }
 
+    fn waiting_since(&self, type_url: &str) -> Option<tokio::time::Instant> {
+        let index = self.index(type_url)?;
+        let state = self.lock();
+        if !state.subscriptions[index].asked() {
+            return Some(state.opened);
+        }
+        state.acks[index].waiting_since()
+    }
+
+    fn oldest_wait(&self) -> Option<tokio::time::Instant> {
+        let state = self.lock();
+        (0..self.types.len())
+            .filter_map(|index| {
+                if state.subscriptions[index].asked() {
+                    state.acks[index].waiting_since()
+                } else {
+                    Some(state.opened)
+                }
+            })
+            .min()
+    }
+
     fn report(&self) -> Report {
         let state = self.lock();
         let mut report = Report {
@@ -280,14 +340,7 @@ pub fn stream(
     fleet: &Fleet,
     closing: CancellationToken,
 ) -> ResponseBody {
-    let state = State::new(types.len());
-    let outbox = Arc::new(Outbox {
-        types,
-        state: Mutex::new(state),
-        metrics,
-        signals: Signals::default(),
-        fleet: fleet.clone(),
-    });
+    let outbox = Outbox::new(types, metrics, fleet);
     let membership = fleet.join(outbox.clone());
     tokio::spawn(read_requests(requests, outbox.clone(), membership, closing));
     ResponseBody::stream(outbox)
@@ -328,6 +381,7 @@ async fn read_requests(
                 for current in &mut currents {
                     current.mark_unchanged();
                 }
+                outbox.published();
                 outbox.signals.wake();
                 continue;
             }

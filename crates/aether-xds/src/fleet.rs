@@ -16,17 +16,32 @@
 //! ([`Applied::Pending`]) rather than being called applied by the Envoys
 //! left. Its return is
 //! known by its node id: give each Envoy its own (`--service-node`).
+//!
+//! An Envoy that does not answer costs only itself: a stream that has not
+//! answered a sync, not read a publication, or not asked for a type it
+//! serves for the answer deadline ([`DEFAULT_ANSWER_DEADLINE`], from the
+//! oldest such wait) is left out of what is applied
+//! (`edge-3 (not answering)` in `left_out`) until it answers, and the
+//! fleet tells the change when the deadline passes. Alone, it is waited
+//! for still, named so. The clock is tokio's (a paused one in tests).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Weak;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 /// How an Envoy that gave no node id is named.
 pub(crate) const NO_NODE_ID: &str = "(no node id)";
 /// How long a disconnected Envoy stays expected by default.
 pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
+/// How long a stream may wait on its Envoy by default (an answer, a read,
+/// a first request of a type) before it is left out of what is applied:
+/// Envoy answers in milliseconds, and applies 50,000 route configurations
+/// in seconds.
+pub const DEFAULT_ANSWER_DEADLINE: Duration = Duration::from_secs(60);
 /// Syncs a stream keeps unanswered at most; past it the oldest is
 /// forgotten (its Envoy is then not counted as holding it until a later
 /// answer), so an Envoy that never answers costs a bounded memory.
@@ -102,6 +117,11 @@ pub(crate) trait Member: Send + Sync {
     fn node(&self) -> Option<String>;
     /// Whether its Envoy holds `need`.
     fn holds(&self, need: &Need) -> Holds;
+    /// Since when it waits on its Envoy for `type_url` (an answer, a read,
+    /// or a first request), if it does and serves it.
+    fn waiting_since(&self, type_url: &str) -> Option<Instant>;
+    /// Its oldest wait, of any type.
+    fn oldest_wait(&self) -> Option<Instant>;
     /// What its Envoy answered so far, per type it asked for.
     fn report(&self) -> Report;
 }
@@ -128,7 +148,7 @@ impl Report {
         self.held.push((short_type(type_url), acks.held));
         self.nacks += acks.nacks;
         self.last_answer = self.last_answer.max(acks.last_answer);
-        if let Some((_, _, since)) = acks.unanswered.front() {
+        if let Some(since) = acks.waiting_since() {
             self.behind = self.behind.max(since.elapsed());
         }
     }
@@ -149,6 +169,11 @@ pub(crate) struct Acks {
     /// The nonce of the last response sent of this type, and of the last answered.
     last_sent: u64,
     last_answered: u64,
+    /// The publication of the last sync.
+    last_synced: u64,
+    /// Since when a publication newer than the last sync waits to be
+    /// sent (the stream does not read).
+    behind: Option<Instant>,
     /// Resources Envoy refused (a response of one), with its message.
     refused: HashMap<String, String>,
     /// A response of several resources refused whole (state of the world),
@@ -162,20 +187,48 @@ impl Acks {
         self.last_sent = nonce;
     }
 
+    /// Publication `seq` came: unless the stream synced with it, it waits
+    /// from now to be sent. Returns when, if it starts waiting now.
+    pub(crate) fn published(&mut self, seq: u64) -> Option<Instant> {
+        if seq <= self.last_synced || self.behind.is_some() {
+            return None;
+        }
+        let now = Instant::now();
+        self.behind = Some(now);
+        Some(now)
+    }
+
     /// Everything publication `seq` owes was sent (the last of it as the
-    /// last response sent).
-    pub(crate) fn synced(&mut self, seq: u64) {
+    /// last response sent). Returns since when the stream waits for an
+    /// answer, if it starts waiting now.
+    pub(crate) fn synced(&mut self, seq: u64) -> Option<Instant> {
+        self.last_synced = self.last_synced.max(seq);
+        let since = self.behind.take();
         if self.last_answered >= self.last_sent {
             self.held = self.held.max(seq);
+            None
         } else if let Some(last) = self.unanswered.back_mut()
             && last.0 == self.last_sent
         {
             last.1 = last.1.max(seq);
+            None
         } else {
             if self.unanswered.len() == MAX_UNANSWERED {
                 self.unanswered.pop_front();
             }
-            self.unanswered.push_back((self.last_sent, seq, Instant::now()));
+            let since = since.unwrap_or_else(Instant::now);
+            self.unanswered.push_back((self.last_sent, seq, since));
+            Some(since)
+        }
+    }
+
+    /// Since when the stream waits on its Envoy: its oldest sync not
+    /// answered, or a publication not sent.
+    pub(crate) fn waiting_since(&self) -> Option<Instant> {
+        let unanswered = self.unanswered.front().map(|(_, _, since)| *since);
+        match (unanswered, self.behind) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -239,9 +292,19 @@ pub struct Fleet {
 
 struct Inner {
     members: Mutex<Members>,
-    /// Counts the changes: a member's answer, a join, a leave.
+    /// Counts the changes: a member's answer, a join, a leave, a deadline.
     changes: watch::Sender<u64>,
     grace: Duration,
+    answer_deadline: Duration,
+    /// The one timer that tells when a wait passes the answer deadline.
+    alarm: Mutex<Alarm>,
+}
+
+/// When the fleet next looks for waits past the answer deadline, and when
+/// it last did.
+struct Alarm {
+    armed: Option<Instant>,
+    last_rung: Instant,
 }
 
 #[derive(Default)]
@@ -296,14 +359,82 @@ impl Default for Fleet {
 }
 
 impl Fleet {
-    /// A fleet whose Envoys stay expected `grace` after they disconnect.
+    /// A fleet whose Envoys stay expected `grace` after they disconnect,
+    /// and are left out when they do not answer within
+    /// [`DEFAULT_ANSWER_DEADLINE`].
     pub fn new(grace: Duration) -> Self {
+        Self::with_answer_deadline(grace, DEFAULT_ANSWER_DEADLINE)
+    }
+
+    /// [`Fleet::new`], its streams left out when they wait on their Envoy
+    /// longer than `answer_deadline`.
+    pub fn with_answer_deadline(grace: Duration, answer_deadline: Duration) -> Self {
         Self {
             inner: Arc::new(Inner {
                 members: Mutex::new(Members::default()),
                 changes: watch::channel(0).0,
                 grace,
+                answer_deadline,
+                alarm: Mutex::new(Alarm {
+                    armed: None,
+                    last_rung: Instant::now(),
+                }),
             }),
+        }
+    }
+
+    /// A member started waiting on its Envoy at `since`: the fleet looks
+    /// again once that wait passes the answer deadline. One timer for the
+    /// fleet: armed, it rings first (waits start later and later) and arms
+    /// itself again for the next wait to pass.
+    pub(crate) fn waiting_from(&self, since: Instant) {
+        self.arm(since + self.inner.answer_deadline);
+    }
+
+    fn arm(&self, at: Instant) {
+        let mut alarm = self.inner.alarm.lock().unwrap_or_else(PoisonError::into_inner);
+        if alarm.armed.is_some() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        alarm.armed = Some(at);
+        let fleet = Arc::downgrade(&self.inner);
+        runtime.spawn(async move {
+            tokio::time::sleep_until(at).await;
+            if let Some(inner) = Weak::upgrade(&fleet) {
+                Fleet { inner }.ring();
+            }
+        });
+    }
+
+    /// Tells the change if a wait passed the answer deadline since the
+    /// last ring, and arms the alarm for the next one.
+    fn ring(&self) {
+        let now = Instant::now();
+        let last = {
+            let mut alarm = self.inner.alarm.lock().unwrap_or_else(PoisonError::into_inner);
+            alarm.armed = None;
+            std::mem::replace(&mut alarm.last_rung, now)
+        };
+        let members: Vec<Arc<dyn Member>> = self.lock().live.values().cloned().collect();
+        let (mut passed, mut next) = (false, None::<Instant>);
+        for member in members {
+            let Some(deadline) = member.oldest_wait().map(|since| since + self.inner.answer_deadline) else {
+                continue;
+            };
+            if deadline <= now {
+                passed |= deadline > last;
+            } else {
+                next = Some(next.map_or(deadline, |next| next.min(deadline)));
+            }
+        }
+        if passed {
+            self.changed();
+        }
+        if let Some(next) = next {
+            self.arm(next);
         }
     }
 
@@ -371,17 +502,38 @@ impl Fleet {
         let mut members = self.lock();
         let now = Instant::now();
         members.absent.retain(|(_, until)| *until > now);
-        // What each stream's Envoy says of each need, in the order they joined.
-        let answers: Vec<(Option<String>, Vec<Holds>)> = members
+        // What each stream's Envoy says of each need, in the order they
+        // joined, and whether it waits on its Envoy past the deadline for one
+        // it does not hold yet.
+        let deadline = self.inner.answer_deadline;
+        let silent = |member: &Arc<dyn Member>, need: &Need| {
+            member
+                .waiting_since(need.type_url)
+                .is_some_and(|since| since + deadline <= now)
+        };
+        let answers: Vec<(Option<String>, Vec<Holds>, bool)> = members
             .live
             .values()
-            .map(|member| (member.node(), needs.iter().map(|need| member.holds(need)).collect()))
+            .map(|member| {
+                let holds: Vec<Holds> = needs.iter().map(|need| member.holds(need)).collect();
+                let silent = needs
+                    .iter()
+                    .zip(&holds)
+                    .any(|(need, holds)| *holds == Holds::NotYet && silent(member, need));
+                (member.node(), holds, silent)
+            })
             .collect();
-        let answered =
-            |index: usize, holds: fn(&Holds) -> bool| answers.iter().any(|(_, answers)| holds(&answers[index]));
-        let (mut envoys, mut waiting, mut left_out) = (0, Vec::new(), Vec::new());
+        // Whether an Envoy answering holds need `index`, or is yet to answer it.
+        let answered = |index: usize| {
+            answers
+                .iter()
+                .any(|(_, holds, silent)| holds[index] == Holds::Yes || (holds[index] == Holds::NotYet && !silent))
+        };
+        let (mut envoys, mut waiting) = (0, Vec::new());
+        // Each left out, and whether for not answering.
+        let mut left_out: Vec<(String, bool)> = Vec::new();
         let mut first_refusal = None;
-        for (node, holds) in &answers {
+        for (node, holds, silent) in &answers {
             let named = || node.clone().unwrap_or_else(|| NO_NODE_ID.to_owned());
             if let Some((index, Holds::Refused(error))) = holds
                 .iter()
@@ -394,14 +546,18 @@ impl Fleet {
                     resource: format!("{} {}", short_type(need.type_url), need.name),
                     error: error.clone(),
                 };
-                if !answered(index, |holds| matches!(holds, Holds::Yes | Holds::NotYet)) {
+                if !answered(index) {
                     return refused;
                 }
-                left_out.push(format!("{} (refused it)", named()));
+                left_out.push((format!("{} (refused it)", named()), false));
                 first_refusal.get_or_insert(refused);
                 continue;
             }
             if holds.iter().all(|holds| *holds == Holds::NotServed) {
+                continue;
+            }
+            if *silent {
+                left_out.push((format!("{} (not answering)", named()), true));
                 continue;
             }
             envoys += 1;
@@ -410,11 +566,21 @@ impl Fleet {
             }
         }
         for (node, _) in &members.absent {
-            if !answers.iter().any(|(live, _)| live.as_ref() == Some(node)) {
+            if !answers.iter().any(|(live, _, _)| live.as_ref() == Some(node)) {
                 envoys += 1;
                 waiting.push(format!("{node} (disconnected)"));
             }
         }
+        if envoys == 0 && left_out.iter().any(|(_, silent)| *silent) {
+            // Nobody else to count: they are waited for, named so.
+            let (waiting, refusers): (Vec<_>, Vec<_>) = left_out.into_iter().partition(|(_, silent)| *silent);
+            return Applied::Pending {
+                envoys: waiting.len(),
+                waiting: waiting.into_iter().map(|(envoy, _)| envoy).collect(),
+                left_out: refusers.into_iter().map(|(envoy, _)| envoy).collect(),
+            };
+        }
+        let left_out: Vec<String> = left_out.into_iter().map(|(envoy, _)| envoy).collect();
         if envoys == 0 {
             // Each refused what another took: a refusal all the same.
             return first_refusal.unwrap_or(Applied::NoEnvoy);

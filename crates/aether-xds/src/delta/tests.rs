@@ -560,3 +560,4 @@ fn what_envoy_holds_follows_its_answers() {
 }
 
 mod quarantine;
+mod silent;

@@ -115,6 +115,14 @@ impl Member for Fake {
             .map_or(Holds::NotYet, |(_, holds)| holds.clone())
     }
 
+    fn waiting_since(&self, _: &str) -> Option<Instant> {
+        None
+    }
+
+    fn oldest_wait(&self) -> Option<Instant> {
+        None
+    }
+
     fn report(&self) -> Report {
         Report {
             node: Some(self.node.to_owned()),
