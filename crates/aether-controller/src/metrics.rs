@@ -2,7 +2,6 @@
 //! cluster mode ([`serve`], with a readiness endpoint), logged after each
 //! reconcile in local mode.
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
@@ -95,7 +94,9 @@ pub struct Metrics {
 /// Per Envoy node, what its xDS streams answered, read from the fleet at
 /// each scrape (`xds_envoy_*`): the publication each type holds, the
 /// responses refused on its open streams, when it last answered, and how
-/// long the oldest sync it has not answered has waited.
+/// long the oldest sync it has not answered has waited. Only nodes with a
+/// stream open, at most `aether_xds::fleet::MAX_REPORTED_NODES` of them
+/// (the rest as `node="(other nodes)"`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Envoys(Arc<OnceLock<aether_xds::fleet::Fleet>>);
 
@@ -117,17 +118,9 @@ impl Collector for Envoys {
         let nacks: Family<Labels, Gauge> = Family::default();
         let last_answer: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
         let behind: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
-        // Streams of one node (one per type without ADS) make one series.
-        let mut by_node: BTreeMap<String, aether_xds::fleet::Report> = BTreeMap::new();
-        for report in fleet.reports() {
-            let node = report.node.clone().unwrap_or_else(|| "(no node id)".to_owned());
-            let merged = by_node.entry(node).or_default();
-            merged.held.extend(report.held);
-            merged.nacks += report.nacks;
-            merged.last_answer = merged.last_answer.max(report.last_answer);
-            merged.behind = merged.behind.max(report.behind);
-        }
-        for (node, report) in by_node {
+        // Streams of one node (one per type without ADS) make one series;
+        // nodes past the fleet's bound, one more (`(other nodes)`).
+        for (node, report) in fleet.reports_by_node() {
             let labels = vec![("node", node.clone())];
             for (kind, seq) in &report.held {
                 let gauge = held.get_or_create(&vec![("node", node.clone()), ("type", (*kind).to_owned())]);

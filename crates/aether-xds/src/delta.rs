@@ -317,6 +317,7 @@ impl Member for Outbox {
     fn report(&self) -> Report {
         let state = self.lock();
         let mut report = Report {
+            streams: 1,
             node: state.node.clone(),
             ..Report::default()
         };
@@ -433,10 +434,8 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
     };
     let kind = &outbox.types[index].kind;
     let mut state = outbox.lock();
-    if state.node.is_none()
-        && let Some(node) = request.node.as_ref().filter(|node| !node.id.is_empty())
-    {
-        state.node = Some(node.id.clone());
+    if state.node.is_none() {
+        state.node = request.node.as_ref().and_then(|node| crate::fleet::node_id(&node.id));
     }
     let mut retry = false;
     let mut answered = false;

@@ -37,6 +37,19 @@ use tokio::time::Instant;
 pub(crate) const NO_NODE_ID: &str = "(no node id)";
 /// How long a disconnected Envoy stays expected by default.
 pub const DEFAULT_ABSENCE_GRACE: Duration = Duration::from_secs(120);
+/// Envoys gone that are expected at most: past it the one gone longest
+/// is forgotten. An edge serves up to `MAX_CONNECTIONS` (1,024) Envoys at
+/// once; more gone within the grace are node ids churning, not Envoys
+/// restarting.
+pub const MAX_ABSENT_ENVOYS: usize = 1024;
+/// Nodes reported one by one at most ([`Fleet::reports_by_node`]); the
+/// others are merged into one, [`OTHER_NODES`]: what a metrics registry
+/// makes a series of stays bounded whatever node ids clients send.
+pub const MAX_REPORTED_NODES: usize = 1024;
+/// The node the reports past [`MAX_REPORTED_NODES`] are merged into.
+pub const OTHER_NODES: &str = "(other nodes)";
+/// The bytes of a node id kept: a Kubernetes pod name is at most 253.
+pub const MAX_NODE_ID_BYTES: usize = 256;
 /// How long a stream may wait on its Envoy by default (an answer, a read,
 /// a first request of a type) before it is left out of what is applied:
 /// Envoy answers in milliseconds, and applies 50,000 route configurations
@@ -126,9 +139,25 @@ pub(crate) trait Member: Send + Sync {
     fn report(&self) -> Report;
 }
 
-/// What one stream's Envoy answered, for the metrics.
+/// The node id a stream's Envoy gave, as the fleet keeps it: its first
+/// [`MAX_NODE_ID_BYTES`] (cut on a character), `None` when empty.
+pub(crate) fn node_id(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return None;
+    }
+    let mut end = id.len().min(MAX_NODE_ID_BYTES);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(id[..end].to_owned())
+}
+
+/// What one stream's Envoy answered (or, merged, a node's streams), for
+/// the metrics.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
+    /// How many streams it tells of.
+    pub streams: usize,
     /// The node id, once given.
     pub node: Option<String>,
     /// Per type asked for (its short name, `RouteConfiguration`): the
@@ -143,6 +172,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// Adds what `other` (another stream's) tells.
+    fn merge(&mut self, other: Report) {
+        self.streams += other.streams;
+        self.held.extend(other.held);
+        self.nacks += other.nacks;
+        self.last_answer = self.last_answer.max(other.last_answer);
+        self.behind = self.behind.max(other.behind);
+    }
+
     /// Adds what `acks` (of `type_url`) tells.
     pub(crate) fn add(&mut self, type_url: &'static str, acks: &Acks) {
         self.held.push((short_type(type_url), acks.held));
@@ -311,8 +349,9 @@ struct Alarm {
 struct Members {
     next: u64,
     live: BTreeMap<u64, Arc<dyn Member>>,
-    /// Node ids of Envoys gone, expected until then.
-    absent: Vec<(String, Instant)>,
+    /// Node ids of Envoys gone, expected until then, gone longest first
+    /// (the grace is one), each once, at most [`MAX_ABSENT_ENVOYS`].
+    absent: VecDeque<(String, Instant)>,
 }
 
 /// A stream's place in the fleet, given up when dropped.
@@ -323,22 +362,38 @@ pub(crate) struct Membership {
 
 impl Drop for Membership {
     fn drop(&mut self) {
-        let gone = self.fleet.lock().live.remove(&self.id);
         let grace = self.fleet.inner.grace;
-        if let Some(node) = gone.and_then(|member| member.node())
-            && !grace.is_zero()
-        {
-            self.fleet.lock().absent.push((node, Instant::now() + grace));
-            // Told again when it is no longer expected.
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let fleet = self.fleet.clone();
-                runtime.spawn(async move {
-                    tokio::time::sleep(grace).await;
-                    fleet.changed();
-                });
+        let gone = {
+            let mut members = self.fleet.lock();
+            let gone = members.live.remove(&self.id).and_then(|member| member.node());
+            let now = Instant::now();
+            members.forget_absent(now);
+            match gone {
+                Some(node) if !grace.is_zero() => {
+                    members.absent.retain(|(absent, _)| *absent != node);
+                    if members.absent.len() == MAX_ABSENT_ENVOYS {
+                        members.absent.pop_front();
+                    }
+                    members.absent.push_back((node, now + grace));
+                    Some(now + grace)
+                }
+                _ => None,
             }
+        };
+        // Told again when it is no longer expected.
+        if let Some(until) = gone {
+            self.fleet.arm(until);
         }
         self.fleet.changed();
+    }
+}
+
+impl Members {
+    /// Forgets the Envoys gone whose grace is over.
+    fn forget_absent(&mut self, now: Instant) {
+        while self.absent.front().is_some_and(|(_, until)| *until <= now) {
+            self.absent.pop_front();
+        }
     }
 }
 
@@ -385,15 +440,16 @@ impl Fleet {
 
     /// A member started waiting on its Envoy at `since`: the fleet looks
     /// again once that wait passes the answer deadline. One timer for the
-    /// fleet: armed, it rings first (waits start later and later) and arms
-    /// itself again for the next wait to pass.
+    /// fleet (waits start later and later, so it rings first, and arms
+    /// itself again for the next wait to pass, or grace to end).
     pub(crate) fn waiting_from(&self, since: Instant) {
         self.arm(since + self.inner.answer_deadline);
     }
 
+    /// Rings at `at`, unless armed to ring before.
     fn arm(&self, at: Instant) {
         let mut alarm = self.inner.alarm.lock().unwrap_or_else(PoisonError::into_inner);
-        if alarm.armed.is_some() {
+        if alarm.armed.is_some_and(|armed| armed <= at) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -409,21 +465,29 @@ impl Fleet {
         });
     }
 
-    /// Tells the change if a wait passed the answer deadline since the
-    /// last ring, and arms the alarm for the next one.
+    /// Tells the change if a wait passed the answer deadline, or an Envoy
+    /// gone its grace, since the last ring, and arms the alarm for the next.
     fn ring(&self) {
         let now = Instant::now();
         let last = {
             let mut alarm = self.inner.alarm.lock().unwrap_or_else(PoisonError::into_inner);
-            alarm.armed = None;
+            if alarm.armed.is_some_and(|armed| armed <= now) {
+                alarm.armed = None;
+            }
             std::mem::replace(&mut alarm.last_rung, now)
         };
-        let members: Vec<Arc<dyn Member>> = self.lock().live.values().cloned().collect();
+        let (members, absent): (Vec<Arc<dyn Member>>, Vec<Instant>) = {
+            let mut members = self.lock();
+            let absent = members.absent.iter().map(|(_, until)| *until).collect();
+            members.forget_absent(now);
+            (members.live.values().cloned().collect(), absent)
+        };
+        let waits = members
+            .iter()
+            .filter_map(|member| member.oldest_wait())
+            .map(|since| since + self.inner.answer_deadline);
         let (mut passed, mut next) = (false, None::<Instant>);
-        for member in members {
-            let Some(deadline) = member.oldest_wait().map(|since| since + self.inner.answer_deadline) else {
-                continue;
-            };
+        for deadline in waits.chain(absent) {
             if deadline <= now {
                 passed |= deadline > last;
             } else {
@@ -473,8 +537,7 @@ impl Fleet {
     /// within their grace.
     pub fn envoys(&self) -> usize {
         let mut members = self.lock();
-        let now = Instant::now();
-        members.absent.retain(|(_, until)| *until > now);
+        members.forget_absent(Instant::now());
         let live: Vec<Option<String>> = members.live.values().map(|member| member.node()).collect();
         let absent = members
             .absent
@@ -484,10 +547,39 @@ impl Fleet {
         live.len() + absent
     }
 
-    /// What each stream's Envoy answered so far, by stream.
-    pub fn reports(&self) -> Vec<Report> {
+    /// What each node's streams answered so far (one report per node id,
+    /// `(no node id)` for streams that gave none), in node id order: at
+    /// most [`MAX_REPORTED_NODES`], the others merged into [`OTHER_NODES`].
+    /// Only the streams open: a node gone is no longer reported.
+    pub fn reports_by_node(&self) -> Vec<(String, Report)> {
         let members: Vec<Arc<dyn Member>> = self.lock().live.values().cloned().collect();
-        members.iter().map(|member| member.report()).collect()
+        let mut by_node: BTreeMap<String, Report> = BTreeMap::new();
+        for report in members.iter().map(|member| member.report()) {
+            let node = report.node.clone().unwrap_or_else(|| NO_NODE_ID.to_owned());
+            by_node
+                .entry(node.clone())
+                .or_insert_with(|| Report {
+                    node: Some(node),
+                    ..Report::default()
+                })
+                .merge(report);
+        }
+        let mut reports: Vec<(String, Report)> = Vec::with_capacity(by_node.len().min(MAX_REPORTED_NODES + 1));
+        let mut other: Option<Report> = None;
+        for (node, report) in by_node {
+            if reports.len() < MAX_REPORTED_NODES {
+                reports.push((node, report));
+            } else {
+                other
+                    .get_or_insert_with(|| Report {
+                        node: Some(OTHER_NODES.to_owned()),
+                        ..Report::default()
+                    })
+                    .merge(report);
+            }
+        }
+        reports.extend(other.map(|report| (OTHER_NODES.to_owned(), report)));
+        reports
     }
 
     /// What the fleet says of a change that `needs` these: every Envoy
@@ -501,7 +593,7 @@ impl Fleet {
     pub fn applied(&self, needs: &[Need]) -> Applied {
         let mut members = self.lock();
         let now = Instant::now();
-        members.absent.retain(|(_, until)| *until > now);
+        members.forget_absent(now);
         // What each stream's Envoy says of each need, in the order they
         // joined, and whether it waits on its Envoy past the deadline for one
         // it does not hold yet.

@@ -246,6 +246,7 @@ impl Member for Outbox {
     fn report(&self) -> Report {
         let owed = self.lock();
         let mut report = Report {
+            streams: 1,
             node: owed.node.clone(),
             ..Report::default()
         };
@@ -333,10 +334,8 @@ async fn read_requests(
             return;
         }
         let mut owed = outbox.lock();
-        if owed.node.is_none()
-            && let Some(node) = request.node.as_ref().filter(|node| !node.id.is_empty())
-        {
-            owed.node = Some(node.id.clone());
+        if owed.node.is_none() {
+            owed.node = request.node.as_ref().and_then(|node| crate::fleet::node_id(&node.id));
         }
         if !request.response_nonce.is_empty() && request.response_nonce != owed.nonce.to_string() {
             debug!(nonce = %request.response_nonce, "xds: stale request ignored");

@@ -15,7 +15,11 @@ fn fleet() -> Fleet {
 
 /// A delta stream of `type_urls` (one publisher each), a member of
 /// `fleet`, its Envoy `node`; not subscribed to anything yet.
-fn joined(fleet: &Fleet, currents: &[(&'static str, &Current)], node: &str) -> (Arc<Outbox>, Membership, String) {
+pub(super) fn joined(
+    fleet: &Fleet,
+    currents: &[(&'static str, &Current)],
+    node: &str,
+) -> (Arc<Outbox>, Membership, String) {
     let types = currents
         .iter()
         .map(|(type_url, current)| Served {
@@ -34,7 +38,7 @@ fn joined(fleet: &Fleet, currents: &[(&'static str, &Current)], node: &str) -> (
 }
 
 /// The first request of `type_url` from `node`: every resource.
-fn first_request(type_url: &str, node: &str) -> DeltaDiscoveryRequest {
+pub(super) fn first_request(type_url: &str, node: &str) -> DeltaDiscoveryRequest {
     DeltaDiscoveryRequest {
         node: Some(envoy_types::pb::envoy::config::core::v3::Node {
             id: node.to_owned(),
@@ -44,7 +48,7 @@ fn first_request(type_url: &str, node: &str) -> DeltaDiscoveryRequest {
     }
 }
 
-fn stamped(items: &[(&str, u8)]) -> Arc<Resources> {
+pub(super) fn stamped(items: &[(&str, u8)]) -> Arc<Resources> {
     let mut resources = resources(items);
     resources.stamp();
     Arc::new(resources)
@@ -59,7 +63,7 @@ fn need(type_url: &'static str, current: &Current, name: &str) -> Need {
 }
 
 /// Lets the fleet's alarm run, and whether it told a change.
-async fn told(changes: &mut tokio::sync::watch::Receiver<u64>) -> bool {
+pub(super) async fn told(changes: &mut tokio::sync::watch::Receiver<u64>) -> bool {
     tokio::time::timeout(Duration::from_millis(1), changes.changed())
         .await
         .is_ok()
