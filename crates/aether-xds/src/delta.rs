@@ -496,7 +496,11 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
         outbox.fleet.changed();
     }
     let subscription = &mut state.subscriptions[index];
-    if subscription.apply(&request) {
+    let changed = subscription.apply(&request).inspect_err(|status| {
+        warn!(type_url = kind.type_url, node = ?state.node, message = %status.message(),
+            "xds: a stream subscribing past its bound is ended");
+    })?;
+    if changed {
         drop(state);
         // The names this request adds, not all the stream asks for: Envoy
         // subscribes a chain's configuration at a time, 50,000 requests at

@@ -562,3 +562,4 @@ fn what_envoy_holds_follows_its_answers() {
 mod churn;
 mod quarantine;
 mod silent;
+mod subscriptions;
