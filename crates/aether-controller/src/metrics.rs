@@ -77,6 +77,13 @@ pub struct Metrics {
     pub xds_unknown_resource_requests: Counter,
     /// xDS streams open now.
     pub xds_streams: Gauge,
+    /// xDS streams ended for what their client sent, by reason
+    /// (`request_budget`, `request_too_large`, `subscription`; each also
+    /// logged).
+    pub xds_streams_refused: Family<Labels, Counter>,
+    /// Resources quarantined: an Envoy refused one, and every Envoy is
+    /// served the last version taken instead (each also logged).
+    pub xds_resources_quarantined: Counter,
     /// 1 once a pass has written the edge's files (so every watched scope
     /// was listed); what `/readyz` answers from.
     pub ready: Gauge,
@@ -186,6 +193,16 @@ impl aether_xds::XdsMetrics for Metrics {
     fn stream_closed(&self) {
         self.xds_streams.dec();
     }
+
+    fn stream_refused(&self, why: aether_xds::metrics::Refused) {
+        self.xds_streams_refused
+            .get_or_create(&vec![("reason", why.label().to_owned())])
+            .inc();
+    }
+
+    fn resource_quarantined(&self) {
+        self.xds_resources_quarantined.inc();
+    }
 }
 
 impl Metrics {
@@ -216,6 +233,8 @@ impl Metrics {
             xds_nacks: Counter::default(),
             xds_unknown_resource_requests: Counter::default(),
             xds_streams: Gauge::default(),
+            xds_streams_refused: Family::default(),
+            xds_resources_quarantined: Counter::default(),
             ready: Gauge::default(),
             xds_listener: ListenerMetrics::default(),
             http_listener: ListenerMetrics::default(),
@@ -296,6 +315,22 @@ impl Metrics {
             metrics.xds_unknown_resource_requests.clone(),
         );
         registry.register("xds_streams", "xDS streams open now", metrics.xds_streams.clone());
+        // Every reason at 0 from the start, so a rate of each is defined.
+        for why in aether_xds::metrics::Refused::ALL {
+            let _ = metrics
+                .xds_streams_refused
+                .get_or_create(&vec![("reason", why.label().to_owned())]);
+        }
+        registry.register(
+            "xds_streams_refused",
+            "xDS streams ended for what their client sent, by reason",
+            metrics.xds_streams_refused.clone(),
+        );
+        registry.register(
+            "xds_resources_quarantined",
+            "xDS resources quarantined: an Envoy refused one, every Envoy is served the last version taken",
+            metrics.xds_resources_quarantined.clone(),
+        );
         registry.register(
             "ready",
             "1 once a pass has written the edge's files",

@@ -213,7 +213,7 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
     let (sender, routes) = watch::channel(None);
     let sender = Arc::new(sender);
     let scope = Arc::new(rds::ChainConfigurations { base: name.into() });
-    let quarantine = Quarantine::new(scope, sender.clone());
+    let quarantine = Quarantine::new(scope, sender.clone(), metrics.clone());
     let (tls_senders, tls) = listeners_secrets::channels();
     metrics.envoys.set(fleet.clone());
     let publisher = Publisher {

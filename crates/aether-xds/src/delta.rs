@@ -41,7 +41,7 @@ use tracing::{debug, warn};
 
 use crate::body::{Owes, ResponseBody, Signals};
 use crate::fleet::{Acks, Fleet, Holds, Member, Need, Report};
-use crate::metrics::{OpenStream, XdsMetrics};
+use crate::metrics::{OpenStream, Refused, XdsMetrics};
 use crate::quarantine::{Overruled, Quarantine};
 use crate::resources::Item;
 use crate::sotw::{Current, Kind};
@@ -497,6 +497,7 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
     }
     let subscription = &mut state.subscriptions[index];
     let changed = subscription.apply(&request).inspect_err(|status| {
+        outbox.metrics.stream_refused(Refused::Subscription);
         warn!(type_url = kind.type_url, node = ?state.node, message = %status.message(),
             "xds: a stream subscribing past its bound is ended");
     })?;

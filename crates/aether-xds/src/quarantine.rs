@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
+use crate::metrics::XdsMetrics;
 use crate::resources::{Item, Resources};
 
 /// The served publication of the type, as streams read it.
@@ -49,11 +50,22 @@ pub trait QuarantineScope: std::fmt::Debug + Send + Sync {
 }
 
 /// The refusals of one type's resources; clones share them.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Quarantine {
     served: Served,
     scope: Arc<dyn QuarantineScope>,
     state: Arc<Mutex<State>>,
+    /// Told of each resource quarantined.
+    metrics: Arc<dyn XdsMetrics>,
+}
+
+impl std::fmt::Debug for Quarantine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Quarantine")
+            .field("scope", &self.scope)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -105,12 +117,14 @@ impl PartialEq for Overruled {
 }
 
 impl Quarantine {
-    /// The refusals of the resources in `scope`, published on `served`.
-    pub fn new(scope: Arc<dyn QuarantineScope>, served: Served) -> Self {
+    /// The refusals of the resources in `scope`, published on `served`,
+    /// each counted in `metrics`.
+    pub fn new(scope: Arc<dyn QuarantineScope>, served: Served, metrics: Arc<dyn XdsMetrics>) -> Self {
         Self {
             served,
             scope,
             state: Arc::default(),
+            metrics,
         }
     }
 
@@ -207,6 +221,7 @@ impl Quarantine {
             Some(taken) => taken.clone(),
             None => self.scope.withdrawn(name),
         };
+        self.metrics.resource_quarantined();
         warn!(resource = %name, version = %item.version, %envoy, instead = %instead.version,
             "xds: Envoy refused a resource; every Envoy is served the last version taken instead");
         let refusal = Refusal {

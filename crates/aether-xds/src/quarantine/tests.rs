@@ -30,10 +30,20 @@ fn version(fill: u8) -> Arc<str> {
     crate::resources::version_of(&[fill; 100]).into()
 }
 
+/// What a quarantine serves.
+type Receiver = watch::Receiver<Option<Arc<Resources>>>;
+
 /// A quarantine and what it serves.
-fn quarantine() -> (Quarantine, watch::Receiver<Option<Arc<Resources>>>) {
+fn quarantine() -> (Quarantine, Receiver) {
+    counted().0
+}
+
+/// A quarantine, what it serves, and what it counts.
+fn counted() -> ((Quarantine, Receiver), Arc<crate::metrics::Counts>) {
     let (sender, receiver) = watch::channel(None);
-    (Quarantine::new(Arc::new(UnderBase), Arc::new(sender)), receiver)
+    let counts = Arc::new(crate::metrics::Counts::default());
+    let quarantine = Quarantine::new(Arc::new(UnderBase), Arc::new(sender), counts.clone());
+    ((quarantine, receiver), counts)
 }
 
 /// Publishes the wanted resources changed by `change`.
@@ -44,7 +54,7 @@ fn want(quarantine: &Quarantine, change: impl FnOnce(&mut Resources)) -> bool {
 }
 
 /// The version served as `name`, if any.
-fn served(receiver: &watch::Receiver<Option<Arc<Resources>>>, name: &str) -> Option<Arc<str>> {
+fn served(receiver: &Receiver, name: &str) -> Option<Arc<str>> {
     receiver.borrow().as_ref()?.get(name).map(|item| item.version.clone())
 }
 
@@ -58,7 +68,7 @@ const B: &str = "aether-edge/default/b";
 
 #[test]
 fn a_refused_version_is_replaced_by_the_last_taken_for_every_stream_until_an_edit() {
-    let (quarantine, receiver) = quarantine();
+    let ((quarantine, receiver), counts) = counted();
     assert!(want(&quarantine, |wanted| {
         wanted.put(A, body(1));
         wanted.put(B, body(1));
@@ -79,6 +89,7 @@ fn a_refused_version_is_replaced_by_the_last_taken_for_every_stream_until_an_edi
     quarantine.refused(A, &refused, "edge-1", "duplicate domain *", &Overruled::default());
     // Every stream now reads the version taken, under a new publication.
     assert_eq!(served(&receiver, A), Some(version(1)));
+    assert_eq!(counts.quarantined(), 1, "counted");
     let refusal = quarantine.refusal(A).expect("a refusal holds");
     assert_eq!(
         (refusal.version, refusal.envoy.as_str(), refusal.error.as_str()),
@@ -96,6 +107,7 @@ fn a_refused_version_is_replaced_by_the_last_taken_for_every_stream_until_an_edi
     quarantine.refused(A, &refused, "edge-2", "duplicate domain *", &Overruled::default());
     assert!(Arc::ptr_eq(&before, &receiver.borrow().clone().unwrap()));
     assert_eq!(quarantine.refusal(A).unwrap().envoy, "edge-1");
+    assert_eq!(counts.quarantined(), 1, "counted once");
 
     // An edit of the object lifts it: the new version is served.
     want(&quarantine, |wanted| {

@@ -326,3 +326,51 @@ async fn node_ids_that_come_and_go_leave_no_series_behind() {
     .await
     .unwrap_or_else(|_| panic!("series of nodes gone in\n{}", metrics.encode()));
 }
+
+/// A chain's configuration refused alone is quarantined, and counted
+/// beside the log line.
+#[tokio::test]
+async fn a_quarantine_is_counted() {
+    use envoy_types::pb::google::rpc::Status as RpcStatus;
+
+    let (publisher, metrics, addr) = serve().await;
+    publisher.publish(&tls_snapshot());
+    let chain = publisher
+        .current()
+        .unwrap()
+        .iter()
+        .map(|(name, _)| name.to_owned())
+        .find(|name| name.starts_with("aether-edge/"))
+        .expect("a chain's route configuration");
+    assert!(
+        metrics
+            .encode()
+            .contains("aether_controller_xds_resources_quarantined_total 0")
+    );
+    let (requests, mut responses) = aggregated(addr).await;
+    requests
+        .send(subscribe(ROUTE_CONFIGURATION_TYPE, &[&chain]))
+        .await
+        .unwrap();
+    let response = next_delta(&mut responses).await;
+    assert_eq!(names(&response), [chain.as_str()]);
+    let nack = DeltaDiscoveryRequest {
+        error_detail: Some(RpcStatus {
+            code: 3,
+            message: "no".into(),
+            details: Vec::new(),
+        }),
+        ..ack(&response)
+    };
+    requests.send(nack).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !metrics
+            .encode()
+            .contains("aether_controller_xds_resources_quarantined_total 1")
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the quarantine counted in\n{}", metrics.encode()));
+}

@@ -38,7 +38,11 @@ fn want(quarantine: &Quarantine, items: &[(&str, u8)]) {
 #[test]
 fn a_refused_configuration_is_served_as_last_taken_to_every_stream_and_new_ones() {
     let (sender, current) = watch::channel(None);
-    let quarantine = Quarantine::new(Arc::new(crate::quarantine::tests::UnderBase), Arc::new(sender));
+    let quarantine = Quarantine::new(
+        Arc::new(crate::quarantine::tests::UnderBase),
+        Arc::new(sender),
+        Arc::new(Counts::default()),
+    );
     want(&quarantine, &[(A, 1), (B, 1)]);
     let first = stream(&quarantine, &current);
     let second = stream(&quarantine, &current);
@@ -118,7 +122,11 @@ fn need_of(current: &Current, name: &str) -> crate::fleet::Need {
 #[test]
 fn a_client_that_refuses_what_the_others_take_quarantines_nothing_and_is_left_out() {
     let (sender, current) = watch::channel(None);
-    let quarantine = Quarantine::new(Arc::new(crate::quarantine::tests::UnderBase), Arc::new(sender));
+    let quarantine = Quarantine::new(
+        Arc::new(crate::quarantine::tests::UnderBase),
+        Arc::new(sender),
+        Arc::new(Counts::default()),
+    );
     let fleet = crate::fleet::Fleet::default();
     want(&quarantine, &[(A, 1), (B, 1)]);
     let (first, _first) = member(&quarantine, &current, &fleet, "edge-1");
@@ -172,7 +180,11 @@ fn a_client_that_refuses_what_the_others_take_quarantines_nothing_and_is_left_ou
 #[test]
 fn a_refusal_another_envoy_overrules_by_taking_the_version_is_lifted() {
     let (sender, current) = watch::channel(None);
-    let quarantine = Quarantine::new(Arc::new(crate::quarantine::tests::UnderBase), Arc::new(sender));
+    let quarantine = Quarantine::new(
+        Arc::new(crate::quarantine::tests::UnderBase),
+        Arc::new(sender),
+        Arc::new(Counts::default()),
+    );
     let fleet = crate::fleet::Fleet::default();
     want(&quarantine, &[(A, 1)]);
     let (healthy, _healthy) = member(&quarantine, &current, &fleet, "edge-1");

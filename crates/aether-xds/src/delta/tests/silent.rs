@@ -20,6 +20,16 @@ pub(super) fn joined(
     currents: &[(&'static str, &Current)],
     node: &str,
 ) -> (Arc<Outbox>, Membership, String) {
+    joined_counted(fleet, currents, node, Arc::new(Counts::default()))
+}
+
+/// [`joined`], counted in `metrics`.
+pub(super) fn joined_counted(
+    fleet: &Fleet,
+    currents: &[(&'static str, &Current)],
+    node: &str,
+    metrics: Arc<Counts>,
+) -> (Arc<Outbox>, Membership, String) {
     let types = currents
         .iter()
         .map(|(type_url, current)| Served {
@@ -32,7 +42,7 @@ pub(super) fn joined(
             quarantine: None,
         })
         .collect::<Vec<_>>();
-    let outbox = Outbox::new(types, Arc::new(Counts::default()), fleet);
+    let outbox = Outbox::new(types, metrics, fleet);
     let membership = fleet.join(outbox.clone());
     (outbox, membership, node.to_owned())
 }

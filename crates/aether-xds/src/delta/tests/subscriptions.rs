@@ -1,28 +1,34 @@
 //! Clients that subscribe to too much, or again and again: each costs its
 //! own stream, bounded, and the others are served meanwhile.
 
-use super::silent::{first_request, joined, stamped};
+use super::silent::{first_request, joined_counted, stamped};
 use super::*;
 use crate::fleet::Fleet;
 use subscription::{MAX_SUBSCRIBED_NAME_BYTES, MAX_SUBSCRIBED_NAMES};
 
 /// A stream of `current`'s secrets that took its first sync: `names`.
-fn subscribed(fleet: &Fleet, current: &Current, node: &str, names: &[&str]) -> (Arc<Outbox>, crate::fleet::Membership) {
-    let (outbox, membership, node) = joined(fleet, &[(SECRETS, current)], node);
+fn subscribed(
+    fleet: &Fleet,
+    current: &Current,
+    node: &str,
+    names: &[&str],
+) -> (Arc<Outbox>, crate::fleet::Membership, Arc<Counts>) {
+    let counts = Arc::new(Counts::default());
+    let (outbox, membership, node) = joined_counted(fleet, &[(SECRETS, current)], node, counts.clone());
     let mut first = first_request(SECRETS, &node);
     first.resource_names_subscribe = names.iter().map(|name| (*name).to_owned()).collect();
     handle(&outbox, first).unwrap();
     let response = next(&outbox).unwrap();
     handle(&outbox, ack(&response)).unwrap();
-    (outbox, membership)
+    (outbox, membership, counts)
 }
 
 #[test]
 fn a_subscription_past_its_bound_ends_its_own_stream_and_the_others_are_served() {
     let fleet = Fleet::default();
     let (sender, current) = watch::channel(Some(stamped(&[("a", 1), ("b", 1)])));
-    let (other, _other) = subscribed(&fleet, &current, "edge-1", &["a"]);
-    let (greedy, _greedy) = subscribed(&fleet, &current, "edge-greedy", &["b"]);
+    let (other, _other, _) = subscribed(&fleet, &current, "edge-1", &["a"]);
+    let (greedy, _greedy, counts) = subscribed(&fleet, &current, "edge-greedy", &["b"]);
 
     // 10,000 names at once are within the bound: served, to it alone.
     let many: Vec<String> = (0..10_000)
@@ -45,6 +51,11 @@ fn a_subscription_past_its_bound_ends_its_own_stream_and_the_others_are_served()
         }
     }
     let status = refused.expect("refused past the bound");
+    assert_eq!(
+        counts.streams_refused(crate::metrics::Refused::Subscription),
+        1,
+        "counted"
+    );
     assert_eq!(status.code(), tonic::Code::ResourceExhausted);
     assert!(
         status.message().contains(&MAX_SUBSCRIBED_NAMES.to_string()) && status.message().contains(SECRETS),
@@ -55,7 +66,7 @@ fn a_subscription_past_its_bound_ends_its_own_stream_and_the_others_are_served()
     assert_eq!(sent(&next(&other).unwrap()), (vec![("a".into(), version(2))], vec![]));
 
     // Long names: bounded by their bytes too.
-    let (long, _long) = subscribed(&fleet, &current, "edge-long", &["a"]);
+    let (long, _long, _) = subscribed(&fleet, &current, "edge-long", &["a"]);
     let name = "x".repeat(1 << 20);
     let mut refused = false;
     for i in 0..=(MAX_SUBSCRIBED_NAME_BYTES >> 20) {
@@ -73,8 +84,8 @@ fn a_subscription_past_its_bound_ends_its_own_stream_and_the_others_are_served()
 fn resubscribing_in_a_loop_keeps_the_subscription_its_size_and_the_others_are_served() {
     let fleet = Fleet::default();
     let (sender, current) = watch::channel(Some(stamped(&[("a", 1), ("b", 1)])));
-    let (other, _other) = subscribed(&fleet, &current, "edge-1", &["a"]);
-    let (looping, _looping) = subscribed(&fleet, &current, "edge-looping", &["b"]);
+    let (other, _other, _) = subscribed(&fleet, &current, "edge-1", &["a"]);
+    let (looping, _looping, _) = subscribed(&fleet, &current, "edge-looping", &["b"]);
     for i in 0..20_000 {
         let name = format!("n{i}");
         handle(&looping, subscribe(SECRETS, &[&name, "b"])).unwrap();
