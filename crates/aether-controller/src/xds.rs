@@ -185,9 +185,14 @@ impl Publisher {
 /// What the fleet's answer makes of an object's `Programmed` condition.
 fn programmed(applied: Applied) -> Programmed {
     match applied {
-        Applied::All { envoys, .. } => Programmed::Programmed { envoys },
+        Applied::All { envoys, left_out } => Programmed::Programmed {
+            envoys,
+            left_out: named_few(left_out),
+        },
         Applied::Pending {
-            mut waiting, envoys, ..
+            mut waiting,
+            envoys,
+            left_out,
         } => {
             let count = waiting.len();
             waiting.truncate(MAX_NAMED_ENVOYS);
@@ -195,11 +200,22 @@ fn programmed(applied: Applied) -> Programmed {
                 named: waiting,
                 waiting: count,
                 envoys,
+                left_out: named_few(left_out),
             }
         }
         Applied::Refused { envoy, resource, error } => Programmed::Rejected { envoy, resource, error },
         Applied::NoEnvoy => Programmed::NoEnvoy,
     }
+}
+
+/// The first [`MAX_NAMED_ENVOYS`] of `envoys`, and how many more.
+fn named_few(mut envoys: Vec<String>) -> Vec<String> {
+    if envoys.len() > MAX_NAMED_ENVOYS {
+        let more = envoys.len() - MAX_NAMED_ENVOYS;
+        envoys.truncate(MAX_NAMED_ENVOYS);
+        envoys.push(format!("and {more} more"));
+    }
+    envoys
 }
 
 /// A publisher and the service that serves what it publishes, the
