@@ -291,6 +291,9 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
 /// Warns about, and counts, a request whose `names` include some this
 /// server does not serve (`served`). Called once per distinct request, not
 /// for every ACK that repeats its names.
+/// Names a warning about names not served shows at most.
+const MAX_LOGGED_NAMES: usize = 20;
+
 fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Metrics) {
     // The plain configuration, or a chain's (`served/NAMESPACE/NAME`).
     let ours = |name: &String| {
@@ -304,7 +307,9 @@ fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Me
         return;
     }
     metrics.xds_unknown_resource_requests.inc();
-    warn!(requested = ?names, %served, node = ?node.map(|node| &node.id),
+    // The first few, and how many: a client may name 100,000.
+    let requested = &names[..names.len().min(MAX_LOGGED_NAMES)];
+    warn!(?requested, names = names.len(), %served, node = ?node.map(|node| &node.id),
         "xds: Envoy asked for a route configuration this server does not serve; \
          it gets none, and its listener no routes (check rds.route_config_name)");
 }

@@ -364,6 +364,19 @@ async fn names_not_served_are_warned_about_once_per_stream_and_request_and_count
     let fetched = client.fetch_routes(request(&["edge-routes"], "", "")).await.unwrap();
     assert!(fetched.into_inner().resources.is_empty());
     assert_eq!((count(&session), unknown().len()), (4, 4));
+
+    // 10,000 names make one warning of a few of them and their count.
+    let many: Vec<String> = (0..10_000).map(|i| format!("edge-routes-{i:05}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    requests.send(request(&many, "", "")).await.unwrap();
+    next(&mut responses).await;
+    let warnings = unknown();
+    assert_eq!((count(&session), warnings.len()), (5, 5), "{warnings:?}");
+    assert!(
+        warnings[4].contains("names=10000") && warnings[4].len() < 2_000,
+        "{}",
+        &warnings[4][..warnings[4].len().min(2_000)]
+    );
 }
 
 #[test]
