@@ -185,19 +185,37 @@ impl Publisher {
 /// What the fleet's answer makes of an object's `Programmed` condition.
 fn programmed(applied: Applied) -> Programmed {
     match applied {
-        Applied::All { envoys } => Programmed::Programmed { envoys },
-        Applied::Pending { mut waiting, envoys } => {
+        Applied::All { envoys, left_out } => Programmed::Programmed {
+            envoys,
+            left_out: named_few(left_out),
+        },
+        Applied::Pending {
+            mut waiting,
+            envoys,
+            left_out,
+        } => {
             let count = waiting.len();
             waiting.truncate(MAX_NAMED_ENVOYS);
             Programmed::Pending {
                 named: waiting,
                 waiting: count,
                 envoys,
+                left_out: named_few(left_out),
             }
         }
         Applied::Refused { envoy, resource, error } => Programmed::Rejected { envoy, resource, error },
         Applied::NoEnvoy => Programmed::NoEnvoy,
     }
+}
+
+/// The first [`MAX_NAMED_ENVOYS`] of `envoys`, and how many more.
+fn named_few(mut envoys: Vec<String>) -> Vec<String> {
+    if envoys.len() > MAX_NAMED_ENVOYS {
+        let more = envoys.len() - MAX_NAMED_ENVOYS;
+        envoys.truncate(MAX_NAMED_ENVOYS);
+        envoys.push(format!("and {more} more"));
+    }
+    envoys
 }
 
 /// A publisher and the service that serves what it publishes, the
@@ -211,7 +229,7 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
     let (sender, routes) = watch::channel(None);
     let sender = Arc::new(sender);
     let scope = Arc::new(rds::ChainConfigurations { base: name.into() });
-    let quarantine = Quarantine::new(scope, sender.clone());
+    let quarantine = Quarantine::new(scope, sender.clone(), metrics.clone());
     let (tls_senders, tls) = listeners_secrets::channels();
     metrics.envoys.set(fleet.clone());
     let publisher = Publisher {
@@ -273,6 +291,9 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
 /// Warns about, and counts, a request whose `names` include some this
 /// server does not serve (`served`). Called once per distinct request, not
 /// for every ACK that repeats its names.
+/// Names a warning about names not served shows at most.
+const MAX_LOGGED_NAMES: usize = 20;
+
 fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Metrics) {
     // The plain configuration, or a chain's (`served/NAMESPACE/NAME`).
     let ours = |name: &String| {
@@ -286,7 +307,9 @@ fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Me
         return;
     }
     metrics.xds_unknown_resource_requests.inc();
-    warn!(requested = ?names, %served, node = ?node.map(|node| &node.id),
+    // The first few, and how many: a client may name 100,000.
+    let requested = &names[..names.len().min(MAX_LOGGED_NAMES)];
+    warn!(?requested, names = names.len(), %served, node = ?node.map(|node| &node.id),
         "xds: Envoy asked for a route configuration this server does not serve; \
          it gets none, and its listener no routes (check rds.route_config_name)");
 }
