@@ -1,7 +1,7 @@
 //! One reconcile pass, as both modes run it: the projector's snapshot, the
 //! secrets it references resolved, the statuses to derive chosen, the
 //! snapshot published over xDS, the files and statuses planned
-//! ([`crate::plan`]), the changed files written.
+//! ([`outputs::plan()`]), the changed files written.
 //!
 //! The modes are adapters around it. [`crate::local`] feeds the projector
 //! from manifest files, resolves the secrets from `--secrets DIR`, and keeps
@@ -292,7 +292,7 @@ impl Pass {
                 &self.reportable,
             )));
         }
-        let plan = crate::plan(snapshot, &tls, &observed, &self.written, now)?;
+        let plan = outputs::plan(snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);
         metrics.tls_secrets_kept.set(tls.resolutions.kept() as i64);
