@@ -201,10 +201,9 @@ impl ClusterState {
         self
     }
 
-    /// Shares `Programmed` with the other replicas ([`crate::replicas`]).
-    pub fn with_replicas(mut self, sharing: &crate::replicas::reporter::Sharing, identity: String) -> Self {
-        self.pass
-            .share_with_replicas(sharing.sender.clone(), sharing.peers.clone(), identity);
+    /// Shares `Programmed` with the other replicas ([`crate::programmed::replicas`]).
+    pub fn with_replicas(mut self, sharing: &crate::programmed::replicas::reporter::Sharing, identity: String) -> Self {
+        self.pass.programmed.share_with_replicas(sharing, identity);
         self
     }
 

@@ -26,8 +26,7 @@ pub mod metrics;
 pub mod outputs;
 #[cfg(feature = "server")]
 mod pass;
-#[cfg(feature = "server")]
-pub mod replicas;
+pub mod programmed;
 pub mod status;
 pub mod tls;
 #[cfg(feature = "server")]

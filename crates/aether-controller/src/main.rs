@@ -12,7 +12,7 @@ use aether_controller::events::EventRecorder;
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::{self, Metrics};
-use aether_controller::replicas;
+use aether_controller::programmed::replicas;
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;

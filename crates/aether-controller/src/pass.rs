@@ -23,16 +23,12 @@ use tracing::{error, info};
 
 use crate::metrics::Metrics;
 use crate::outputs::{self, Files, Written};
-use crate::replicas;
-use crate::status::programmed::{PROGRAMMED, Programmed};
+use crate::programmed::PROGRAMMED;
+use crate::programmed::tracker::Tracker;
 use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, Observed, StatusPatch};
 use crate::tls::{EdgeTls, Resolutions, TlsSettings};
 use crate::xds;
-
-/// Why `Programmed` is `Unknown`: Envoy reads the files, and what it
-/// applied of them is not seen.
-const NOT_OBSERVED: &str = "Envoy reads its configuration from files: what it applied is not observed";
 
 /// What a mode supplies to a pass besides the snapshot and the secrets'
 /// resolutions: its objects' stored statuses, and (local mode) a file that
@@ -82,26 +78,8 @@ pub(crate) struct Pass {
     /// they change (a secret's content, a certificate's validity window),
     /// every status is derived again. `None`: every status is.
     derived_with: Option<Resolutions>,
-    /// Objects the Envoys have not all applied (or refused, or none is
-    /// connected): derived again when the fleet changes.
-    awaiting: HashSet<ObjectKey>,
-    /// With several replicas: where this one's report goes
-    /// ([`crate::replicas`]), and the objects in flight it carries.
-    report: Option<tokio::sync::watch::Sender<Option<replicas::reporter::ReportBody>>>,
-    reportable: BTreeMap<ObjectKey, replicas::Answer>,
-    /// With several replicas: the others' reports, and this one's identity.
-    peers: Option<(replicas::Peers, String)>,
-}
-
-/// Whether `observed`'s stored `Programmed` is `True` at its generation.
-fn programmed_at(observed: &Observed) -> bool {
-    observed.status.as_ref().is_some_and(|status| {
-        status.conditions.iter().any(|condition| {
-            condition.r#type == PROGRAMMED
-                && condition.status == "True"
-                && condition.observed_generation == observed.generation
-        })
-    })
+    /// The objects' `Programmed`, and the replicas it is shared with.
+    pub(crate) programmed: Tracker,
 }
 
 impl Pass {
@@ -122,10 +100,7 @@ impl Pass {
             tls,
             status_due: HashSet::new(),
             derived_with: None,
-            awaiting: HashSet::new(),
-            report: None,
-            reportable: BTreeMap::new(),
-            peers: None,
+            programmed: Tracker::default(),
         }
     }
 
@@ -172,21 +147,7 @@ impl Pass {
     /// `key` is gone: no status to derive.
     pub(crate) fn forget(&mut self, key: &ObjectKey) {
         self.status_due.remove(key);
-        self.awaiting.remove(key);
-        self.reportable.remove(key);
-    }
-
-    /// Sends this replica's report to `sender`, and combines the `peers`'
-    /// with its own `Programmed` ([`crate::replicas`]); `identity` is this
-    /// replica's.
-    pub(crate) fn share_with_replicas(
-        &mut self,
-        sender: tokio::sync::watch::Sender<Option<replicas::reporter::ReportBody>>,
-        peers: replicas::Peers,
-        identity: String,
-    ) {
-        self.report = Some(sender);
-        self.peers = Some((peers, identity));
+        self.programmed.forget(key);
     }
 
     /// The Envoys' changes, with xDS: each one makes the objects they had
@@ -198,8 +159,9 @@ impl Pass {
     /// The fleet changed: the statuses of the objects it had not all
     /// applied are due; returns whether there are any.
     pub(crate) fn fleet_changed(&mut self) -> bool {
-        self.status_due.extend(self.awaiting.iter().cloned());
-        !self.awaiting.is_empty()
+        let awaiting = self.programmed.awaiting();
+        self.status_due.extend(awaiting.iter().cloned());
+        !awaiting.is_empty()
     }
 
     /// The projection's snapshot; the objects it touched since the last are
@@ -249,49 +211,8 @@ impl Pass {
             publisher.publish_tls(snapshot, &tls);
             started.elapsed()
         });
-        let peers = self
-            .peers
-            .as_ref()
-            .map(|(peers, identity)| peers.live(identity, Timestamp::now()));
-        let mut report_changed = false;
-        for (key, observed) in &mut observed {
-            let own = match &self.xds {
-                Some(publisher) => publisher.programmed(snapshot, &tls.resolutions, key),
-                None => Programmed::NotObserved(NOT_OBSERVED.to_owned()),
-            };
-            if self.report.is_some() {
-                let before = self.reportable.remove(key);
-                if !programmed_at(observed) {
-                    let answer = replicas::Answer {
-                        generation: observed.generation,
-                        programmed: own.clone(),
-                    };
-                    self.reportable.insert(key.clone(), answer);
-                }
-                report_changed |= before.as_ref() != self.reportable.get(key);
-            }
-            let programmed = match &peers {
-                Some(peers) => {
-                    let peers: Vec<&replicas::Report> = peers.iter().collect();
-                    replicas::combine(own, &key.to_string(), observed.generation, &peers)
-                }
-                None => own,
-            };
-            if matches!(programmed, Programmed::Programmed { .. } | Programmed::NotObserved(_)) {
-                self.awaiting.remove(key);
-            } else {
-                self.awaiting.insert(key.clone());
-            }
-            observed.programmed = Some(programmed);
-        }
-        if let (Some(sender), Some(publisher)) = (&self.report, &self.xds)
-            && (report_changed || sender.borrow().as_ref().map(|body| body.envoys) != Some(publisher.fleet().envoys()))
-        {
-            sender.send_replace(Some(replicas::reporter::ReportBody::new(
-                publisher.fleet().envoys(),
-                &self.reportable,
-            )));
-        }
+        self.programmed
+            .fold(self.xds.as_ref(), snapshot, &tls.resolutions, &mut observed);
         let plan = outputs::plan(snapshot, &tls, &observed, &self.written, now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);

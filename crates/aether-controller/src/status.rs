@@ -25,7 +25,7 @@
 //! It also owns `ResolvedRefs`, whether the object's TLS secret could be
 //! served ([`resolved_refs`], Gateway API's condition of that name), and
 //! `Programmed`, whether the edge's Envoys serve the object's current
-//! generation ([`programmed`]).
+//! generation ([`crate::programmed`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -37,9 +37,9 @@ use jiff::Timestamp;
 use prost::Message as _;
 use serde_json::{Value, json};
 
+use crate::programmed;
 use crate::tls::Resolutions;
 
-pub mod programmed;
 pub mod resolved_refs;
 
 /// The condition type the controller sets.
@@ -465,7 +465,7 @@ pub fn patches(
 }
 
 /// At most `max` characters, marked with `…` when cut.
-fn truncate(mut text: String, max: usize) -> String {
+pub(crate) fn truncate(mut text: String, max: usize) -> String {
     if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
         && text[cut..].chars().count() > 1
     {

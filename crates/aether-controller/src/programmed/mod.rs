@@ -1,7 +1,13 @@
-//! The `Programmed` condition: whether the edge's Envoys serve the object's
-//! current generation (Gateway API's condition of that name, for a
-//! Gateway), so that `kubectl wait --for=condition=Programmed` returns once
-//! a change is live.
+//! `Programmed`: whether the edge's Envoys serve an object's current
+//! generation (Gateway API's condition of that name, for a Gateway), so that
+//! `kubectl wait --for=condition=Programmed` returns once a change is live.
+//!
+//! - here: how an answer reads as the condition;
+//! - `tracker`: each pass's answers, from the xDS fleet and the other
+//!   replicas, and the objects waiting for them;
+//! - `replicas`: the replicas' reports, shared through the API server.
+//!
+//! Which Envoys answer, and how, is the fleet's business (`aether_xds::fleet`).
 //!
 //! | case | `status` | `reason` | `message` |
 //! |---|---|---|---|
@@ -12,13 +18,16 @@
 //! | the edge does not serve this generation (`Accepted=False`) | `False` | `Invalid` | see `Accepted` |
 //! | Envoy reads files: the controller cannot see what it applied | `Unknown` | `NotObserved` | why |
 //!
-//! `observedGeneration` is the generation the condition speaks of. Which
-//! Envoys answer, and how, is the fleet's business (`aether_xds::fleet`); here is
-//! only how an answer reads.
+//! `observedGeneration` is the generation the condition speaks of.
 
 use std::fmt::Write as _;
 
-use super::truncate;
+use crate::status::truncate;
+
+#[cfg(feature = "server")]
+pub mod replicas;
+#[cfg(feature = "server")]
+pub(crate) mod tracker;
 
 /// The condition type.
 pub const PROGRAMMED: &str = "Programmed";
