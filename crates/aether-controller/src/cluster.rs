@@ -47,7 +47,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
-use tracing::{debug, error, info, warn};
+use tracing::{debug, info, warn};
 
 use crate::debounce::Debouncer;
 use crate::events::{self, EventRecorder};
@@ -56,8 +56,9 @@ mod stored;
 use stored::{Known, convert};
 
 use crate::metrics::Metrics;
+use crate::outputs::backoff::Backoff;
 use crate::outputs::{DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
-use crate::pass::{Inputs, Pass, log_status};
+use crate::pass::{Inputs, Pass, Summary, Timed, log_status, retry_after, warn_set_aside};
 use crate::status::Observed;
 use crate::tls::TlsSettings;
 use crate::tls::cluster::ClusterSecrets;
@@ -114,19 +115,6 @@ impl Role {
     pub fn from_leading(leading: bool) -> Self {
         if leading { Self::Leader } else { Self::Follower }
     }
-}
-
-/// What one pass did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Summary {
-    /// Files written (unchanged ones skipped).
-    pub written: Vec<&'static str>,
-    /// Status patches accepted by the API server.
-    pub patched: usize,
-    /// Status patches that failed (retried on the next pass).
-    pub failed_patches: usize,
-    /// Status patches a follower left to the leader.
-    pub left_to_leader: usize,
 }
 
 /// The controller's state between passes.
@@ -252,9 +240,7 @@ impl ClusterState {
                         continue;
                     }
                     debug!(namespace = %key.namespace, name = %key.name, generation = known.observed.generation, "changed");
-                    if !known.set_aside.is_empty() {
-                        warn!(object = %key, fields = ?known.set_aside, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
-                    }
+                    warn_set_aside(&key, &known.set_aside);
                     // What is served changes only for a version it can
                     // use (the webhook may not have judged this one).
                     self.pass
@@ -289,14 +275,7 @@ impl ClusterState {
         now: Timestamp,
         role: Role,
     ) -> anyhow::Result<Summary> {
-        let started = Instant::now();
-        metrics.reconciles.inc();
-        let result = self.reconcile_inner(client, metrics, now, role).await;
-        metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
-        if !matches!(&result, Ok(summary) if summary.failed_patches == 0) {
-            metrics.reconcile_errors.inc();
-        }
-        result
+        Timed::start(metrics).finished(self.reconcile_inner(client, metrics, now, role).await)
     }
 
     async fn reconcile_inner(
@@ -315,7 +294,7 @@ impl ClusterState {
         // As follower, every status is derived, to count what the leader
         // has left to patch.
         let derive_all = role == Role::Follower;
-        let outcome = self.pass.run(
+        let (mut summary, patches) = self.pass.run(
             &snapshot,
             resolutions,
             &mut self.known,
@@ -324,23 +303,17 @@ impl ClusterState {
             started,
             metrics,
         )?;
-        let written = outcome.written;
-        if !written.is_empty() {
-            info!(files = ?written, out = %self.pass.out().display(), "wrote");
+        if !summary.written.is_empty() {
+            info!(files = ?summary.written, out = %self.pass.out().display(), "wrote");
         }
-
-        let mut summary = Summary {
-            written,
-            ..Summary::default()
-        };
         if role == Role::Follower {
             self.pass.derive_every_status();
-            summary.left_to_leader = outcome.patches.len();
+            summary.left_to_leader = patches.len();
             metrics.status_patches_pending.set(summary.left_to_leader as i64);
             return Ok(summary);
         }
         let mut events_dropped = 0;
-        for patch in outcome.patches {
+        for patch in patches {
             let key = &patch.key;
             let api = virtual_hosts(client, &Some(key.namespace.clone()));
             let stored_conditions = self.known.get(key).map(|known| known.stored_conditions.as_slice());
@@ -366,7 +339,7 @@ impl ClusterState {
                         known.stored_conditions = now.stored_conditions;
                         known.resource_version = now.resource_version;
                     }
-                    summary.patched += 1;
+                    summary.status_changes += 1;
                 }
                 Err(kube::Error::Api(status)) if status.code == 404 => {
                     debug!(namespace = %key.namespace, name = %key.name, "gone before its status was written");
@@ -404,9 +377,6 @@ impl ClusterState {
     }
 }
 
-/// How long a failed pass (file write or status patch) waits before it is retried.
-pub const RETRY_DELAY: Duration = Duration::from_secs(5);
-
 /// The controller loop, until `shutdown` completes.
 ///
 /// Takes each watch event of `events` into `state`, and runs a pass
@@ -414,7 +384,7 @@ pub const RETRY_DELAY: Duration = Duration::from_secs(5);
 /// has been listed. `leading` says whether this replica holds the Lease: a
 /// pass runs as [`Role::Leader`] only while it does, and one runs as soon as
 /// it is won, to write the statuses followers leave unsent. A failed pass
-/// is retried after [`RETRY_DELAY`]. Fails when the event stream or the
+/// is retried after a growing wait ([`Backoff`]). Fails when the event stream or the
 /// leadership channel ends.
 pub async fn run<E>(
     client: &Client,
@@ -454,16 +424,19 @@ where
     metrics.leader.set(i64::from(*leading.borrow_and_update()));
     // Envoys' answers over xDS make the statuses waiting for them due.
     let mut fleet = state.fleet_changes();
+    let mut backoff = Backoff::default();
+    // The runtime's clock: the system's, unless a test pauses it.
+    let now = || tokio::time::Instant::now().into_std();
     loop {
         let due = debouncer.deadline().filter(|_| state.ready());
         let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(
-            due.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600)),
+            due.unwrap_or_else(|| now() + Duration::from_secs(3600)),
         ));
         tokio::select! {
             event = events.next() => match event {
                 Some((scope, Ok(event))) => {
                     state.apply(&scope, event);
-                    debouncer.change(Instant::now());
+                    debouncer.change(now());
                 }
                 // The watcher retries by itself, with backoff.
                 Some((scope, Err(err))) => warn!(scope = scope.as_deref().unwrap_or("*"), error = %err, "watch failed"),
@@ -472,7 +445,7 @@ where
             event = secrets.next() => match event {
                 Some(Ok(event)) => {
                     if state.secrets.apply(event) {
-                        debouncer.change(Instant::now());
+                        debouncer.change(now());
                     }
                 }
                 Some(Err(err)) => warn!(error = %err, "the Secrets' watch failed"),
@@ -487,7 +460,7 @@ where
                 if changed.is_err() {
                     fleet = None;
                 } else if state.pass.fleet_changed() {
-                    debouncer.change(Instant::now());
+                    debouncer.change(now());
                 }
             }
             changed = leading.changed() => {
@@ -496,27 +469,19 @@ where
                 metrics.leader.set(i64::from(leader));
                 info!(leader, "leadership changed");
                 if leader {
-                    debouncer.change(Instant::now());
+                    debouncer.change(now());
                 }
             }
             () = sleep, if due.is_some() => {
-                if debouncer.take_due(Instant::now()) {
+                if debouncer.take_due(now()) {
                     let role = Role::from_leading(*leading.borrow());
                     let result = state.reconcile(client, metrics, Timestamp::now(), role).await;
                     if result.is_ok() {
                         // The files are written (patches may have failed; they are retried).
                         metrics.ready.set(1);
                     }
-                    match result {
-                        Ok(summary) if summary.failed_patches == 0 => {}
-                        Ok(summary) => {
-                            warn!(failed = summary.failed_patches, "some status patches failed; retrying later");
-                            debouncer.change(Instant::now() + RETRY_DELAY);
-                        }
-                        Err(err) => {
-                            error!(error = %format!("{err:#}"), "reconcile failed; the previous files stay; retrying later");
-                            debouncer.change(Instant::now() + RETRY_DELAY);
-                        }
+                    if let Some(wait) = retry_after(&mut backoff, &result) {
+                        debouncer.change(now() + wait);
                     }
                 }
             }

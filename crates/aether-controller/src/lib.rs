@@ -33,6 +33,8 @@ pub mod tls;
 pub mod xds;
 
 pub use outputs::{Files, Written};
+#[cfg(feature = "server")]
+pub use pass::Summary;
 pub use status::{Observed, StatusPatch};
 pub use tls::{EdgeTls, TlsSettings};
 

@@ -19,9 +19,10 @@ use aether_api::config::v1::VirtualHostStatus;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, Snapshot};
 use jiff::Timestamp;
 use prost::bytes::Bytes;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::metrics::Metrics;
+use crate::outputs::backoff::Backoff;
 use crate::outputs::{self, Files, Written};
 use crate::programmed::PROGRAMMED;
 use crate::programmed::tracker::Tracker;
@@ -49,16 +50,72 @@ pub(crate) trait Inputs {
     }
 }
 
-/// What one pass did.
-#[derive(Debug)]
-pub(crate) struct Outcome {
+/// What one pass did, in either mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
     /// Files written (unchanged ones skipped).
-    pub(crate) written: Vec<&'static str>,
-    /// The statuses that differ from the stored ones, in key order.
-    pub(crate) patches: Vec<StatusPatch>,
-    /// With xDS: how far into the pass (from `started`) its snapshot was
-    /// handed to the streams.
-    pub(crate) published_after: Option<Duration>,
+    pub written: Vec<&'static str>,
+    /// Objects whose status changed: in `status.json` (local mode), or by
+    /// a patch the API server accepted (cluster mode).
+    pub status_changes: usize,
+    /// Status patches that failed (retried after a back-off).
+    pub failed_patches: usize,
+    /// Status patches a follower left to the leader.
+    pub left_to_leader: usize,
+    /// Local mode's input errors (unreadable files, bad documents, duplicates).
+    pub input_errors: usize,
+    /// Local mode's files that could not be read, served as last read.
+    pub stale_files: usize,
+    /// With xDS: how far into the pass its snapshot was handed to the
+    /// streams, which is what an Envoy over gRPC waits for.
+    pub published_after: Option<Duration>,
+}
+
+/// A pass counted ([`Metrics::reconciles`]) and timed from its start.
+pub(crate) struct Timed<'a>(&'a Metrics, Instant);
+
+impl<'a> Timed<'a> {
+    /// Counts a pass starting now.
+    pub(crate) fn start(metrics: &'a Metrics) -> Self {
+        metrics.reconciles.inc();
+        Self(metrics, Instant::now())
+    }
+
+    /// Times the pass, an error if it failed or a status patch did; returns `result`.
+    pub(crate) fn finished(self, result: anyhow::Result<Summary>) -> anyhow::Result<Summary> {
+        let Self(metrics, started) = self;
+        metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
+        if !matches!(&result, Ok(summary) if summary.failed_patches == 0) {
+            metrics.reconcile_errors.inc();
+        }
+        result
+    }
+}
+
+/// After a pass: `None` when it did all its work, otherwise (the failure
+/// logged) how long to wait before it is tried again, from `backoff`.
+pub(crate) fn retry_after(backoff: &mut Backoff, result: &anyhow::Result<Summary>) -> Option<Duration> {
+    match result {
+        Ok(summary) if summary.failed_patches == 0 => {
+            backoff.succeeded();
+            None
+        }
+        Ok(summary) => {
+            let wait = backoff.failed();
+            let retry_in_ms = wait.as_millis() as u64;
+            warn!(
+                failed = summary.failed_patches,
+                retry_in_ms, "some status patches failed; retrying"
+            );
+            Some(wait)
+        }
+        Err(err) => {
+            let wait = backoff.failed();
+            let retry_in_ms = wait.as_millis() as u64;
+            error!(error = %format!("{err:#}"), retry_in_ms, "reconcile failed; the previous files stay; retrying");
+            Some(wait)
+        }
+    }
 }
 
 /// What a pass keeps between passes, whatever the mode.
@@ -177,8 +234,10 @@ impl Pass {
     /// resolutions changed since they were last derived, or with
     /// `derive_all`), publishes to xDS, plans, hands the changed statuses to
     /// `inputs`, and writes the changed files. `now` stamps conditions
-    /// whose status flips; `started` is when the pass began. A failed write
-    /// leaves the previous file in place and keeps the statuses due.
+    /// whose status flips; `started` is when the pass began. Returns the
+    /// files written and when xDS was served, and the statuses that differ
+    /// from the stored ones. A failed write leaves the previous file in
+    /// place and keeps the statuses due.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run(
         &mut self,
@@ -189,7 +248,7 @@ impl Pass {
         now: Timestamp,
         started: Instant,
         metrics: &Metrics,
-    ) -> anyhow::Result<Outcome> {
+    ) -> anyhow::Result<(Summary, Vec<StatusPatch>)> {
         let tls = EdgeTls {
             resolutions,
             settings: self.tls.clone(),
@@ -240,11 +299,21 @@ impl Pass {
         metrics.file_writes.inc_by(written.len() as u64);
         self.status_due.clear();
         self.derived_with = Some(tls.resolutions);
-        Ok(Outcome {
+        let summary = Summary {
             written,
-            patches: plan.patches,
             published_after,
-        })
+            ..Summary::default()
+        };
+        Ok((summary, plan.patches))
+    }
+}
+
+/// Names the fields from a newer API version an object's change set aside,
+/// so that an operator sees them: a spec holding one is left out as
+/// unsupported by the projection; status ones are ignored.
+pub(crate) fn warn_set_aside(key: &ObjectKey, fields: &[String]) {
+    if !fields.is_empty() {
+        warn!(object = %key, ?fields, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
     }
 }
 
