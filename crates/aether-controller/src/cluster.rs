@@ -30,7 +30,7 @@
 //! transition time. The same replica records each stored condition
 //! transition as a Kubernetes Event on the object ([`crate::events`]).
 //! [`run`] is the whole loop; the binary wires it to kube-runtime watchers
-//! and a kube-lease-manager Lease.
+//! ([`Feeds`]) and a kube-lease-manager Lease.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ use stored::{Known, convert};
 use crate::metrics::Metrics;
 use crate::outputs::backoff::Backoff;
 use crate::outputs::{DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
-use crate::pass::{Inputs, Pass, Summary, Timed, log_status, retry_after, warn_set_aside};
+use crate::pass::{Inputs, Pass, Round, Summary, Timed, log_status, retry_after, warn_set_aside};
 use crate::status::Observed;
 use crate::tls::TlsSettings;
 use crate::tls::cluster::ClusterSecrets;
@@ -82,7 +82,7 @@ pub fn virtual_hosts(client: &Client, scope: &Scope) -> Api<DynamicObject> {
 
 /// The watch events of every VirtualHost in `scopes`, each tagged with its
 /// scope: one kube-runtime watcher per scope (retrying with backoff),
-/// merged. What [`run`] takes in.
+/// merged: [`Feeds::virtual_hosts`].
 pub fn watch(
     client: &Client,
     scopes: &[Scope],
@@ -108,13 +108,6 @@ pub enum Role {
     Leader,
     /// Another replica holds the Lease: writes its files, sends no patch.
     Follower,
-}
-
-impl Role {
-    /// The role for "holds the Lease".
-    pub fn from_leading(leading: bool) -> Self {
-        if leading { Self::Leader } else { Self::Follower }
-    }
 }
 
 /// The controller's state between passes.
@@ -173,7 +166,7 @@ impl ClusterState {
     /// Hands the HTTPS listener to Envoy with `settings`, its `KUBERNETES`
     /// secrets from `secrets`.
     pub fn with_tls(mut self, settings: TlsSettings, secrets: ClusterSecrets) -> Self {
-        self.pass.set_tls(settings);
+        self.pass.tls = settings;
         self.secrets = secrets;
         self
     }
@@ -185,7 +178,7 @@ impl ClusterState {
 
     /// Also publishes each pass's route configuration to an xDS server.
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
-        self.pass.set_xds(publisher);
+        self.pass.xds = Some(publisher);
         self
     }
 
@@ -193,11 +186,6 @@ impl ClusterState {
     pub fn with_replicas(mut self, sharing: &crate::programmed::replicas::reporter::Sharing, identity: String) -> Self {
         self.pass.programmed.share_with_replicas(sharing, identity);
         self
-    }
-
-    /// The xDS fleet's changes, with xDS ([`Pass::fleet_changes`]).
-    fn fleet_changes(&self) -> Option<watch::Receiver<u64>> {
-        self.pass.fleet_changes()
     }
 
     /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
@@ -290,21 +278,20 @@ impl ClusterState {
         self.secrets.fetch(client, &snapshot.tls_secrets).await;
         let resolutions = self
             .secrets
-            .resolve(&snapshot.tls_secrets, self.pass.tls(), Timestamp::now().as_second());
+            .resolve(&snapshot.tls_secrets, &self.pass.tls, Timestamp::now().as_second());
         // As follower, every status is derived, to count what the leader
         // has left to patch.
         let derive_all = role == Role::Follower;
-        let (mut summary, patches) = self.pass.run(
-            &snapshot,
+        let round = Round {
+            snapshot: &snapshot,
             resolutions,
-            &mut self.known,
             derive_all,
             now,
             started,
-            metrics,
-        )?;
+        };
+        let (mut summary, patches) = self.pass.run(round, &mut self.known, metrics)?;
         if !summary.written.is_empty() {
-            info!(files = ?summary.written, out = %self.pass.out().display(), "wrote");
+            info!(files = ?summary.written, out = %self.pass.out.display(), "wrote");
         }
         if role == Role::Follower {
             self.pass.derive_every_status();
@@ -366,52 +353,36 @@ impl ClusterState {
         self.known.iter().map(|(key, _)| key)
     }
 
-    /// The scopes watched.
-    pub fn scopes(&self) -> &[Scope] {
-        &self.scopes
-    }
-
     /// The state's view of one object's stored status.
     pub fn observed(&self, key: &ObjectKey) -> Option<&Observed> {
         self.known.get(key).map(|known| &known.observed)
     }
 }
 
-/// The controller loop, until `shutdown` completes.
-///
-/// Takes each watch event of `events` into `state`, and runs a pass
-/// ([`ClusterState::reconcile`]) when `debouncer` says so, once every scope
-/// has been listed. `leading` says whether this replica holds the Lease: a
-/// pass runs as [`Role::Leader`] only while it does, and one runs as soon as
-/// it is won, to write the statuses followers leave unsent. A failed pass
-/// is retried after a growing wait ([`Backoff`]). Fails when the event stream or the
-/// leadership channel ends.
-pub async fn run<E>(
-    client: &Client,
-    state: &mut ClusterState,
-    events: E,
-    leading: watch::Receiver<bool>,
-    metrics: &Metrics,
-    debouncer: Debouncer,
-    shutdown: impl Future<Output = ()>,
-) -> anyhow::Result<()>
-where
-    E: Stream<Item = (Scope, Result<Event<DynamicObject>, watcher::Error>)> + Unpin,
-{
-    let secrets = futures_util::stream::pending();
-    run_with_secrets(client, state, events, secrets, leading, metrics, debouncer, shutdown).await
+/// What the controller loop follows.
+pub struct Feeds<E, S> {
+    /// The VirtualHosts' watch events ([`watch()`]).
+    pub virtual_hosts: E,
+    /// The Secrets' metadata watch events ([`ClusterSecrets::apply`]): a
+    /// change of a referenced Secret makes a pass, which reads it.
+    pub secrets: S,
+    /// Whether this replica holds the Lease.
+    pub leading: watch::Receiver<bool>,
 }
 
-/// [`run`], also taking in the events of the Secrets' metadata watch
-/// ([`ClusterSecrets::apply`]): a change of a referenced Secret makes a
-/// pass, which reads it.
-#[allow(clippy::too_many_arguments)]
-pub async fn run_with_secrets<E, S>(
+/// The controller loop, until `shutdown` completes.
+///
+/// Takes each event of `feeds` into `state`, and runs a pass
+/// ([`ClusterState::reconcile`]) when `debouncer` says so, once every scope
+/// has been listed. A pass runs as [`Role::Leader`] only while this replica
+/// holds the Lease, and one runs as soon as it is won, to write the
+/// statuses followers leave unsent. A failed pass is retried after a
+/// growing wait ([`Backoff`]). Fails when a watch or the leadership channel
+/// ends.
+pub async fn run<E, S>(
     client: &Client,
     state: &mut ClusterState,
-    mut events: E,
-    mut secrets: S,
-    mut leading: watch::Receiver<bool>,
+    mut feeds: Feeds<E, S>,
     metrics: &Metrics,
     mut debouncer: Debouncer,
     shutdown: impl Future<Output = ()>,
@@ -421,9 +392,9 @@ where
     S: Stream<Item = Result<SecretEvent, watcher::Error>> + Unpin,
 {
     tokio::pin!(shutdown);
-    metrics.leader.set(i64::from(*leading.borrow_and_update()));
+    metrics.leader.set(i64::from(*feeds.leading.borrow_and_update()));
     // Envoys' answers over xDS make the statuses waiting for them due.
-    let mut fleet = state.fleet_changes();
+    let mut fleet = state.pass.fleet_changes();
     let mut backoff = Backoff::default();
     // The runtime's clock: the system's, unless a test pauses it.
     let now = || tokio::time::Instant::now().into_std();
@@ -433,7 +404,7 @@ where
             due.unwrap_or_else(|| now() + Duration::from_secs(3600)),
         ));
         tokio::select! {
-            event = events.next() => match event {
+            event = feeds.virtual_hosts.next() => match event {
                 Some((scope, Ok(event))) => {
                     state.apply(&scope, event);
                     debouncer.change(now());
@@ -442,7 +413,7 @@ where
                 Some((scope, Err(err))) => warn!(scope = scope.as_deref().unwrap_or("*"), error = %err, "watch failed"),
                 None => anyhow::bail!("the watch ended"),
             },
-            event = secrets.next() => match event {
+            event = feeds.secrets.next() => match event {
                 Some(Ok(event)) => {
                     if state.secrets.apply(event) {
                         debouncer.change(now());
@@ -463,9 +434,9 @@ where
                     debouncer.change(now());
                 }
             }
-            changed = leading.changed() => {
+            changed = feeds.leading.changed() => {
                 anyhow::ensure!(changed.is_ok(), "the leader election stopped");
-                let leader = *leading.borrow_and_update();
+                let leader = *feeds.leading.borrow_and_update();
                 metrics.leader.set(i64::from(leader));
                 info!(leader, "leadership changed");
                 if leader {
@@ -474,7 +445,7 @@ where
             }
             () = sleep, if due.is_some() => {
                 if debouncer.take_due(now()) {
-                    let role = Role::from_leading(*leading.borrow());
+                    let role = if *feeds.leading.borrow() { Role::Leader } else { Role::Follower };
                     let result = state.reconcile(client, metrics, Timestamp::now(), role).await;
                     if result.is_ok() {
                         // The files are written (patches may have failed; they are retried).

@@ -44,7 +44,7 @@ pub use unusable::{RULE_CHANGING, RULE_MANIFEST};
 use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
-use crate::pass::{Inputs, Pass, Summary, Timed, retry_after, warn_set_aside};
+use crate::pass::{Inputs, Pass, Round, Summary, Timed, retry_after, warn_set_aside};
 use crate::tls::TlsSettings;
 use crate::tls::local::{self as secrets, SecretsDir};
 use crate::xds;
@@ -113,7 +113,7 @@ impl Local {
             options.tls.clone(),
             &files,
         );
-        let statuses = match pass.written().get(STATUS_FILE).map(outputs::status_json::parse) {
+        let statuses = match pass.written.get(STATUS_FILE).map(outputs::status_json::parse) {
             None => BTreeMap::new(),
             Some(Ok(statuses)) => statuses,
             Some(Err(err)) => {
@@ -157,7 +157,7 @@ impl Local {
     /// Also publishes each pass's route configuration to an xDS server
     /// (whose metrics should be [`Local::metrics`], to be logged with the rest).
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
-        self.pass.set_xds(publisher);
+        self.pass.xds = Some(publisher);
         self
     }
 
@@ -277,17 +277,19 @@ impl Local {
         let now = Timestamp::now();
         let resolutions = self
             .secrets
-            .resolve(&snapshot.tls_secrets, self.pass.tls(), now.as_second());
+            .resolve(&snapshot.tls_secrets, &self.pass.tls, now.as_second());
         self.referenced = snapshot.tls_secrets.clone();
         let (summary, patches) = self
             .pass
             .run(
-                &snapshot,
-                resolutions,
+                Round {
+                    snapshot: &snapshot,
+                    resolutions,
+                    derive_all: false,
+                    now,
+                    started,
+                },
                 &mut self.objects,
-                false,
-                now,
-                started,
                 &self.metrics,
             )
             .map_err(|err| match err.downcast::<std::io::Error>() {

@@ -12,7 +12,7 @@
 //! [`Inputs`].
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
@@ -95,37 +95,50 @@ impl<'a> Timed<'a> {
 /// After a pass: `None` when it did all its work, otherwise (the failure
 /// logged) how long to wait before it is tried again, from `backoff`.
 pub(crate) fn retry_after(backoff: &mut Backoff, result: &anyhow::Result<Summary>) -> Option<Duration> {
+    if matches!(result, Ok(summary) if summary.failed_patches == 0) {
+        backoff.succeeded();
+        return None;
+    }
+    let wait = backoff.failed();
+    let retry_in_ms = wait.as_millis() as u64;
     match result {
-        Ok(summary) if summary.failed_patches == 0 => {
-            backoff.succeeded();
-            None
-        }
-        Ok(summary) => {
-            let wait = backoff.failed();
-            let retry_in_ms = wait.as_millis() as u64;
-            warn!(
-                failed = summary.failed_patches,
-                retry_in_ms, "some status patches failed; retrying"
-            );
-            Some(wait)
-        }
+        Ok(summary) => warn!(
+            failed = summary.failed_patches,
+            retry_in_ms, "some status patches failed; retrying"
+        ),
         Err(err) => {
-            let wait = backoff.failed();
-            let retry_in_ms = wait.as_millis() as u64;
-            error!(error = %format!("{err:#}"), retry_in_ms, "reconcile failed; the previous files stay; retrying");
-            Some(wait)
+            error!(error = %format!("{err:#}"), retry_in_ms, "reconcile failed; the previous files stay; retrying")
         }
     }
+    Some(wait)
+}
+
+/// What one pass runs over, as its mode gathered it.
+pub(crate) struct Round<'a> {
+    /// The projection's snapshot ([`Pass::snapshot`]).
+    pub(crate) snapshot: &'a Snapshot,
+    /// The secrets it references, resolved.
+    pub(crate) resolutions: Resolutions,
+    /// Every status is derived, not only those due.
+    pub(crate) derive_all: bool,
+    /// Stamps conditions whose status flips.
+    pub(crate) now: Timestamp,
+    /// When the pass began, which the xDS publication is timed from.
+    pub(crate) started: Instant,
 }
 
 /// What a pass keeps between passes, whatever the mode.
 pub(crate) struct Pass {
-    out: PathBuf,
+    /// The output directory.
+    pub(crate) out: PathBuf,
     /// Fed by the mode.
     pub(crate) projector: Projector,
-    written: Written,
-    xds: Option<xds::Publisher>,
-    tls: TlsSettings,
+    /// What is known of the output directory's files.
+    pub(crate) written: Written,
+    /// Each pass's snapshot is also published to this xDS server.
+    pub(crate) xds: Option<xds::Publisher>,
+    /// How the HTTPS listener is handed to Envoy.
+    pub(crate) tls: TlsSettings,
     /// Objects whose status is to be derived again: the projection touched
     /// them (or the mode said so) since their status was last derived,
     /// kept across a pass that fails before its files are written. Every
@@ -161,31 +174,6 @@ impl Pass {
         }
     }
 
-    /// The output directory.
-    pub(crate) fn out(&self) -> &Path {
-        &self.out
-    }
-
-    /// What is known of the output directory's files.
-    pub(crate) fn written(&self) -> &Written {
-        &self.written
-    }
-
-    /// How the HTTPS listener is handed to Envoy.
-    pub(crate) fn tls(&self) -> &TlsSettings {
-        &self.tls
-    }
-
-    /// Hands the HTTPS listener to Envoy with `settings`.
-    pub(crate) fn set_tls(&mut self, settings: TlsSettings) {
-        self.tls = settings;
-    }
-
-    /// Also publishes each pass's snapshot to an xDS server.
-    pub(crate) fn set_xds(&mut self, publisher: xds::Publisher) {
-        self.xds = Some(publisher);
-    }
-
     /// Writes none of Envoy's files ([`Written::without_envoy_files`]).
     pub(crate) fn without_envoy_files(&mut self) {
         self.written = std::mem::take(&mut self.written).without_envoy_files();
@@ -216,9 +204,8 @@ impl Pass {
     /// The fleet changed: the statuses of the objects it had not all
     /// applied are due; returns whether there are any.
     pub(crate) fn fleet_changed(&mut self) -> bool {
-        let awaiting = self.programmed.awaiting();
-        self.status_due.extend(awaiting.iter().cloned());
-        !awaiting.is_empty()
+        self.status_due.extend(self.programmed.awaiting.iter().cloned());
+        !self.programmed.awaiting.is_empty()
     }
 
     /// The projection's snapshot; the objects it touched since the last are
@@ -229,32 +216,26 @@ impl Pass {
         snapshot
     }
 
-    /// The rest of the pass over `snapshot`, its secrets resolved as
-    /// `resolutions`: derives the statuses due (every one when the
-    /// resolutions changed since they were last derived, or with
-    /// `derive_all`), publishes to xDS, plans, hands the changed statuses to
-    /// `inputs`, and writes the changed files. `now` stamps conditions
-    /// whose status flips; `started` is when the pass began. Returns the
-    /// files written and when xDS was served, and the statuses that differ
-    /// from the stored ones. A failed write leaves the previous file in
-    /// place and keeps the statuses due.
-    #[allow(clippy::too_many_arguments)]
+    /// The rest of the pass over `round`: derives the statuses due (every
+    /// one when the resolutions changed since they were last derived, or
+    /// with [`Round::derive_all`]), publishes to xDS, plans, hands the
+    /// changed statuses to `inputs`, and writes the changed files. Returns
+    /// the files written and when xDS was served, and the statuses that
+    /// differ from the stored ones. A failed write leaves the previous file
+    /// in place and keeps the statuses due.
     pub(crate) fn run(
         &mut self,
-        snapshot: &Snapshot,
-        resolutions: Resolutions,
+        round: Round<'_>,
         inputs: &mut impl Inputs,
-        derive_all: bool,
-        now: Timestamp,
-        started: Instant,
         metrics: &Metrics,
     ) -> anyhow::Result<(Summary, Vec<StatusPatch>)> {
+        let snapshot = round.snapshot;
         let tls = EdgeTls {
-            resolutions,
+            resolutions: round.resolutions,
             settings: self.tls.clone(),
         };
         let mut observed: BTreeMap<ObjectKey, Observed> =
-            if !derive_all && self.derived_with.as_ref() == Some(&tls.resolutions) {
+            if !round.derive_all && self.derived_with.as_ref() == Some(&tls.resolutions) {
                 self.status_due
                     .iter()
                     .filter_map(|key| inputs.observed(key).map(|observed| (key.clone(), observed)))
@@ -268,11 +249,11 @@ impl Pass {
         let published_after = self.xds.as_ref().map(|publisher| {
             publisher.publish(snapshot);
             publisher.publish_tls(snapshot, &tls);
-            started.elapsed()
+            round.started.elapsed()
         });
         self.programmed
             .fold(self.xds.as_ref(), snapshot, &tls.resolutions, &mut observed);
-        let plan = outputs::plan(snapshot, &tls, &observed, &self.written, now)?;
+        let plan = outputs::plan(snapshot, &tls, &observed, &self.written, round.now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);
         metrics.tls_secrets_kept.set(tls.resolutions.kept() as i64);

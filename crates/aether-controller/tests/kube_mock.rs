@@ -416,7 +416,12 @@ fn start(leading: bool, failures: usize) -> Running {
         let shutdown = async {
             let _ = shutdown_rx.await;
         };
-        let result = cluster::run(&client, &mut state, events, leading_rx, &metrics, debouncer, shutdown).await;
+        let feeds = cluster::Feeds {
+            virtual_hosts: events,
+            secrets: futures_util::stream::pending(),
+            leading: leading_rx,
+        };
+        let result = cluster::run(&client, &mut state, feeds, &metrics, debouncer, shutdown).await;
         (result, metrics)
     });
     Running {

@@ -104,14 +104,9 @@ pub fn plan(
 }
 
 /// Whether Envoy can watch every file of `snapshot`'s listener, beside
-/// `secret_files` SDS files, within `written`'s [`chains::WatchLimit`];
-/// if not, why the listener is refused.
-pub fn within_watch_limit(
-    snapshot: &Snapshot,
-    tls: &EdgeTls,
-    written: &Written,
-    secret_files: usize,
-) -> Result<(), String> {
+/// `secrets` SDS files, within `written`'s [`chains::WatchLimit`]; if not,
+/// why the listener is refused.
+pub fn within_watch_limit(snapshot: &Snapshot, tls: &EdgeTls, written: &Written, secrets: usize) -> Result<(), String> {
     // Envoy watches the files of the chains the listener holds: those whose
     // secret is served (a fleet naming secrets not given has no chain to
     // watch).
@@ -120,5 +115,5 @@ pub fn within_watch_limit(
         .iter()
         .filter(|chain| tls.resolutions.usable(&chain.secret))
         .count();
-    written.watch_limit.check(chains::watches_needed(held, secret_files))
+    written.watch_limit.check(chains::watches_needed(held, secrets))
 }

@@ -2,12 +2,8 @@
 //! generation (Gateway API's condition of that name, for a Gateway), so that
 //! `kubectl wait --for=condition=Programmed` returns once a change is live.
 //!
-//! - here: how an answer reads as the condition;
-//! - `tracker`: each pass's answers, from the xDS fleet and the other
-//!   replicas, and the objects waiting for them;
-//! - `replicas`: the replicas' reports, shared through the API server.
-//!
-//! Which Envoys answer, and how, is the fleet's business (`aether_xds::fleet`).
+//! Here is how an answer reads; `tracker` gathers each pass's answers (the
+//! fleet's, `aether_xds::fleet`, and the other `replicas`' reports).
 //!
 //! | case | `status` | `reason` | `message` |
 //! |---|---|---|---|

@@ -23,13 +23,12 @@ const NOT_OBSERVED: &str = "Envoy reads its configuration from files: what it ap
 pub(crate) struct Tracker {
     /// Objects the Envoys have not all applied (or refused, or none is
     /// connected): derived again when the fleet changes.
-    awaiting: HashSet<ObjectKey>,
-    /// With several replicas: where this one's report goes
-    /// ([`replicas`]), and the objects in flight it carries.
-    report: Option<watch::Sender<Option<reporter::ReportBody>>>,
+    pub(crate) awaiting: HashSet<ObjectKey>,
+    /// With several replicas ([`replicas`]): where this one's report goes,
+    /// the others' reports, and this one's identity.
+    sharing: Option<(watch::Sender<Option<reporter::ReportBody>>, replicas::Peers, String)>,
+    /// The objects in flight this replica's report carries.
     reportable: BTreeMap<ObjectKey, replicas::Answer>,
-    /// With several replicas: the others' reports, and this one's identity.
-    peers: Option<(replicas::Peers, String)>,
 }
 
 /// Whether `observed`'s stored `Programmed` is `True` at its generation.
@@ -47,13 +46,7 @@ impl Tracker {
     /// Sends this replica's report through `sharing`, and combines the
     /// others' with its own answers; `identity` is this replica's.
     pub(crate) fn share_with_replicas(&mut self, sharing: &reporter::Sharing, identity: String) {
-        self.report = Some(sharing.sender.clone());
-        self.peers = Some((sharing.peers.clone(), identity));
-    }
-
-    /// The objects the Envoys have not all applied.
-    pub(crate) fn awaiting(&self) -> &HashSet<ObjectKey> {
-        &self.awaiting
+        self.sharing = Some((sharing.sender.clone(), sharing.peers.clone(), identity));
     }
 
     /// `key` is gone: nothing to await or report.
@@ -73,16 +66,16 @@ impl Tracker {
         observed: &mut BTreeMap<ObjectKey, Observed>,
     ) {
         let peers = self
-            .peers
+            .sharing
             .as_ref()
-            .map(|(peers, identity)| peers.live(identity, Timestamp::now()));
+            .map(|(_, peers, identity)| peers.live(identity, Timestamp::now()));
         let mut report_changed = false;
         for (key, observed) in observed.iter_mut() {
             let own = match xds {
                 Some(publisher) => publisher.programmed(snapshot, resolutions, key),
                 None => Programmed::NotObserved(NOT_OBSERVED.to_owned()),
             };
-            if self.report.is_some() {
+            if self.sharing.is_some() {
                 let before = self.reportable.remove(key);
                 if !programmed_at(observed) {
                     let answer = replicas::Answer {
@@ -107,7 +100,7 @@ impl Tracker {
             }
             observed.programmed = Some(programmed);
         }
-        if let (Some(sender), Some(publisher)) = (&self.report, xds)
+        if let (Some((sender, ..)), Some(publisher)) = (&self.sharing, xds)
             && (report_changed || sender.borrow().as_ref().map(|body| body.envoys) != Some(publisher.fleet().envoys()))
         {
             sender.send_replace(Some(reporter::ReportBody::new(
@@ -123,15 +116,12 @@ impl From<Applied> for Programmed {
     fn from(applied: Applied) -> Self {
         match applied {
             Applied::All { envoys } => Self::Programmed { envoys },
-            Applied::Pending { mut waiting, envoys } => {
-                let count = waiting.len();
-                waiting.truncate(MAX_NAMED_ENVOYS);
-                Self::Pending {
-                    named: waiting,
-                    waiting: count,
-                    envoys,
-                }
-            }
+            Applied::Pending { waiting, envoys } => Self::Pending {
+                // Counted before the names are cut to the first few.
+                waiting: waiting.len(),
+                named: waiting.into_iter().take(MAX_NAMED_ENVOYS).collect(),
+                envoys,
+            },
             Applied::Refused { envoy, resource, error } => Self::Rejected { envoy, resource, error },
             Applied::NoEnvoy => Self::NoEnvoy,
         }
