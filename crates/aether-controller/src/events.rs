@@ -29,7 +29,7 @@
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 
-use crate::status::programmed::{PROGRAMMED, REASON_REJECTED};
+use crate::programmed::{PROGRAMMED, REASON_REJECTED};
 use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, REASON_ACCEPTED};
 

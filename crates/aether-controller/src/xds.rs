@@ -32,7 +32,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use aether_projection::{ObjectKey, Snapshot};
-use aether_xds::fleet::{self, Applied};
+use aether_xds::fleet;
 use aether_xds::quarantine::Quarantine;
 use aether_xds::sotw::Kind;
 use aether_xds::{Discovery, Resources, Service, delta};
@@ -42,7 +42,7 @@ use tracing::warn;
 
 use crate::metrics::Metrics;
 use crate::outputs::ROUTE_CONFIGURATION_TYPE;
-use crate::status::programmed::{MAX_NAMED_ENVOYS, Programmed};
+use crate::programmed::Programmed;
 
 pub mod listeners_secrets;
 mod rds;
@@ -128,7 +128,7 @@ impl Publisher {
                 };
             }
         }
-        programmed(self.fleet.applied(&self.needs(snapshot, tls, key)))
+        self.fleet.applied(&self.needs(snapshot, tls, key)).into()
     }
 
     /// What the object `key` of `snapshot` needs of each Envoy, as now
@@ -180,42 +180,6 @@ impl Publisher {
         }
         needs
     }
-}
-
-/// What the fleet's answer makes of an object's `Programmed` condition.
-fn programmed(applied: Applied) -> Programmed {
-    match applied {
-        Applied::All { envoys, left_out } => Programmed::Programmed {
-            envoys,
-            left_out: named_few(left_out),
-        },
-        Applied::Pending {
-            mut waiting,
-            envoys,
-            left_out,
-        } => {
-            let count = waiting.len();
-            waiting.truncate(MAX_NAMED_ENVOYS);
-            Programmed::Pending {
-                named: waiting,
-                waiting: count,
-                envoys,
-                left_out: named_few(left_out),
-            }
-        }
-        Applied::Refused { envoy, resource, error } => Programmed::Rejected { envoy, resource, error },
-        Applied::NoEnvoy => Programmed::NoEnvoy,
-    }
-}
-
-/// The first [`MAX_NAMED_ENVOYS`] of `envoys`, and how many more.
-fn named_few(mut envoys: Vec<String>) -> Vec<String> {
-    if envoys.len() > MAX_NAMED_ENVOYS {
-        let more = envoys.len() - MAX_NAMED_ENVOYS;
-        envoys.truncate(MAX_NAMED_ENVOYS);
-        envoys.push(format!("and {more} more"));
-    }
-    envoys
 }
 
 /// A publisher and the service that serves what it publishes, the

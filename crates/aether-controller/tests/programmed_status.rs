@@ -10,8 +10,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use aether_controller::status::programmed::Programmed;
-use aether_controller::{EdgeTls, Observed, TlsSettings, Written, plan};
+use aether_controller::outputs::plan;
+use aether_controller::programmed::Programmed;
+use aether_controller::{EdgeTls, Observed, TlsSettings, Written};
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, project};
 use jiff::Timestamp;
 use serde_json::{Value, json};

@@ -382,13 +382,13 @@ async fn names_not_served_are_warned_about_once_per_stream_and_request_and_count
 #[test]
 fn the_envoys_the_fleet_left_out_are_said_on_the_object_the_first_few_by_name() {
     let left_out: Vec<String> = (0..7).map(|i| format!("edge-{i} (not answering)")).collect();
-    let said = crate::xds::programmed(aether_xds::fleet::Applied::All { envoys: 2, left_out });
-    let crate::status::programmed::Programmed::Programmed { envoys: 2, left_out } = &said else {
+    let said = crate::programmed::Programmed::from(aether_xds::fleet::Applied::All { envoys: 2, left_out });
+    let crate::programmed::Programmed::Programmed { envoys: 2, left_out } = &said else {
         panic!("{said:?}");
     };
-    assert_eq!(left_out.len(), crate::status::programmed::MAX_NAMED_ENVOYS + 1);
+    assert_eq!(left_out.len(), crate::programmed::MAX_NAMED_ENVOYS + 1);
     assert_eq!(left_out.last().map(String::as_str), Some("and 2 more"));
-    let (_, _, message) = crate::status::programmed::condition(true, &said);
+    let (_, _, message) = crate::programmed::condition(true, &said);
     assert!(
         message.starts_with("applied by 2 Envoys; left out: edge-0 (not answering), edge-1"),
         "{message}"

@@ -1,7 +1,9 @@
-//! The `Programmed` condition: whether the edge's Envoys serve the object's
-//! current generation (Gateway API's condition of that name, for a
-//! Gateway), so that `kubectl wait --for=condition=Programmed` returns once
-//! a change is live.
+//! `Programmed`: whether the edge's Envoys serve an object's current
+//! generation (Gateway API's condition of that name, for a Gateway), so that
+//! `kubectl wait --for=condition=Programmed` returns once a change is live.
+//!
+//! Here is how an answer reads; `tracker` gathers each pass's answers (the
+//! fleet's, `aether_xds::fleet`, and the other `replicas`' reports).
 //!
 //! Its reasons, and what each message says, are [`ProgrammedReason`]'s in
 //! the proto.
@@ -10,15 +12,18 @@
 //! count (one that refused what others took, one not answering within the
 //! deadline: see `aether_xds::fleet`) are named after `; left out:`.
 //!
-//! `observedGeneration` is the generation the condition speaks of. Which
-//! Envoys answer, and how, is the fleet's business (`aether_xds::fleet`); here is
-//! only how an answer reads.
+//! `observedGeneration` is the generation the condition speaks of.
 
 use std::fmt::Write as _;
 
 use aether_api::config::v1::{ConditionType, ProgrammedReason};
 
-use super::truncate;
+use crate::status::truncate;
+
+#[cfg(feature = "server")]
+pub mod replicas;
+#[cfg(feature = "server")]
+pub(crate) mod tracker;
 
 /// The condition type.
 pub const PROGRAMMED: &str = ConditionType::Programmed.condition_name();

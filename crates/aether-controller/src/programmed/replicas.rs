@@ -36,7 +36,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::status::programmed::{MAX_NAMED_ENVOYS, Programmed};
+use super::{MAX_NAMED_ENVOYS, Programmed};
 
 pub mod reporter;
 
