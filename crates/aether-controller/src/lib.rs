@@ -28,6 +28,7 @@ pub mod outputs;
 mod pass;
 pub mod programmed;
 pub mod status;
+mod text;
 pub mod tls;
 #[cfg(feature = "server")]
 pub mod xds;

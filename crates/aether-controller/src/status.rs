@@ -22,6 +22,7 @@ use prost::Message as _;
 use serde_json::{Value, json};
 
 use crate::programmed;
+use crate::text::truncate;
 use crate::tls::Resolutions;
 
 pub mod resolved_refs;
@@ -446,17 +447,6 @@ pub fn patches(
     let mut all = statuses(snapshot, tls, observed, now)?;
     all.retain(|patch| observed[&patch.key].status.as_ref() != Some(&patch.status));
     Ok(all)
-}
-
-/// At most `max` characters, marked with `…` when cut.
-pub(crate) fn truncate(mut text: String, max: usize) -> String {
-    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
-        && text[cut..].chars().count() > 1
-    {
-        text.truncate(cut);
-        text.push('…');
-    }
-    text
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 
 use aether_api::config::v1::{ConditionType, ProgrammedReason};
 
-use crate::status::truncate;
+use crate::text::truncate;
 
 #[cfg(feature = "server")]
 pub mod replicas;
