@@ -29,7 +29,7 @@
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 
-use crate::status::programmed::{PROGRAMMED, REASON_REJECTED};
+use crate::programmed::{PROGRAMMED, REASON_REJECTED};
 use crate::status::resolved_refs::RESOLVED_REFS;
 use crate::status::{ACCEPTED, REASON_ACCEPTED};
 
@@ -93,24 +93,11 @@ fn transition(action: &'static str, condition: &Condition, warning: bool) -> Tra
         warning,
         reason: condition.reason.clone(),
         action,
-        note: cut(
+        note: crate::text::cut_bytes(
             format!("{}={}: {}", condition.r#type, condition.status, condition.message),
             MAX_NOTE_BYTES,
         ),
     }
-}
-
-/// At most `max` bytes, on a character boundary, marked with `…` when cut.
-fn cut(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max - '…'.len_utf8();
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
-    }
-    text
 }
 
 #[cfg(feature = "server")]

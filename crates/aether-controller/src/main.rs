@@ -12,7 +12,7 @@ use aether_controller::events::EventRecorder;
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::{self, Metrics};
-use aether_controller::replicas;
+use aether_controller::programmed::replicas;
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
@@ -419,39 +419,26 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
             _ = tokio::signal::ctrl_c() => info!("interrupted"),
         }
     };
-    let result = if cli.no_leader_election {
+    let (leading, lease) = if cli.no_leader_election {
         info!("leader election off: this replica writes statuses");
-        let (_sender, leading) = watch::channel(true);
-        cluster::run_with_secrets(
-            &client,
-            &mut state,
-            events,
-            secret_events,
-            leading,
-            &metrics,
-            debouncer,
-            shutdown,
-        )
-        .await
+        // Kept until the loop ends: it always leads.
+        let (always, leading) = watch::channel(true);
+        (leading, Err(always))
     } else {
         let namespace = lease_namespace(cli, &client);
-        let (leading, lease_task) =
-            leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
-        let result = cluster::run_with_secrets(
-            &client,
-            &mut state,
-            events,
-            secret_events,
-            leading,
-            &metrics,
-            debouncer,
-            shutdown,
-        )
-        .await;
-        // `run` dropped the receiver: the task releases the Lease.
-        leader::leave(lease_task, Duration::from_secs(5)).await;
-        result
+        let (leading, task) = leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
+        (leading, Ok(task))
     };
+    let feeds = cluster::Feeds {
+        virtual_hosts: events,
+        secrets: secret_events,
+        leading,
+    };
+    let result = cluster::run(&client, &mut state, feeds, &metrics, debouncer, shutdown).await;
+    if let Ok(task) = lease {
+        // `run` dropped the receiver: the task releases the Lease.
+        leader::leave(task, Duration::from_secs(5)).await;
+    }
     // The events already queued go out (briefly: the pod is stopping).
     drop(state);
     for task in report_tasks.into_iter().flatten() {

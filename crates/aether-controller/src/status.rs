@@ -6,7 +6,7 @@
 //! reference's "Conditions", `generated/docs/virtualhost.md`): `Accepted`
 //! ([`AcceptedReason`]), whether the edge serves the object as written;
 //! `ResolvedRefs` ([`resolved_refs`]), whether its TLS secret could be
-//! served; and `Programmed` ([`programmed`]), whether the edge's Envoys
+//! served; and `Programmed` ([`crate::programmed`]), whether the edge's Envoys
 //! serve its current generation. Conditions of other types are kept as they
 //! are; `lastTransitionTime` changes only when `status` flips (as
 //! `meta.SetStatusCondition` does).
@@ -21,9 +21,10 @@ use jiff::Timestamp;
 use prost::Message as _;
 use serde_json::{Value, json};
 
+use crate::programmed;
+use crate::text::truncate;
 use crate::tls::Resolutions;
 
-pub mod programmed;
 pub mod resolved_refs;
 
 /// The condition type the controller sets.
@@ -446,17 +447,6 @@ pub fn patches(
     let mut all = statuses(snapshot, tls, observed, now)?;
     all.retain(|patch| observed[&patch.key].status.as_ref() != Some(&patch.status));
     Ok(all)
-}
-
-/// At most `max` characters, marked with `…` when cut.
-fn truncate(mut text: String, max: usize) -> String {
-    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
-        && text[cut..].chars().count() > 1
-    {
-        text.truncate(cut);
-        text.push('…');
-    }
-    text
 }
 
 #[cfg(test)]

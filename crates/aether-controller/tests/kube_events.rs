@@ -159,7 +159,7 @@ async fn pass(
         .reconcile(client, metrics, NOW.parse().unwrap(), Role::Leader)
         .await
         .unwrap();
-    assert_eq!((summary.patched, summary.failed_patches), (patches, 0));
+    assert_eq!((summary.status_changes, summary.failed_patches), (patches, 0));
     let (events_sent, patches_sent): (Vec<Sent>, Vec<Sent>) = next(requests, patches + events)
         .await
         .into_iter()
@@ -381,7 +381,7 @@ async fn a_failing_or_silent_events_api_never_holds_the_statuses() {
         .await
         .expect("the pass ends")
         .unwrap();
-        assert_eq!((summary.patched, summary.failed_patches), (2, 0));
+        assert_eq!((summary.status_changes, summary.failed_patches), (2, 0));
         for name in ["main", "canary"] {
             let reason = objects.lock().unwrap()[name]["status"]["conditions"][0]["reason"].clone();
             assert!(reason.is_string(), "{name}'s status is stored");

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use aether_controller::cluster::{self, ClusterState, Role, Summary};
+use aether_controller::Summary;
+use aether_controller::cluster::{self, ClusterState, Role};
 use aether_controller::debounce::Debouncer;
 use aether_controller::metrics::Metrics;
 use aether_projection::ProjectionConfig;
@@ -213,7 +214,7 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
     assert!(state.ready());
 
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
-    assert_eq!(summary.patched, 2);
+    assert_eq!(summary.status_changes, 2);
     // dependencies, tls-secrets, routes, listeners.
     assert_eq!(summary.written.len(), 4);
     assert!(out.path().join("routes.json").is_file());
@@ -221,7 +222,7 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
 
     // A pass before the watch echoes the writes: the patch responses are known, so nothing is sent.
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, "2030-01-01T00:00:00Z", 0).await;
-    assert_eq!((summary.patched, summary.written.len()), (0, 0));
+    assert_eq!((summary.status_changes, summary.written.len()), (0, 0));
     assert_eq!(sent, []);
 
     // The watch echoes the writes (new resourceVersion, same generation): still nothing to send.
@@ -235,7 +236,7 @@ async fn status_patches_are_exact_and_an_unchanged_status_sends_none() {
         Event::Apply(at_version(main_object(echoed[1].body["status"].clone()), "2")),
     );
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, "2030-01-01T00:00:00Z", 0).await;
-    assert_eq!((summary.patched, summary.written.len()), (0, 0));
+    assert_eq!((summary.status_changes, summary.written.len()), (0, 0));
     assert_eq!(sent, []);
     assert_eq!(metrics.status_patches.get(), 2);
     assert_eq!(metrics.reconciles.get(), 3);
@@ -268,7 +269,7 @@ async fn a_status_overwritten_by_someone_else_is_written_back_and_only_it() {
         Event::Apply(at_version(main_object(json!({"routeCount": 5})), "3")),
     );
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
-    assert_eq!(summary.patched, 1);
+    assert_eq!(summary.status_changes, 1);
     assert_eq!(sent, expected_patches()[1..]);
 }
 
@@ -287,7 +288,7 @@ async fn a_watch_event_older_than_a_write_is_not_taken_for_the_stored_status() {
     state.apply(&None, Event::Apply(main_object(Value::Null)));
     state.apply(&None, Event::Apply(canary_object(Value::Null)));
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
-    assert_eq!((summary.patched, sent), (0, vec![]));
+    assert_eq!((summary.status_changes, sent), (0, vec![]));
 
     // A newer version is taken: another writer's status is written back.
     state.apply(
@@ -311,7 +312,7 @@ async fn a_stored_status_that_is_already_right_sends_nothing_even_at_startup() {
         ],
     );
     let (summary, sent) = reconcile_with_mock(&mut state, &Metrics::new(), "2031-01-01T00:00:00Z", 0).await;
-    assert_eq!(summary.patched, 0);
+    assert_eq!(summary.status_changes, 0);
     assert_eq!(sent, []);
 }
 
@@ -323,12 +324,12 @@ async fn a_failed_patch_is_counted_and_sent_again_on_the_next_pass() {
     listed(&mut state, vec![main_object(Value::Null), canary_object(Value::Null)]);
 
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 1).await;
-    assert_eq!((summary.patched, summary.failed_patches), (1, 1));
+    assert_eq!((summary.status_changes, summary.failed_patches), (1, 1));
     assert_eq!(sent, expected_patches());
     assert_eq!(metrics.reconcile_errors.get(), 1);
 
     let (summary, sent) = reconcile_with_mock(&mut state, &metrics, NOW, 0).await;
-    assert_eq!((summary.patched, summary.failed_patches), (1, 0));
+    assert_eq!((summary.status_changes, summary.failed_patches), (1, 0));
     assert_eq!(sent, expected_patches()[..1]);
 }
 
@@ -363,7 +364,7 @@ async fn a_follower_writes_its_files_and_leaves_every_status_to_the_leader() {
     let (summary, sent) = reconcile_as(&mut state, &metrics, NOW, 0, Role::Follower).await;
     assert_eq!(sent, []);
     assert_eq!(
-        (summary.written.len(), summary.patched, summary.left_to_leader),
+        (summary.written.len(), summary.status_changes, summary.left_to_leader),
         (4, 0, 2)
     );
     assert!(out.path().join("routes.json").is_file());
@@ -373,7 +374,7 @@ async fn a_follower_writes_its_files_and_leaves_every_status_to_the_leader() {
     let (summary, sent) = reconcile_as(&mut state, &metrics, NOW, 0, Role::Leader).await;
     assert_eq!(sent, expected_patches());
     assert_eq!(
-        (summary.written.len(), summary.patched, summary.left_to_leader),
+        (summary.written.len(), summary.status_changes, summary.left_to_leader),
         (0, 2, 0)
     );
     assert_eq!(metrics.status_patches_pending.get(), 0);
@@ -385,8 +386,8 @@ type Events = mpsc::UnboundedSender<(
     Result<Event<DynamicObject>, kube::runtime::watcher::Error>,
 )>;
 
-/// [`cluster::run`] against the mock API server, with a 10 ms debounce:
-/// the event sender, the leadership sender, the live request reports, the
+/// [`cluster::run`] against the mock API server (failing the first
+/// `failures` requests), with a 10 ms debounce: the event sender, the leadership sender, the live request reports, the
 /// shutdown trigger, and the loop's task (which yields the metrics).
 struct Running {
     events: Events,
@@ -397,12 +398,12 @@ struct Running {
     out: tempfile::TempDir,
 }
 
-fn start(leading: bool) -> Running {
+fn start(leading: bool, failures: usize) -> Running {
     let out = tempfile::tempdir().unwrap();
     let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, "default");
     let (report, requests) = mpsc::unbounded_channel();
-    serve_reporting(handle, 0, Some(report));
+    serve_reporting(handle, failures, Some(report));
     let (events, mut event_stream) = mpsc::unbounded_channel();
     let (leading, leading_rx) = watch::channel(leading);
     let (shutdown, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
@@ -415,7 +416,12 @@ fn start(leading: bool) -> Running {
         let shutdown = async {
             let _ = shutdown_rx.await;
         };
-        let result = cluster::run(&client, &mut state, events, leading_rx, &metrics, debouncer, shutdown).await;
+        let feeds = cluster::Feeds {
+            virtual_hosts: events,
+            secrets: futures_util::stream::pending(),
+            leading: leading_rx,
+        };
+        let result = cluster::run(&client, &mut state, feeds, &metrics, debouncer, shutdown).await;
         (result, metrics)
     });
     Running {
@@ -457,7 +463,7 @@ async fn next_requests(requests: &mut mpsc::UnboundedReceiver<Sent>, count: usiz
 
 #[tokio::test]
 async fn the_loop_patches_statuses_only_while_it_holds_the_lease() {
-    let mut running = start(false);
+    let mut running = start(false, 0);
     for event in [
         Event::Init,
         Event::InitApply(main_object(Value::Null)),
@@ -524,11 +530,40 @@ async fn the_loop_patches_statuses_only_while_it_holds_the_lease() {
 
 #[tokio::test]
 async fn the_loop_fails_when_the_leader_election_stops() {
-    let running = start(true);
+    let running = start(true, 0);
     drop(running.leading);
     let (result, _) = tokio::time::timeout(Duration::from_secs(10), running.task)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(result.unwrap_err().to_string(), "the leader election stopped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn failing_status_patches_are_retried_after_growing_waits() {
+    // Every request fails: each pass sends both patches again.
+    let mut running = start(true, usize::MAX);
+    for event in [
+        Event::Init,
+        Event::InitApply(main_object(Value::Null)),
+        Event::InitApply(canary_object(Value::Null)),
+        Event::InitDone,
+    ] {
+        running.events.send((None, Ok(event))).unwrap();
+    }
+    let mut passes = Vec::new();
+    for _ in 0..6 {
+        next_requests(&mut running.requests, 2).await;
+        passes.push(tokio::time::Instant::now());
+    }
+    let waits: Vec<Duration> = passes.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    // Half a second, doubling (each plus the debouncer's 10 ms quiet
+    // period): the passes back off rather than retry at a fixed rate.
+    for (wait, backoff) in waits.iter().zip([500, 1000, 2000, 4000, 8000]) {
+        let backoff = Duration::from_millis(backoff);
+        assert!(
+            (backoff..backoff + Duration::from_millis(50)).contains(wait),
+            "waits between passes: {waits:?}"
+        );
+    }
 }

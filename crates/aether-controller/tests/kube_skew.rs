@@ -159,16 +159,12 @@ fn start(items: Vec<Value>) -> (mpsc::UnboundedReceiver<Patch>, tempfile::TempDi
         let events = cluster::watch(&client, &[None]);
         let (_leading, leading) = watch::channel(true);
         let debouncer = Debouncer::new(Duration::from_millis(10), Duration::from_millis(50));
-        let result = cluster::run(
-            &client,
-            &mut state,
-            events,
+        let feeds = cluster::Feeds {
+            virtual_hosts: events,
+            secrets: futures_util::stream::pending(),
             leading,
-            &metrics,
-            debouncer,
-            std::future::pending(),
-        )
-        .await;
+        };
+        let result = cluster::run(&client, &mut state, feeds, &metrics, debouncer, std::future::pending()).await;
         panic!("the loop ended: {result:?}");
     });
     (patches, out)

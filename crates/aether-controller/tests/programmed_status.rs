@@ -10,8 +10,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use aether_controller::status::programmed::Programmed;
-use aether_controller::{EdgeTls, Observed, TlsSettings, Written, plan};
+use aether_controller::outputs::plan;
+use aether_controller::programmed::Programmed;
+use aether_controller::{EdgeTls, Observed, TlsSettings, Written};
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, project};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -129,6 +130,7 @@ fn a_rollout_is_told_in_programmed_as_kubectl_wait_reads_it() {
         named: vec!["edge-0".into()],
         waiting: 1,
         envoys: 1,
+        left_out: vec![],
     };
     let body = rollout.step(1, pending.clone(), "2026-01-01T00:00:10Z").unwrap();
     assert_eq!(
@@ -140,7 +142,14 @@ fn a_rollout_is_told_in_programmed_as_kubectl_wait_reads_it() {
 
     // Applied: True at generation 1, now.
     let body = rollout
-        .step(1, Programmed::Programmed { envoys: 1 }, "2026-01-01T00:00:11Z")
+        .step(
+            1,
+            Programmed::Programmed {
+                envoys: 1,
+                left_out: vec![],
+            },
+            "2026-01-01T00:00:11Z",
+        )
         .unwrap();
     assert_eq!(
         programmed(&body),
@@ -183,7 +192,14 @@ fn a_rollout_is_told_in_programmed_as_kubectl_wait_reads_it() {
 
     // The next edit is applied: True at generation 3; what `kubectl wait` returns on.
     let body = rollout
-        .step(3, Programmed::Programmed { envoys: 1 }, "2026-01-01T00:02:00Z")
+        .step(
+            3,
+            Programmed::Programmed {
+                envoys: 1,
+                left_out: vec![],
+            },
+            "2026-01-01T00:02:00Z",
+        )
         .unwrap();
     assert_eq!(
         programmed(&body),

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 use aether_controller::outputs::LISTENERS_FILE;
+use aether_controller::outputs::plan;
 use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
-use aether_controller::{Files, Observed, StatusPatch, Written, plan};
+use aether_controller::{Files, Observed, StatusPatch, Written};
 use aether_manifests::parse_manifests;
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, VirtualHostObject, project};
 use common::{decode_routes, object};

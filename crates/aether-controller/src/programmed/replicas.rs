@@ -36,7 +36,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::status::programmed::{MAX_NAMED_ENVOYS, Programmed};
+use super::{MAX_NAMED_ENVOYS, Programmed};
 
 pub mod reporter;
 
@@ -119,6 +119,7 @@ pub fn combine(own: Programmed, key: &str, generation: i64, peers: &[&Report]) -
                 named: vec![format!("replica {}", peer.replica)],
                 waiting: peer.envoys,
                 envoys: peer.envoys,
+                left_out: Vec::new(),
             },
         };
         if let Programmed::Rejected { .. } = part {
@@ -126,19 +127,27 @@ pub fn combine(own: Programmed, key: &str, generation: i64, peers: &[&Report]) -
         }
         parts.push(part);
     }
-    let (mut envoys, mut waiting, mut named) = (0, 0, Vec::new());
+    let (mut envoys, mut waiting, mut named, mut left_out) = (0, 0, Vec::new(), Vec::new());
     let mut any = false;
     for part in parts {
         match part {
-            Programmed::Programmed { envoys: n } => (envoys, any) = (envoys + n, true),
+            Programmed::Programmed {
+                envoys: n,
+                left_out: out,
+            } => {
+                (envoys, any) = (envoys + n, true);
+                left_out.extend(out);
+            }
             Programmed::Pending {
                 named: names,
                 waiting: w,
                 envoys: n,
+                left_out: out,
             } => {
                 envoys += n;
                 waiting += w;
                 named.extend(names);
+                left_out.extend(out);
                 any = true;
             }
             Programmed::NoEnvoy | Programmed::NotObserved(_) | Programmed::Rejected { .. } => {}
@@ -147,11 +156,18 @@ pub fn combine(own: Programmed, key: &str, generation: i64, peers: &[&Report]) -
     if !any {
         return Programmed::NoEnvoy;
     }
+    // Each part names its first few already; together, the first few.
+    left_out.truncate(MAX_NAMED_ENVOYS);
     if waiting == 0 {
-        return Programmed::Programmed { envoys };
+        return Programmed::Programmed { envoys, left_out };
     }
     named.truncate(MAX_NAMED_ENVOYS);
-    Programmed::Pending { named, waiting, envoys }
+    Programmed::Pending {
+        named,
+        waiting,
+        envoys,
+        left_out,
+    }
 }
 
 /// The other replicas' reports, as last seen, shared by the watch that

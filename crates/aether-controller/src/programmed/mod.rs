@@ -1,20 +1,29 @@
-//! The `Programmed` condition: whether the edge's Envoys serve the object's
-//! current generation (Gateway API's condition of that name, for a
-//! Gateway), so that `kubectl wait --for=condition=Programmed` returns once
-//! a change is live.
+//! `Programmed`: whether the edge's Envoys serve an object's current
+//! generation (Gateway API's condition of that name, for a Gateway), so that
+//! `kubectl wait --for=condition=Programmed` returns once a change is live.
+//!
+//! Here is how an answer reads; `tracker` gathers each pass's answers (the
+//! fleet's, `aether_xds::fleet`, and the other `replicas`' reports).
 //!
 //! Its reasons, and what each message says, are [`ProgrammedReason`]'s in
 //! the proto.
 //!
-//! `observedGeneration` is the generation the condition speaks of. Which
-//! Envoys answer, and how, is the fleet's business (`aether_xds::fleet`); here is
-//! only how an answer reads.
+//! With `Programmed` and `Pending`, the Envoys the fleet left out of the
+//! count (one that refused what others took, one not answering within the
+//! deadline: see `aether_xds::fleet`) are named after `; left out:`.
+//!
+//! `observedGeneration` is the generation the condition speaks of.
 
 use std::fmt::Write as _;
 
 use aether_api::config::v1::{ConditionType, ProgrammedReason};
 
-use super::truncate;
+use crate::text::truncate;
+
+#[cfg(feature = "server")]
+pub mod replicas;
+#[cfg(feature = "server")]
+pub(crate) mod tracker;
 
 /// The condition type.
 pub const PROGRAMMED: &str = ConditionType::Programmed.condition_name();
@@ -45,6 +54,9 @@ pub enum Programmed {
     Programmed {
         /// How many Envoys.
         envoys: usize,
+        /// The first few Envoys left out of the count, by node and why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<String>,
     },
     /// Some Envoys have not applied it yet.
     Pending {
@@ -54,6 +66,9 @@ pub enum Programmed {
         waiting: usize,
         /// Of how many Envoys.
         envoys: usize,
+        /// The first few Envoys left out of the count, by node and why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<String>,
     },
     /// An Envoy refused a resource holding it.
     Rejected {
@@ -85,12 +100,17 @@ pub fn condition(accepted: bool, programmed: &Programmed) -> (&'static str, &'st
         );
     }
     match programmed {
-        Programmed::Programmed { envoys } => (
+        Programmed::Programmed { envoys, left_out } => (
             "True",
             REASON_PROGRAMMED,
-            format!("applied by {}", envoys_word(*envoys)),
+            format!("applied by {}{}", envoys_word(*envoys), left_out_words(left_out)),
         ),
-        Programmed::Pending { named, waiting, envoys } => {
+        Programmed::Pending {
+            named,
+            waiting,
+            envoys,
+            left_out,
+        } => {
             let mut message = format!("waiting for {waiting} of {} to apply it", envoys_word(*envoys));
             if !named.is_empty() {
                 let _ = write!(message, ": {}", named.join(", "));
@@ -98,6 +118,7 @@ pub fn condition(accepted: bool, programmed: &Programmed) -> (&'static str, &'st
                     let _ = write!(message, " and {} more", waiting - named.len());
                 }
             }
+            message.push_str(&left_out_words(left_out));
             ("False", REASON_PENDING, message)
         }
         Programmed::Rejected { envoy, resource, error } => (
@@ -108,6 +129,14 @@ pub fn condition(accepted: bool, programmed: &Programmed) -> (&'static str, &'st
         Programmed::NoEnvoy => ("False", REASON_NO_ENVOY, "no Envoy is connected".to_owned()),
         Programmed::NotObserved(_) => unreachable!("answered above"),
     }
+}
+
+/// `; left out: edge-3 (not answering)`, or nothing.
+fn left_out_words(left_out: &[String]) -> String {
+    if left_out.is_empty() {
+        return String::new();
+    }
+    format!("; left out: {}", left_out.join(", "))
 }
 
 fn envoys_word(n: usize) -> String {
@@ -134,20 +163,44 @@ mod tests {
     fn each_answer_reads_as_its_row() {
         let cases = [
             (
-                Programmed::Programmed { envoys: 2 },
+                Programmed::Programmed {
+                    envoys: 2,
+                    left_out: vec![],
+                },
                 "True",
                 REASON_PROGRAMMED,
                 "applied by 2 Envoys",
+            ),
+            (
+                Programmed::Programmed {
+                    envoys: 2,
+                    left_out: vec!["edge-c (not answering)".into(), "edge-d (refused it)".into()],
+                },
+                "True",
+                REASON_PROGRAMMED,
+                "applied by 2 Envoys; left out: edge-c (not answering), edge-d (refused it)",
             ),
             (
                 Programmed::Pending {
                     named: vec!["edge-a".into(), "edge-b".into()],
                     waiting: 3,
                     envoys: 4,
+                    left_out: vec![],
                 },
                 "False",
                 REASON_PENDING,
                 "waiting for 3 of 4 Envoys to apply it: edge-a, edge-b and 1 more",
+            ),
+            (
+                Programmed::Pending {
+                    named: vec!["edge-a".into()],
+                    waiting: 1,
+                    envoys: 1,
+                    left_out: vec!["edge-c (not answering)".into()],
+                },
+                "False",
+                REASON_PENDING,
+                "waiting for 1 of 1 Envoy to apply it: edge-a; left out: edge-c (not answering)",
             ),
             (
                 Programmed::Rejected {
@@ -178,7 +231,13 @@ mod tests {
 
     #[test]
     fn an_object_not_served_is_invalid_unless_nothing_is_observed() {
-        let (status, reason, _) = condition(false, &Programmed::Programmed { envoys: 1 });
+        let (status, reason, _) = condition(
+            false,
+            &Programmed::Programmed {
+                envoys: 1,
+                left_out: vec![],
+            },
+        );
         assert_eq!((status, reason), ("False", REASON_INVALID));
         let (status, reason, _) = condition(false, &Programmed::NotObserved("files".into()));
         assert_eq!((status, reason), ("Unknown", REASON_NOT_OBSERVED));

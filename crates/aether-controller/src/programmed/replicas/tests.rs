@@ -20,19 +20,39 @@ fn report(replica: &str, envoys: usize, answers: &[(&str, i64, Programmed)]) -> 
     }
 }
 
-const PROGRAMMED_1: Programmed = Programmed::Programmed { envoys: 1 };
+const PROGRAMMED_1: Programmed = Programmed::Programmed {
+    envoys: 1,
+    left_out: Vec::new(),
+};
 
 #[test]
 fn the_envoys_of_every_replica_add_up() {
-    let peer = report("edge-1", 2, &[("shop/a", 3, Programmed::Programmed { envoys: 2 })]);
+    let peer = report(
+        "edge-1",
+        2,
+        &[(
+            "shop/a",
+            3,
+            Programmed::Programmed {
+                envoys: 2,
+                left_out: vec![],
+            },
+        )],
+    );
     assert_eq!(
         combine(PROGRAMMED_1, "shop/a", 3, &[&peer]),
-        Programmed::Programmed { envoys: 3 }
+        Programmed::Programmed {
+            envoys: 3,
+            left_out: vec![]
+        }
     );
     // The holder has none: the peer's speak.
     assert_eq!(
         combine(Programmed::NoEnvoy, "shop/a", 3, &[&peer]),
-        Programmed::Programmed { envoys: 2 }
+        Programmed::Programmed {
+            envoys: 2,
+            left_out: vec![]
+        }
     );
     // A peer without Envoys says nothing.
     let idle = report("edge-2", 0, &[]);
@@ -48,7 +68,8 @@ fn a_peer_that_has_not_answered_this_generation_is_waited_for() {
         Programmed::Pending {
             named: vec!["replica edge-1".into(), "replica edge-2".into()],
             waiting: 3,
-            envoys: 4
+            envoys: 4,
+            left_out: vec![],
         }
     );
     let pending = report(
@@ -61,6 +82,7 @@ fn a_peer_that_has_not_answered_this_generation_is_waited_for() {
                 named: vec!["envoy-7".into()],
                 waiting: 1,
                 envoys: 2,
+                left_out: vec![],
             },
         )],
     );
@@ -69,7 +91,8 @@ fn a_peer_that_has_not_answered_this_generation_is_waited_for() {
         Programmed::Pending {
             named: vec!["envoy-7".into()],
             waiting: 1,
-            envoys: 3
+            envoys: 3,
+            left_out: vec![],
         }
     );
 }
@@ -112,4 +135,31 @@ fn reports_live_for_their_time_and_read_back() {
         "{text}"
     );
     assert_eq!(serde_json::from_str::<Report>(&text).unwrap(), written);
+}
+
+#[test]
+fn the_envoys_each_replica_left_out_are_named_together() {
+    let peer = report(
+        "edge-1",
+        2,
+        &[(
+            "shop/a",
+            3,
+            Programmed::Programmed {
+                envoys: 1,
+                left_out: vec!["envoy-9 (not answering)".into()],
+            },
+        )],
+    );
+    let own = Programmed::Programmed {
+        envoys: 1,
+        left_out: vec!["envoy-2 (refused it)".into()],
+    };
+    assert_eq!(
+        combine(own, "shop/a", 3, &[&peer]),
+        Programmed::Programmed {
+            envoys: 2,
+            left_out: vec!["envoy-2 (refused it)".into(), "envoy-9 (not answering)".into()]
+        }
+    );
 }
