@@ -395,7 +395,7 @@ fn unchanged(fed: &VirtualHostObject, read: &VirtualHostObject) -> bool {
         generation,
         spec,
         status: _,
-        problems,
+        read_problems,
         set_aside,
     } = fed;
     (std::sync::Arc::ptr_eq(spec, &read.spec) || **spec == *read.spec)
@@ -403,6 +403,6 @@ fn unchanged(fed: &VirtualHostObject, read: &VirtualHostObject) -> bool {
         && *name == read.name
         && *creation_timestamp == read.creation_timestamp
         && *generation == read.generation
-        && *problems == read.problems
+        && *read_problems == read.read_problems
         && *set_aside == read.set_aside
 }

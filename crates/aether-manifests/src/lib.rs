@@ -33,18 +33,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-mod decode;
 mod files;
 mod last_good;
 mod load;
 mod nodes;
 pub mod objects;
 mod read;
-mod schema;
 #[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
 mod text;
-mod tolerant;
 
 pub use files::{FileStamp, Stamp, files, stamp};
 pub use last_good::{Changes, LastGood};
@@ -116,24 +113,9 @@ pub enum OtherKinds {
     Skip,
 }
 
-/// How an object's unknown parts (written against a newer API version) are
-/// read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Reading {
-    /// As a linter of what a person wrote (`kubectl --validate=strict`):
-    /// an unknown field is a problem ([`objects::RULE_UNKNOWN_FIELD`]), an
-    /// unknown enum value too ([`objects::RULE_ENUM`]).
-    #[default]
-    Strict,
-    /// As a reader of what a newer writer made (the controller, the
-    /// webhook): an unknown field is set aside, dropped from the object and
-    /// named in [`objects::VirtualHostObject::set_aside`], unless the object
-    /// holding it misses a field or oneof this build requires of it (a new
-    /// member of a required oneof, say); that, and an unknown enum value, is
-    /// a problem [`objects::RULE_UNSUPPORTED`] naming it. The rule, exactly,
-    /// is in the `tolerant` module's documentation.
-    Tolerant,
-}
+/// How an object's unknown parts (from a newer API version) are read: the
+/// one decoder's choice, carried in [`Limits::reading`].
+pub use aether_api::object::Reading;
 
 impl Default for Limits {
     fn default() -> Self {

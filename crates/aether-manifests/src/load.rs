@@ -226,7 +226,10 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
         match objects::decode_reading(document, limits.reading) {
             Ok(object) => {
                 let unknown_parts = !object.set_aside.is_empty()
-                    || object.problems.iter().any(|p| p.rule_id == objects::RULE_UNSUPPORTED);
+                    || object
+                        .read_problems
+                        .iter()
+                        .any(|p| p.rule_id == objects::RULE_UNSUPPORTED);
                 read.objects.push(Loaded {
                     file: file.to_path_buf(),
                     document: document.index,

@@ -62,14 +62,15 @@ fn many_empty_routes_get_a_capped_answer_naming_how_many_more() {
 
 #[test]
 fn the_problems_kept_are_capped_with_the_rest_counted() {
-    let (spec, _, _) = aether_manifests::objects::decode_spec_reading(
-        Some(&serde_json::json!({"hosts": ["a.example.com"], "routes": vec![serde_json::json!({}); 128]})),
-        aether_manifests::Reading::Tolerant,
-    );
-    let problems = aether_api::validate::with_violations(
-        Vec::new(),
-        aether_api::validate::violations_of(aether_api::validate::Validate::validate(&spec)),
-    );
+    let object = aether_api::object::VirtualHostObject::from_value(
+        serde_json::json!({
+            "apiVersion": "config.aether.io/v1", "kind": "VirtualHost", "metadata": {"name": "a", "namespace": "n"},
+            "spec": {"hosts": ["a.example.com"], "routes": vec![serde_json::json!({}); 128]},
+        }),
+        aether_api::object::Reading::Tolerant,
+    )
+    .unwrap();
+    let problems = object.problems(aether_api::object::Judged::Admitted);
     assert_eq!(problems.len(), MAX_PROBLEMS + 1);
     let last = problems.last().unwrap();
     assert_eq!((last.rule_id, more_count(last)), (RULE_MORE, 256 - MAX_PROBLEMS));

@@ -1,7 +1,8 @@
-//! Reading what a newer API version wrote ([`Reading::Tolerant`]): the parts
-//! this build's schema does not know are set aside by
-//! `aether_api::tolerant` (the one walker of the schema), and the rest is
-//! decoded as ever, each value of the wrong type a problem.
+//! Reading a spec or status as [`Reading`] says. What a newer API version
+//! wrote ([`Reading::Tolerant`]): the parts this build's schema does not
+//! know are set aside by [`crate::tolerant`] (the one walker of the
+//! schema), and the rest is decoded as ever, each value of the wrong type a
+//! problem.
 //!
 //! An unknown enum value is [`RULE_UNSUPPORTED`]: the object asks for
 //! something this build cannot do, so it is left out. An unknown field is
@@ -29,46 +30,36 @@
 
 use std::collections::HashSet;
 
-use aether_api::object::RULE_UNSUPPORTED;
-use aether_api::tolerant::{Unknown, set_aside};
-use aether_api::validate::{MAX_PROBLEMS, RULE_MAX_ITEMS, Violation, capped};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::Reading;
-use crate::decode::decode_owned_reporting;
+use super::decode::decode_owned_reporting;
+use super::{RULE_UNSUPPORTED, Reading};
+use crate::tolerant::{Unknown, set_aside};
+use crate::validate::{MAX_PROBLEMS, RULE_MAX_ITEMS, Violation, capped};
 
-/// How the last of [`aether_api::object::VirtualHostObject::set_aside`] begins
+/// How the last of [`super::VirtualHostObject::set_aside`] begins
 /// when it counts the unknown fields beyond the first [`MAX_PROBLEMS`]
 /// (`(and 5 more)`) rather than naming one.
 pub const SET_ASIDE_MORE: &str = "(and ";
 
 /// What a spec or status read gives: the value, its problems, and the
 /// paths of the unknown fields set aside (empty when strict).
-pub(crate) struct Read<T> {
-    pub(crate) value: T,
-    pub(crate) problems: Vec<Violation>,
-    pub(crate) set_aside: Vec<String>,
+pub(super) struct Read<T> {
+    pub(super) value: T,
+    pub(super) problems: Vec<Violation>,
+    pub(super) set_aside: Vec<String>,
 }
 
 /// Why an unknown part stops this build from acting on an object.
 const FROM_NEWER: &str = "from a newer API version; this build cannot act on it";
 
-/// Decodes `value` (the object's `root`, `spec` or `status`) as `reading`
-/// says. `violations` gives the rules the decoded value breaks: it decides
-/// which unknown fields are unsupported (see the module's rule).
-pub(crate) fn read<T: DeserializeOwned + Default>(
-    value: &Value,
-    root: &str,
-    reading: Reading,
-    violations: impl Fn(&T) -> Vec<Violation>,
-) -> Read<T> {
-    read_owned(value.clone(), root, reading, violations)
-}
-
-/// [`read`] of a value the caller no longer needs: no copy of it (a JSON
-/// tree costs up to 230 bytes a node, and a copy as much again).
-fn read_owned<T: DeserializeOwned + Default>(
+/// Decodes `value` (the object's `root`, `spec` or `status`; taken, not
+/// copied: a JSON tree costs up to 230 bytes a node, and a copy as much
+/// again) as `reading` says. `violations` gives the rules the decoded value
+/// breaks: it decides which unknown fields are unsupported (see the
+/// module's rule).
+pub(super) fn read<T: DeserializeOwned + Default>(
     value: Value,
     root: &str,
     reading: Reading,
@@ -76,7 +67,7 @@ fn read_owned<T: DeserializeOwned + Default>(
 ) -> Read<T> {
     // Lists above their schema's `maxItems` are cut first, each a problem:
     // decoded whole, 1.2 million empty routes took 630 MB.
-    let (value, long) = match aether_api::tolerant::cut_long_lists(&value, root) {
+    let (value, long) = match crate::tolerant::cut_long_lists(&value, root) {
         Some((cut, long)) => (cut, long),
         None => (value, Vec::new()),
     };
@@ -101,7 +92,7 @@ fn read_owned<T: DeserializeOwned + Default>(
     read
 }
 
-/// [`read_owned`] of a value whose lists are within their `maxItems`.
+/// [`read`] of a value whose lists are within their `maxItems`.
 fn read_cut<T: DeserializeOwned + Default>(
     value: Value,
     root: &str,
@@ -196,31 +187,22 @@ fn holder(path: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
-    use aether_api::object::VirtualHostObject;
-
-    use crate::schema::{RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD};
-    use crate::{Limits, load_bytes};
+    use crate::object::schema::{RULE_ENUM, RULE_TYPE, RULE_UNKNOWN_FIELD};
+    use crate::object::{Judged, VirtualHostObject};
 
     const NEWER: &str = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
                          spec:\n  hosts: [a.example.com]\n  mirror: svc-shadow\n  routes:\n\
                          \x20 - match: {prefix: /}\n    backend: {service: web, port: 8080}\n    idleTimeout: 15s\n";
 
     fn one(text: &str, reading: Reading) -> VirtualHostObject {
-        let limits = Limits {
-            reading,
-            ..Limits::default()
-        };
-        let load = load_bytes(Path::new("x.yaml"), text.as_bytes(), &limits);
-        assert_eq!(load.errors, [], "{text}");
-        load.objects.into_iter().next().unwrap().object
+        let value: Value = serde_saphyr::from_str(text).unwrap();
+        VirtualHostObject::from_value(value, reading).unwrap_or_else(|e| panic!("{text}: {e}"))
     }
 
     fn rules(object: &VirtualHostObject) -> Vec<(&str, &str)> {
         object
-            .problems
+            .read_problems
             .iter()
             .map(|p| (p.field_path.as_str(), p.rule_id))
             .collect()
@@ -242,7 +224,7 @@ mod tests {
     #[test]
     fn tolerant_reading_sets_unknown_fields_aside_and_keeps_the_known_ones() {
         let object = one(NEWER, Reading::Tolerant);
-        assert_eq!(object.violations(), []);
+        assert_eq!(object.problems(Judged::Whole), []);
         assert_eq!(object.set_aside, ["spec.mirror", "spec.routes[0].idleTimeout"]);
         let backend = object.spec.routes[0].backend.as_ref().unwrap();
         assert_eq!((backend.service.as_str(), backend.port), ("web", 8080));
@@ -255,12 +237,12 @@ mod tests {
         let object = one(&text, Reading::Tolerant);
         assert_eq!(rules(&object), [("spec.tls.provider", RULE_UNSUPPORTED)]);
         assert_eq!(
-            object.problems[0].to_string(),
+            object.read_problems[0].to_string(),
             "spec.tls.provider: unknown value \"VAULT\" (from a newer API version; this build cannot act on it) \
              [unsupported]"
         );
         // Nothing else is said of the value left out.
-        assert_eq!(object.violations(), object.problems);
+        assert_eq!(object.problems(Judged::Whole), object.read_problems);
         assert_eq!(rules(&one(&text, Reading::Strict))[1], ("spec.tls.provider", RULE_ENUM));
     }
 
@@ -271,7 +253,7 @@ mod tests {
         assert_eq!(rules(&object), [("spec.routes[0].match.template", RULE_UNSUPPORTED)]);
         // The known members' absence is still said, after the reason for it.
         let violations: Vec<(String, &str)> = object
-            .violations()
+            .problems(Judged::Whole)
             .into_iter()
             .map(|p| (p.field_path, p.rule_id))
             .collect();
@@ -407,7 +389,7 @@ mod tests {
             );
             let object = one(&text, Reading::Tolerant);
             let unsupported: Vec<&str> = object
-                .problems
+                .read_problems
                 .iter()
                 .filter(|p| p.rule_id == RULE_UNSUPPORTED)
                 .map(|p| p.field_path.as_str())
@@ -415,7 +397,7 @@ mod tests {
             assert_eq!(unsupported, case.unsupported, "{}", case.what);
             assert_eq!(object.set_aside, case.set_aside, "{}", case.what);
             let other: Vec<(String, &str)> = object
-                .violations()
+                .problems(Judged::Whole)
                 .into_iter()
                 .filter(|p| p.rule_id != RULE_UNSUPPORTED)
                 .map(|p| (p.field_path, p.rule_id))

@@ -6,13 +6,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_path_to_error::Segment;
 
-use aether_api::validate::Violation;
-
-use crate::schema;
+use super::schema;
+use crate::validate::Violation;
 
 /// At most this many problems are found in one value: each costs a decode
 /// of it, and an object with more is invalid all the same.
-pub const MAX_PROBLEMS: usize = 32;
+const MAX_DECODED_PROBLEMS: usize = 32;
 
 /// Decodes `value` (the object's `root`: `spec`, `status`; taken, not
 /// copied) strictly. Each
@@ -61,7 +60,7 @@ pub(crate) fn decode_owned_reporting<T: DeserializeOwned + Default>(
         // than loop; what is reported still makes the object invalid.
         let repeated = problems.last().is_some_and(|last| last.field_path == path);
         problems.push(Violation::new(path, rule, message));
-        if repeated || problems.len() >= MAX_PROBLEMS || !take_out(&mut value, &segments, schema) {
+        if repeated || problems.len() >= MAX_DECODED_PROBLEMS || !take_out(&mut value, &segments, schema) {
             return (T::default(), problems);
         }
     }

@@ -1,14 +1,11 @@
 //! Decoding objects: identification errors, problems, and the rules they hide.
 
 use super::*;
+use crate::config::v1::{API_VERSION, KIND};
 use serde_json::json;
 
 fn decode(value: Value) -> Result<VirtualHostObject, DecodeError> {
-    super::decode(&Document {
-        file: "x.yaml".into(),
-        index: 0,
-        value,
-    })
+    VirtualHostObject::from_value(value, Reading::Strict)
 }
 
 fn host(spec: Value) -> Value {
@@ -42,7 +39,7 @@ fn a_virtual_host_decodes_with_its_metadata() {
 fn problems(value: Value) -> Vec<(String, &'static str, String)> {
     decode(value)
         .unwrap()
-        .violations()
+        .problems(Judged::Whole)
         .into_iter()
         .map(|p| (p.field_path, p.rule_id, p.message.into_owned()))
         .collect()
@@ -62,15 +59,18 @@ fn a_malformed_creation_timestamp_or_generation_is_a_problem_of_the_object() {
         value["metadata"]["creationTimestamp"] = timestamp;
         let object = decode(value).unwrap();
         assert_eq!(object.creation_timestamp, None);
-        assert_eq!(object.problems.len(), 1);
+        assert_eq!(object.read_problems.len(), 1);
         assert_eq!(
-            (object.problems[0].field_path.as_str(), object.problems[0].rule_id),
+            (
+                object.read_problems[0].field_path.as_str(),
+                object.read_problems[0].rule_id
+            ),
             ("metadata.creationTimestamp", RULE_TYPE)
         );
         assert!(
-            object.problems[0].message.starts_with(expected),
+            object.read_problems[0].message.starts_with(expected),
             "{}",
-            object.problems[0].message
+            object.read_problems[0].message
         );
     }
     let mut value = host(spec());

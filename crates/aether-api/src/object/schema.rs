@@ -1,15 +1,16 @@
 //! What a field that does not decode should have held, in the words of the
 //! CRD's OpenAPI schema: the schema the API server judges objects with.
 //!
-//! The types and bounds are not listed here: they are read from
-//! `aether_api::CRD_YAML`, which `cargo xtask codegen` generates from the
-//! proto's own rules, so a field, type or bound changed in the proto changes
-//! these messages with it.
-
-use std::sync::OnceLock;
+//! The types and bounds are not listed here: they are read from the
+//! generated schema (`generated/crds/virtualhost.schema.json`, the CRD's
+//! own), which `cargo xtask codegen` generates from the proto's own rules,
+//! so a field, type or bound changed in the proto changes these messages
+//! with it.
 
 use serde_json::Value;
 use serde_path_to_error::Segment;
+
+use crate::tolerant::object_schema;
 
 /// A problem's rule, for a value whose JSON type, or number, the field's type
 /// cannot hold (`port: -1`, `port: 8080.0`, `hosts: a.example.com`).
@@ -21,17 +22,6 @@ pub const RULE_UNKNOWN_FIELD: &str = "unknown_field";
 /// For a value of the right type the decoder still refuses (both members of
 /// a oneof): the decoder's own words.
 pub const RULE_DECODE: &str = "decode";
-
-/// The CRD's schema of the object (`openAPIV3Schema`), parsed once.
-fn object_schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        // Generated, checked in and tested to parse (`aether-api`'s
-        // `tests/api/kube_crd.rs`): an error here is a broken build, not input.
-        let crd: Value = serde_saphyr::from_str(aether_api::CRD_YAML).expect("the generated CRD is YAML");
-        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
-    })
-}
 
 /// The schema at `root` (`spec`, `status`) then `segments`, if it declares it.
 pub(crate) fn at<'a>(root: &str, segments: &[Segment]) -> Option<&'a Value> {
