@@ -58,7 +58,7 @@ use stored::{Known, convert};
 use crate::metrics::Metrics;
 use crate::outputs::backoff::Backoff;
 use crate::outputs::{DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
-use crate::pass::{Inputs, Pass, Round, Summary, Timed, log_status, retry_after, warn_set_aside};
+use crate::pass::{Inputs, Pass, Round, Summary, Timed, log_status, retry_after, wait_until, warn_set_aside};
 use crate::status::Observed;
 use crate::tls::TlsSettings;
 use crate::tls::cluster::ClusterSecrets;
@@ -398,11 +398,21 @@ where
     let mut backoff = Backoff::default();
     // The runtime's clock: the system's, unless a test pauses it.
     let now = || tokio::time::Instant::now().into_std();
+    // The certificates' change time a pass was last woken for: once each.
+    let mut woken_for_certificates = None;
     loop {
         let due = debouncer.deadline().filter(|_| state.ready());
         let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(
             due.unwrap_or_else(|| now() + Duration::from_secs(3600)),
         ));
+        // A certificate crossing a line of its validity changes
+        // `ResolvedRefs` with nothing else changing; the time is the
+        // system's, since certificates are judged by it.
+        let certificates = state
+            .pass
+            .certificates_change_at()
+            .filter(|at| Some(*at) != woken_for_certificates);
+        let certificates_sleep = tokio::time::sleep(certificates.map_or(Duration::ZERO, wait_until));
         tokio::select! {
             event = feeds.virtual_hosts.next() => match event {
                 Some((scope, Ok(event))) => {
@@ -440,6 +450,14 @@ where
                 metrics.leader.set(i64::from(leader));
                 info!(leader, "leadership changed");
                 if leader {
+                    debouncer.change(now());
+                }
+            }
+            () = certificates_sleep, if certificates.is_some() => {
+                if let Some(at) = certificates
+                    && Timestamp::now() >= at
+                {
+                    woken_for_certificates = Some(at);
                     debouncer.change(now());
                 }
             }

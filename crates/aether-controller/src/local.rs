@@ -44,7 +44,7 @@ pub use unusable::{RULE_CHANGING, RULE_MANIFEST};
 use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
-use crate::pass::{Inputs, Pass, Round, Summary, Timed, retry_after, warn_set_aside};
+use crate::pass::{Inputs, Pass, Round, Summary, Timed, retry_after, wait_until, warn_set_aside};
 use crate::tls::TlsSettings;
 use crate::tls::local::{self as secrets, SecretsDir};
 use crate::xds;
@@ -320,17 +320,32 @@ impl Local {
         let mut fleet = self.pass.fleet_changes();
         let mut looked_at = None;
         let mut backoff = outputs::backoff::Backoff::default();
+        // The certificates' change time a pass was last woken for: once each.
+        let mut woken_for_certificates = None;
         loop {
             let now = Instant::now();
             // A file found still changing is looked at again once it has
             // changed for longer than its bound, to be set aside.
             let set_aside_due = self.last_good.set_aside_due().filter(|due| Some(*due) != looked_at);
+            // A certificate crossing a line of its validity changes
+            // `ResolvedRefs` with nothing else changing.
+            let certificates = self
+                .pass
+                .certificates_change_at()
+                .filter(|at| Some(*at) != woken_for_certificates);
             let wake = debouncer
                 .deadline()
                 .into_iter()
                 .chain(set_aside_due)
+                .chain(certificates.map(|at| now + wait_until(at)))
                 .fold(now + self.options.poll, Instant::min);
             std::thread::sleep(wake.saturating_duration_since(now));
+            if let Some(at) = certificates
+                && Timestamp::now() >= at
+            {
+                woken_for_certificates = Some(at);
+                debouncer.change(Instant::now());
+            }
             let fingerprint = self.fingerprint();
             let due = set_aside_due.filter(|due| *due <= Instant::now());
             let settled = self.last_good.settled_since_load(self.limits.settle);

@@ -26,7 +26,7 @@ use crate::outputs::backoff::Backoff;
 use crate::outputs::{self, Files, Written};
 use crate::programmed::PROGRAMMED;
 use crate::programmed::tracker::Tracker;
-use crate::status::resolved_refs::RESOLVED_REFS;
+use crate::status::resolved_refs::{self, RESOLVED_REFS};
 use crate::status::{ACCEPTED, Observed, StatusPatch};
 use crate::tls::{EdgeTls, Resolutions, TlsSettings};
 use crate::xds;
@@ -148,6 +148,11 @@ pub(crate) struct Pass {
     /// they change (a secret's content, a certificate's validity window),
     /// every status is derived again. `None`: every status is.
     derived_with: Option<Resolutions>,
+    /// When (Unix seconds) a certificate the statuses were last derived
+    /// with crosses a line of its validity
+    /// ([`resolved_refs::changes_at`]): a pass from then on derives every
+    /// status, so that `ResolvedRefs` turns with time alone.
+    certificates_change_at: Option<i64>,
     /// The objects' `Programmed`, and the replicas it is shared with.
     pub(crate) programmed: Tracker,
 }
@@ -170,6 +175,7 @@ impl Pass {
             tls,
             status_due: HashSet::new(),
             derived_with: None,
+            certificates_change_at: None,
             programmed: Tracker::default(),
         }
     }
@@ -201,6 +207,14 @@ impl Pass {
         self.xds.as_ref().map(|publisher| publisher.fleet().changes())
     }
 
+    /// When a certificate crosses a line of its validity, which changes
+    /// `ResolvedRefs` with nothing else changing: the modes run a pass
+    /// then.
+    pub(crate) fn certificates_change_at(&self) -> Option<Timestamp> {
+        self.certificates_change_at
+            .and_then(|at| Timestamp::from_second(at).ok())
+    }
+
     /// The fleet changed: the statuses of the objects it had not all
     /// applied are due; returns whether there are any.
     pub(crate) fn fleet_changed(&mut self) -> bool {
@@ -217,8 +231,9 @@ impl Pass {
     }
 
     /// The rest of the pass over `round`: derives the statuses due (every
-    /// one when the resolutions changed since they were last derived, or
-    /// with [`Round::derive_all`]), publishes to xDS, plans, hands the
+    /// one when the resolutions changed since they were last derived, when
+    /// a certificate crossed a line of its validity since
+    /// ([`Pass::certificates_change_at`]), or with [`Round::derive_all`]), publishes to xDS, plans, hands the
     /// changed statuses to `inputs`, and writes the changed files. Returns
     /// the files written and when xDS was served, and the statuses that
     /// differ from the stored ones. A failed write leaves the previous file
@@ -234,8 +249,11 @@ impl Pass {
             resolutions: round.resolutions,
             settings: self.tls.clone(),
         };
+        let crossed = self
+            .certificates_change_at
+            .is_some_and(|at| round.now.as_second() >= at);
         let mut observed: BTreeMap<ObjectKey, Observed> =
-            if !round.derive_all && self.derived_with.as_ref() == Some(&tls.resolutions) {
+            if !round.derive_all && !crossed && self.derived_with.as_ref() == Some(&tls.resolutions) {
                 self.status_due
                     .iter()
                     .filter_map(|key| inputs.observed(key).map(|observed| (key.clone(), observed)))
@@ -279,6 +297,7 @@ impl Pass {
         )?;
         metrics.file_writes.inc_by(written.len() as u64);
         self.status_due.clear();
+        self.certificates_change_at = resolved_refs::changes_at(&tls.resolutions, round.now.as_second());
         self.derived_with = Some(tls.resolutions);
         let summary = Summary {
             written,
@@ -287,6 +306,15 @@ impl Pass {
         };
         Ok((summary, plan.patches))
     }
+}
+
+/// How long from now until `at` by the system's clock, at most an hour
+/// (a loop waiting for it looks again then, so a clock set forward or
+/// back is followed).
+pub(crate) fn wait_until(at: Timestamp) -> Duration {
+    Duration::try_from(at.duration_since(Timestamp::now()))
+        .unwrap_or(Duration::ZERO)
+        .min(Duration::from_secs(3600))
 }
 
 /// Names the fields from a newer API version an object's change set aside,
@@ -316,3 +344,6 @@ pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
         "status changed"
     );
 }
+
+#[cfg(test)]
+mod tests;

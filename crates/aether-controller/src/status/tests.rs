@@ -71,7 +71,7 @@ spec:
             &index,
             &ObjectKey::new("default", name),
             &Observed::default(),
-            "now",
+            &Now::new(Timestamp::from_second(1_800_000_000).unwrap()),
             None,
         )
     };
