@@ -1,13 +1,19 @@
-//! Edit → served by a real Envoy: one object's routes change among N, and
-//! the time until Envoy routes a request by the new routes, over
-//! `routes.json` and over gRPC, with the controller's own share beside
-//! Envoy's. The controller's share is its pass over files (Envoy reads the
+//! Change → served by a real Envoy: one change among N objects, and the
+//! time until Envoy serves it, over `routes.json` and over gRPC, with the
+//! controller's own share beside Envoy's. The kinds of change
+//! ([`changes::Change`]; `edit` alone by default): `edit` (one object's
+//! routes), `add-host` (a host added to an object), `create` (a new object
+//! with a new host), `delete`, `move-host` (a host's older claimant lets
+//! it go: the conflict's winner changes), `rotate` (a certificate
+//! replaced; the HTTPS fleet only); each served when Envoy answers by the
+//! new configuration (`delete`: 404 over plain HTTP, over TLS a refused
+//! handshake). The controller's share is its pass over files (Envoy reads the
 //! file once it is written) and, over gRPC, the part of the pass until the
 //! snapshot is handed to the streams (`published_ms`: the files and
 //! statuses come after it); Envoy's is the rest (the file's reload or the
 //! xDS response's transfer, and its apply). Release build of the controller; Envoy 1.40 from
 //! `cargo xtask pyenv`. A bench binary (not criterion): each sample is a
-//! live edit, seconds long at 10,000 objects.
+//! live change, seconds long at 10,000 objects.
 //!
 //! ```text
 //! cargo bench -p aether-controller --bench edge            # 1,000 and 10,000 objects
@@ -15,6 +21,8 @@
 //! cargo bench -p aether-controller --bench edge -- 50000 grpc   # one mode: files or grpc
 //! cargo bench -p aether-controller --bench edge -- 10000 https  # a fleet of HTTPS hosts
 //! cargo bench -p aether-controller --bench edge -- 10000 http https   # both fleets
+//! cargo bench -p aether-controller --bench edge -- 1000 grpc https create delete   # kinds of change
+//! cargo bench -p aether-controller --bench edge -- 1000 10000 grpc http https all  # every kind
 //! AETHER_EDGE_PLOT=docs/edge-scale.svg cargo bench -p aether-controller --bench edge -- 1000 10000 50000 grpc http https
 //! ```
 //!
@@ -26,9 +34,9 @@
 //! configuration. With `https` each secret is given (one certificate for
 //! the fleet's domains), every object has its TLS chain and route
 //! configuration, plain HTTP redirects to HTTPS
-//! (`--tls-hosts-over-plain-http=redirect`), and the edit is read over TLS.
+//! (`--tls-hosts-over-plain-http=redirect`), and every change is read
+//! over TLS.
 
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime};
 
 use aether_e2e::edge::{PATIENCE, clusters};
@@ -36,64 +44,44 @@ use aether_e2e::{Controller, Edge, Mode, wait_until};
 use aether_testing::fleet;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
 
-/// Objects per manifest file.
-const PER_FILE: usize = 100;
-/// Edits measured per size and mode.
-const EDITS: u32 = 5;
+use changes::{Change, Client, MIN_OBJECTS, Manifests, SAMPLES};
+use procfs::{cpu_when_idle, rss_mb};
 
-/// One edit's timeline, in ms from the edit.
+#[path = "edge/changes.rs"]
+mod changes;
+#[path = "edge/procfs.rs"]
+mod procfs;
+
+/// One change's timeline, in ms from the change.
 struct Sample {
     served: f64,
-    pass: f64,
-    /// Over gRPC: how far into the pass the snapshot was published.
-    published: Option<f64>,
-    after_pass: f64,
-    /// Envoy's CPU time (user and system) from the edit until it is idle
-    /// again, in ms.
+    /// The pass that served it, when its log line was found (a rotation
+    /// over files may be written by a pass that logs no file Envoy reads).
+    pass: Option<PassLine>,
+    /// Envoy's CPU time (user and system) from the change until it is
+    /// idle again, in ms.
     envoy_cpu: f64,
 }
 
-/// The CPU time a process has used (user and system), in ms.
-fn cpu_ms(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or("", |(_, rest)| rest)
-        .split_whitespace()
-        .collect();
-    let ticks = |at: usize| {
-        fields
-            .get(at)
-            .and_then(|field| field.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // Clock ticks of 10 ms (USER_HZ is 100 on Linux).
-    (ticks(11) + ticks(12)) * 10.0
+/// What the controller's log line says of the pass that served a change.
+struct PassLine {
+    duration: f64,
+    /// Over gRPC: how far into the pass the snapshot was published.
+    published: Option<f64>,
+    /// From the pass's end until Envoy served the change.
+    after_pass: f64,
 }
 
-/// Envoy's CPU time once it has been idle for 300 ms (at most `patience`).
-fn cpu_when_idle(pid: u32, patience: Duration) -> f64 {
-    let clock = Instant::now();
-    let mut last = cpu_ms(pid);
-    loop {
-        std::thread::sleep(Duration::from_millis(300));
-        let now = cpu_ms(pid);
-        if now == last || clock.elapsed() > patience {
-            return now;
-        }
-        last = now;
-    }
-}
-
-/// The controller's pass that served the edit after `since`: over files the
-/// one that wrote `routes.json` or a chain's file, over gRPC (`--xds-only`: no routes.json)
-/// the first that published. When it ended, how long it took and how far
-/// into it the snapshot was published over xDS, from its log line.
+/// The controller's pass that served the change after `since`: over files
+/// the one that wrote a file Envoy reads, over gRPC (`--xds-only`: no
+/// routes.json) the first that published. When it ended, how long it took
+/// and how far into it the snapshot was published over xDS, from its log
+/// line.
 fn pass_after(log: &str, since: SystemTime, mode: Mode) -> Option<(SystemTime, f64, Option<f64>)> {
-    // Over files, an HTTPS host's edit may write its chain's file alone.
+    // Over files, an HTTPS host's change may write its chain's file, the
+    // listeners or a secret alone.
     let served_by: &[&str] = match mode {
-        Mode::Files => &["\"routes.json\"", "\"chains/\""],
+        Mode::Files => &["\"routes.json\"", "\"chains/\"", "\"listeners.json\"", "\"secrets/\""],
         Mode::Xds => &["published_ms="],
     };
     log.lines()
@@ -117,26 +105,41 @@ fn pass_after(log: &str, since: SystemTime, mode: Mode) -> Option<(SystemTime, f
         .find(|(ended, _, _)| *ended > since)
 }
 
+/// [`pass_after`] in the controller's log, waited for (Envoy may serve
+/// the change before the pass that published it has ended and logged), at
+/// most 10 s.
+fn pass_line(edge: &Edge, since: SystemTime, served_at: SystemTime) -> Option<PassLine> {
+    let clock = Instant::now();
+    loop {
+        if let Some((ended, duration, published)) = pass_after(&edge.controller_log(), since, edge.mode) {
+            return Some(PassLine {
+                duration,
+                published,
+                after_pass: ms(served_at.duration_since(ended).unwrap_or_default()),
+            });
+        }
+        if clock.elapsed() > Duration::from_secs(10) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
-fn rss_mb(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kb: f64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|value| value.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0);
-    kb / 1024.0
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
+fn median(mut values: Vec<f64>) -> Option<f64> {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    values.get(values.len() / 2).copied()
 }
 
-/// How long a start or an edit may take at `n` objects before it is a
+/// A median in ms for the table, `–` when there is none.
+fn cell(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_owned(), |v| format!("{v:.0}"))
+}
+
+/// How long a start or a change may take at `n` objects before it is a
 /// hang: the suite's patience for every 10,000 objects begun.
 fn patience(n: usize) -> Duration {
     PATIENCE * n.div_ceil(10_000).max(1) as u32
@@ -158,22 +161,19 @@ enum Fleet {
     Https,
 }
 
-/// Measures `n` objects of `fleet_kind` over `mode`: prints the table's row
-/// and returns the median edit → served, in ms.
-fn measure(n: usize, mode: Mode, fleet_kind: Fleet) -> f64 {
-    let edited = n / 2;
-    let file_of = |i: usize| format!("objects-{:04}.yaml", i / PER_FILE);
-    let files: Vec<(String, String)> = fleet::objects(n)
-        .chunks(PER_FILE)
-        .enumerate()
-        .map(|(f, chunk)| (file_of(f * PER_FILE), fleet::manifest(chunk.iter().cloned())))
-        .collect();
-    let edited_text = |version: u32| {
-        let start = edited / PER_FILE * PER_FILE;
-        let range = start..(start + PER_FILE).min(n);
-        fleet::manifest(range.map(|i| fleet::object(i, if i == edited { version } else { 1 })))
-    };
-    let needed: BTreeSet<String> = clusters(&[&fleet::manifest([fleet::object(edited, 1)])]);
+/// The table's first columns: size, fleet, mode.
+fn row_head(n: usize, fleet_kind: Fleet, mode: Mode) -> String {
+    format!("| {n:>6} | {fleet_kind:<5?} | {mode:<5?} |")
+}
+
+/// Measures `kinds` of change at `n` objects of `fleet_kind` over `mode`:
+/// prints the table's rows and returns each kind's median change → served,
+/// in ms.
+fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Change, f64)> {
+    let mut manifests = Manifests::new(n);
+    let files = manifests.files();
+    let involved = fleet::manifest(changes::involved(n));
+    let needed = clusters(&[&involved]);
     let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let https = fleet_kind == Fleet::Https;
     let controller = Controller {
@@ -191,141 +191,204 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet) -> f64 {
         ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
     };
     let ca = TestCa::new();
-    let certificate = ca.issue(&Leaf::new(&["*.example.com", "*.example.net"], 0x0b01));
+    let certificate = ca.issue(&Leaf::new(&changes::NAMES, 0x0b01));
     let started = Instant::now();
     let edge = Edge::start_with_secrets(controller, mode, &pairs, &needed, |dir| {
         if https {
-            for (namespace, name) in fleet::secrets(n) {
+            // The created objects' too.
+            for (namespace, name) in fleet::secrets(n + SAMPLES) {
                 write_secret(dir, &namespace, &name, &certificate.chain_pem, &certificate.key_pem);
             }
         }
     });
-    let host = format!("app-{edited}.example.com");
-    let cluster_of = |path: &str| {
-        if https {
-            // Not yet (a handshake refused while the listener warms at
-            // scale) is not an answer.
-            let response = edge.get_tls(&host, &host, path, &ca.der).ok()?;
-            let served: aether_e2e::Served = (response.status == 200)
-                .then(|| serde_json::from_slice(&response.body).ok())
-                .flatten()?;
-            Some(served.cluster)
-        } else {
-            edge.cluster(&host, path)
-        }
+    let client = Client {
+        edge: &edge,
+        https,
+        ca: &ca.der,
     };
-    let first = Some(needed_cluster(edited));
+    let edited = changes::edited(n);
+    let first = changes::Served::Routed {
+        host: changes::host(edited),
+        path: "/api/v1/r1".to_owned(),
+        cluster: changes::cluster_of_route(&fleet::object(edited, 1), 1),
+    };
     wait_until(
         "the edited host served",
         patience(n),
         || edge.logs(),
-        || (cluster_of("/api/v1/r1") == first).then_some(()),
+        || client.serves(&first),
     );
     let ready = started.elapsed();
-    let mut samples = Vec::new();
-    for version in 2..=EDITS + 1 {
-        let path = format!("/api/v{version}/r1");
-        let envoy_pid = edge.envoy.id();
-        let cpu_before = cpu_when_idle(envoy_pid, patience(n));
-        let edit = SystemTime::now();
-        let clock = Instant::now();
-        edge.write(&file_of(edited), &edited_text(version));
-        loop {
-            if cluster_of(&path).is_some() {
-                break;
-            }
-            assert!(
-                clock.elapsed() < patience(n),
-                "{mode:?} {n}: {path} never served\n{}",
-                edge.logs()
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let served = clock.elapsed();
-        // Read again while waiting: Envoy may serve the edit before the
-        // pass that published it has ended and logged.
-        let (ended, pass, published) = wait_until(
-            "the pass's log line",
-            PATIENCE,
-            || edge.logs(),
-            || pass_after(&edge.controller_log(), edit, mode),
-        );
-        let served_at = edit + served;
-        let envoy_cpu = cpu_when_idle(envoy_pid, patience(n)) - cpu_before;
-        samples.push(Sample {
-            envoy_cpu,
-            served: ms(served),
-            pass,
-            published,
-            after_pass: ms(served_at.duration_since(ended).unwrap_or_default()),
-        });
-    }
-    assert_eq!(edge.rejected(), 0, "{}", edge.logs());
-    let controller_rss = edge.controller_id().map_or(0.0, rss_mb);
-    let envoy_rss = rss_mb(edge.envoy.id());
-    let served = median(samples.iter().map(|s| s.served).collect());
-    let pass = median(samples.iter().map(|s| s.pass).collect());
-    // Over gRPC, Envoy waits only for the publication.
-    let controller = match mode {
-        Mode::Files => pass,
-        Mode::Xds => median(samples.iter().map(|s| s.published.unwrap_or(s.pass)).collect()),
-    };
-    let after = median(samples.iter().map(|s| s.after_pass).collect());
-    let (low, high) = samples
-        .iter()
-        .fold((f64::MAX, 0f64), |(lo, hi), s| (lo.min(s.served), hi.max(s.served)));
-    let envoy_cpu = median(samples.iter().map(|s| s.envoy_cpu).collect());
-    println!(
-        "| {n:>6} | {fleet_kind:<5?} | {mode:<5?} | {served:>7.0} ({low:.0}–{high:.0}) | {pass:>6.0} | {controller:>6.0} | {after:>6.0} | {share:>4.0}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {envoy_cpu:>6.0} | {ready:>5.1} |",
-        share = 100.0 * controller / served,
-        ready = ready.as_secs_f64(),
+    eprintln!(
+        "{n} {fleet_kind:?} {mode:?}: served {:.1} s after the start",
+        ready.as_secs_f64()
     );
-    served
+    let mut medians = Vec::new();
+    for &kind in kinds {
+        if kind == Change::Rotate && !https {
+            println!(
+                "{} {} | skipped: the plain fleet serves no certificate |",
+                row_head(n, fleet_kind, mode),
+                kind.name()
+            );
+            continue;
+        }
+        let mut samples = Vec::new();
+        let mut how = None;
+        for k in 0..SAMPLES {
+            let envoy_pid = edge.envoy.id();
+            let cpu_before = cpu_when_idle(envoy_pid, patience(n));
+            let change = SystemTime::now();
+            let clock = Instant::now();
+            let served = manifests.apply(kind, k, n, &edge, &ca);
+            loop {
+                if let Some(answer) = client.serves(&served) {
+                    how.get_or_insert(answer);
+                    break;
+                }
+                assert!(
+                    clock.elapsed() < patience(n),
+                    "{mode:?} {n}: {} {served:?} never served\n{}",
+                    kind.name(),
+                    edge.logs()
+                );
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let served = clock.elapsed();
+            let pass = pass_line(&edge, change, change + served);
+            let envoy_cpu = cpu_when_idle(envoy_pid, patience(n)) - cpu_before;
+            samples.push(Sample {
+                served: ms(served),
+                pass,
+                envoy_cpu,
+            });
+        }
+        assert_eq!(edge.rejected(), 0, "{}", edge.logs());
+        assert_eq!(edge.listeners_rejected(), 0, "{}", edge.logs());
+        if let Some(how) = how {
+            eprintln!("{n} {fleet_kind:?} {mode:?}: {} served when {how}", kind.name());
+        }
+        let controller_rss = edge.controller_id().map_or(0.0, rss_mb);
+        let envoy_rss = rss_mb(edge.envoy.id());
+        let served = median(samples.iter().map(|s| s.served).collect()).unwrap_or_default();
+        let lines: Vec<&PassLine> = samples.iter().filter_map(|s| s.pass.as_ref()).collect();
+        let pass = median(lines.iter().map(|p| p.duration).collect());
+        // Over gRPC, Envoy waits only for the publication.
+        let controller = match mode {
+            Mode::Files => pass,
+            Mode::Xds => median(lines.iter().map(|p| p.published.unwrap_or(p.duration)).collect()),
+        };
+        let after = median(lines.iter().map(|p| p.after_pass).collect());
+        let (low, high) = samples
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), s| (lo.min(s.served), hi.max(s.served)));
+        let envoy_cpu = median(samples.iter().map(|s| s.envoy_cpu).collect()).unwrap_or_default();
+        let share = controller.map(|c| 100.0 * c / served);
+        println!(
+            "{} {:<9} | {served:>7.0} ({low:.0}–{high:.0}) | {:>6} | {:>6} | {:>6} | {:>4}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {envoy_cpu:>6.0} |",
+            row_head(n, fleet_kind, mode),
+            kind.name(),
+            cell(pass),
+            cell(controller),
+            cell(after),
+            cell(share),
+        );
+        medians.push((kind, served));
+    }
+    println!(
+        "{} start | {:.1} s |",
+        row_head(n, fleet_kind, mode),
+        ready.as_secs_f64()
+    );
+    medians
 }
 
-/// The cluster of route 1 of object `i` (fixtures: port 8080).
-fn needed_cluster(i: usize) -> String {
-    format!("svc-{}:8080", (i + 1) % 500)
+/// `given` once each in its order, or `default` when nothing is given.
+fn or<T: PartialEq>(given: Vec<T>, default: Vec<T>) -> Vec<T> {
+    if given.is_empty() {
+        return default;
+    }
+    let mut once = Vec::new();
+    for item in given {
+        if !once.contains(&item) {
+            once.push(item);
+        }
+    }
+    once
+}
+
+/// What the arguments ask for.
+struct Args {
+    sizes: Vec<usize>,
+    modes: Vec<Mode>,
+    fleets: Vec<Fleet>,
+    kinds: Vec<Change>,
+}
+
+impl Args {
+    /// Sizes, modes, fleets and kinds of change, in any order; an error
+    /// names an argument that is none of them.
+    fn parse(args: &[String]) -> Result<Self, String> {
+        let (mut sizes, mut modes, mut fleets, mut kinds) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for arg in args {
+            match arg.as_str() {
+                "files" => modes.push(Mode::Files),
+                "grpc" => modes.push(Mode::Xds),
+                "http" => fleets.push(Fleet::Http),
+                "https" => fleets.push(Fleet::Https),
+                "all" => kinds.extend(Change::ALL),
+                // cargo bench's own.
+                "--bench" => {}
+                other => {
+                    if let Some(kind) = Change::parse(other) {
+                        kinds.push(kind);
+                    } else if let Ok(n) = other.parse::<usize>() {
+                        if n < MIN_OBJECTS {
+                            return Err(format!(
+                                "{n} objects: at least {MIN_OBJECTS} (each kind of change takes its objects from a part of the fleet)"
+                            ));
+                        }
+                        sizes.push(n);
+                    } else {
+                        let names: Vec<&str> = Change::ALL.iter().map(|kind| kind.name()).collect();
+                        return Err(format!(
+                            "unknown argument {other:?}: expected a number of objects, files or grpc, http or https, all or a kind of change ({})",
+                            names.join(", ")
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            sizes: or(sizes, vec![1_000, 10_000]),
+            modes: or(modes, vec![Mode::Files, Mode::Xds]),
+            fleets: or(fleets, vec![Fleet::Http]),
+            kinds: or(kinds, vec![Change::Edit]),
+        })
+    }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let sizes: Vec<usize> = args.iter().filter_map(|arg| arg.parse().ok()).collect();
-    let sizes = if sizes.is_empty() { vec![1_000, 10_000] } else { sizes };
-    let modes: Vec<Mode> = args
-        .iter()
-        .filter_map(|arg| match arg.as_str() {
-            "files" => Some(Mode::Files),
-            "grpc" => Some(Mode::Xds),
-            _ => None,
-        })
-        .collect();
-    let modes = if modes.is_empty() {
-        vec![Mode::Files, Mode::Xds]
-    } else {
-        modes
-    };
-    println!("edit → served by Envoy, median of {EDITS} edits (ms); controller poll 20 ms, debounce 20 ms");
+    let args = Args::parse(&args).unwrap_or_else(|err| {
+        eprintln!("edge bench: {err}");
+        std::process::exit(2)
+    });
+    println!("change → served by Envoy, median of {SAMPLES} changes (ms); controller poll 20 ms, debounce 20 ms");
     println!(
-        "| objects | hosts | mode | edit → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per edit | start s |"
+        "| objects | hosts | mode | change | change → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per change |"
     );
-    println!("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let fleets: Vec<Fleet> = args
-        .iter()
-        .filter_map(|arg| match arg.as_str() {
-            "http" => Some(Fleet::Http),
-            "https" => Some(Fleet::Https),
-            _ => None,
-        })
-        .collect();
-    let fleets = if fleets.is_empty() { vec![Fleet::Http] } else { fleets };
-    // Per fleet and mode, the medians by size.
+    println!("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    // Per fleet and mode, the edit's medians by size.
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for &fleet_kind in &fleets {
-        for &mode in &modes {
+    for &fleet_kind in &args.fleets {
+        for &mode in &args.modes {
             let mut points = Vec::new();
-            for &n in &sizes {
-                points.push((n as f64, measure(n, mode, fleet_kind) / 1e3));
+            for &n in &args.sizes {
+                let medians = measure(n, mode, fleet_kind, &args.kinds);
+                if let Some((_, edit)) = medians.iter().find(|(kind, _)| *kind == Change::Edit) {
+                    points.push((n as f64, edit / 1e3));
+                }
             }
             let hosts = match fleet_kind {
                 Fleet::Http => "plain-HTTP hosts (one route configuration)",

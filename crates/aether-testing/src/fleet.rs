@@ -44,7 +44,7 @@ pub fn object(i: usize, version: u32) -> VirtualHostObject {
             hosts,
             routes,
             tls: Some(VirtualHostTls {
-                secret_name: format!("tls-{}", i % SECRETS),
+                secret_name: secret(i).1,
                 provider: SecretProvider::Kubernetes as i32,
             }),
             ..Default::default()
@@ -61,7 +61,14 @@ pub fn objects(n: usize) -> Vec<VirtualHostObject> {
 /// The TLS secrets the first `n` objects name, each once, as (namespace,
 /// name): `tls-K` of `team-(K % 100)`.
 pub fn secrets(n: usize) -> impl Iterator<Item = (String, String)> {
-    (0..SECRETS.min(n)).map(|k| (format!("team-{}", k % 100), format!("tls-{k}")))
+    (0..SECRETS.min(n)).map(secret)
+}
+
+/// The TLS secret object `i` names, as (namespace, name): shared by every
+/// object `i + k * SECRETS`.
+pub fn secret(i: usize) -> (String, String) {
+    let k = i % SECRETS;
+    (format!("team-{}", k % 100), format!("tls-{k}"))
 }
 
 /// The manifest text of `objects`, one document each.
