@@ -1,6 +1,6 @@
 //! The controller binary in local mode with `--xds-addr`, and the clients
 //! the serving tests attack it with.
-#![allow(dead_code)] // Each test binary uses a different subset.
+#![allow(dead_code)] // benches/slow_readers.rs uses a part of it too.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

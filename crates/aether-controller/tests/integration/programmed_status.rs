@@ -6,8 +6,6 @@
 //! `lastTransitionTime` moves only when `status` flips (Kubernetes'
 //! `meta.SetStatusCondition`), not on a change of reason or generation.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use aether_controller::outputs::plan;
@@ -16,6 +14,8 @@ use aether_controller::{EdgeTls, Observed, TlsSettings, Written};
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, project};
 use jiff::Timestamp;
 use serde_json::{Value, json};
+
+use crate::common;
 
 /// Another owner's condition, stored before the controller's.
 fn foreign() -> Value {

@@ -1,5 +1,7 @@
-//! Helpers shared by the tests.
-#![allow(dead_code)]
+//! Helpers shared by the tests; `serving` holds the binary with `--xds-addr`
+//! and the xDS clients of the serving tests.
+
+pub mod serving;
 
 use std::time::Duration;
 

@@ -1,10 +1,6 @@
 //! Local mode end to end: the binary on the repo's examples, and bad input
 //! never losing what was read before.
 
-mod common;
-
-use common::{GOOD, named, options, run_once, served_hosts};
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +16,8 @@ use envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest;
 use envoy_types::pb::envoy::service::route::v3::route_discovery_service_client::RouteDiscoveryServiceClient;
 use prost::Message;
 use serde_json::Value;
+
+use crate::common::{self, GOOD, named, options, run_once, served_hosts};
 
 #[test]
 fn the_binary_on_the_examples_writes_every_file_then_nothing_on_a_rerun() {

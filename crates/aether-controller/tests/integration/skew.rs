@@ -5,11 +5,10 @@
 //! left out with status `Unsupported`; the rest of the list is served all
 //! the same.
 
-mod common;
-
 use aether_controller::outputs::{ROUTES_FILE, STATUS_FILE};
-use common::{run_once, served_hosts};
 use serde_json::Value;
+
+use crate::common::{run_once, served_hosts};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../aether-api/tests/skew");
 

@@ -4,8 +4,6 @@
 //! as without it, and keeps the changing file's objects as last read whole
 //! (their status saying why) until it settles.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +12,8 @@ use std::time::{Duration, Instant};
 use aether_controller::outputs::{ROUTES_FILE, STATUS_FILE};
 use aether_testing::objects::object;
 use serde_json::Value;
+
+use crate::common;
 
 /// Well below the 9.4 s such an edit took while every pass waited on the
 /// changing file; the edit itself is served after about 1 s.

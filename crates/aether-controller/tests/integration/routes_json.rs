@@ -2,12 +2,12 @@
 //! rendering, byte for byte, after every change of a random sequence, and
 //! keeps rendering what it kept.
 
-mod common;
-
 use aether_controller::outputs::{self, RoutesJson};
 use aether_manifests::parse_manifests;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, VirtualHostObject};
 use proptest::prelude::*;
+
+use crate::common;
 
 /// Every object of the examples (every match and action there is), each
 /// spec to be reused under other names and hosts.

@@ -7,8 +7,6 @@
 //! measure an older one), `XDS_BUDGET_CONNECTIONS=N` with N connections
 //! (up to the bound, 1,024); the numbers are printed either way.
 
-mod serving;
-
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
@@ -16,8 +14,9 @@ use aether_xds::{MAX_BUFFERED_REQUEST_BYTES, MAX_REQUEST_BYTES, MAX_STREAMS_PER_
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body::Frame;
-use serving::{Controller, domains, manifest, served_within, wait_until_served};
 use tonic::codegen::Service;
+
+use crate::common::serving::{Controller, domains, manifest, served_within, wait_until_served};
 
 /// Connections holding unfinished requests (the 40 added 470 MiB).
 const CONNECTIONS: usize = 40;

@@ -3,8 +3,6 @@
 //! random moments; `routes.json` must then always be one of the two complete
 //! configurations (or absent, before the first write), never a mix.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -14,6 +12,8 @@ use std::time::{Duration, SystemTime};
 use aether_controller::outputs::{self, ROUTES_FILE};
 use aether_manifests::parse_manifests;
 use aether_projection::{ProjectionConfig, project};
+
+use crate::common;
 
 const KILLS: usize = 20;
 

@@ -1,19 +1,18 @@
 //! Local mode on the inputs that once made it serve the wrong
 //! thing: each case fails on the code before its fix.
 
-mod common;
-
 use std::time::Duration;
 
 use aether_controller::local::Local;
 use aether_controller::outputs::{ROUTES_FILE, STATUS_FILE};
 use aether_manifests::Limits;
 use aether_manifests::testing::atomic_writer_volume;
-use common::{named, options, served_hosts};
 use envoy_types::pb::envoy::config::route::v3::RouteConfiguration;
 use envoy_types::pb::envoy::config::route::v3::route::Action;
 use envoy_types::pb::envoy::config::route::v3::route_action::ClusterSpecifier;
 use prost::Message;
+
+use crate::common::{self, named, options, served_hosts};
 
 /// A ConfigMap mounted as a volume: every pass reads each file once (no
 /// duplicates reported), and a new version replaces the old one whole.

@@ -2,11 +2,11 @@
 //! connections that never send the HTTP/2 preface, and more connections
 //! than the process has file descriptors for.
 
-mod serving;
-
 use std::time::Duration;
 
-use serving::{Controller, closed_within, domains, idle_connections, manifest, served_within, wait_until_served};
+use crate::common::serving::{
+    self, Controller, closed_within, domains, idle_connections, manifest, served_within, wait_until_served,
+};
 
 /// 1,100 idle TCP connections that never send the HTTP/2 preface used to
 /// fill the 1,024 connections served and lock every real client out

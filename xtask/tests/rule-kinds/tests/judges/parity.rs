@@ -6,12 +6,11 @@
 //! field path and rule id; every rule of the test API must be broken
 //! somewhere in it, and at no place the model does not put it.
 
-mod support;
-
 use std::collections::BTreeSet;
 
 use aether_specgen::{Coverage, Generator, Rng};
-use support::{SPEC, Verdict, cases, judge, pattern_of};
+
+use crate::common::{SPEC, Verdict, cases, judge, pattern_of};
 
 const SAMPLES: usize = 10_000;
 

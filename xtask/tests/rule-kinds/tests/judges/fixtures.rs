@@ -4,16 +4,15 @@
 //! (path, rule id) pairs in the Rust validator and in protovalidate, with
 //! the same messages, and the CRD refuses it.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use aether_api::validate::Validate;
 use aether_rule_kinds::rulekinds::v1::RuleKindsSpec;
 use prost::Message as _;
-use support::{Verdict, cases, judge, pattern_of};
 use xtask::rules::{Api, Field, Message, RuleKind};
+
+use crate::common::{self, Verdict, cases, judge, pattern_of};
 
 #[test]
 fn valid_cases_pass_every_judge() {
@@ -58,7 +57,7 @@ fn declared() -> BTreeSet<(String, String)> {
     let context =
         xtask::generators::Context::load(&root, &[PathBuf::from(xtask::rule_kinds::PROTO_DIR)], pinned).unwrap();
     let mut out = BTreeSet::new();
-    let spec = context.api.message(support::SPEC).unwrap();
+    let spec = context.api.message(common::SPEC).unwrap();
     walk(&context.api, spec, "spec", &mut out);
     out
 }
@@ -134,7 +133,7 @@ fn declare(field: &Field, here: &str, out: &mut BTreeSet<(String, String)>) {
 type BinaryCase = (&'static str, RuleKindsSpec, Vec<(&'static str, &'static str)>);
 
 fn binary_only() -> Vec<BinaryCase> {
-    let base = support::decode(&cases("valid")[0].spec);
+    let base = common::decode(&cases("valid")[0].spec);
     let mut unknown_enum = base.clone();
     unknown_enum.enums.as_mut().unwrap().defined = 7;
     let mut unknown_item = base.clone();
@@ -178,7 +177,7 @@ fn what_the_kubernetes_form_cannot_write_is_judged_alike_in_binary() {
     let cases = binary_only();
     let messages: Vec<_> = cases
         .iter()
-        .map(|(_, s, _)| (support::SPEC, s.encode_to_vec()))
+        .map(|(_, s, _)| (common::SPEC, s.encode_to_vec()))
         .collect();
     let reference =
         aether_judges::protovalidate::judge_with(std::path::Path::new(aether_rule_kinds::DESCRIPTORS), &messages);

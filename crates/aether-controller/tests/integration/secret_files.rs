@@ -8,8 +8,6 @@
 //! a file is made unreadable by putting a directory, a FIFO or a dangling
 //! link in its place.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -20,7 +18,8 @@ use aether_controller::metrics::Metrics;
 use aether_controller::outputs::LISTENERS_FILE;
 use aether_testing::objects::object;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
-use common::{json, resolved_refs};
+
+use crate::common::{self, json, resolved_refs};
 
 /// The most a pass may take here before it counts as blocked.
 const HANG_GUARD: Duration = Duration::from_secs(20);

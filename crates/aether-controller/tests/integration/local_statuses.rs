@@ -6,13 +6,13 @@
 //! edit that makes an object invalid keeps its previous version served,
 //! which a fresh start never had.)
 
-mod common;
-
 use aether_controller::local::Local;
 use aether_controller::outputs::STATUS_FILE;
 use aether_manifests::parse_manifests;
 use proptest::prelude::*;
 use serde_json::Value;
+
+use crate::common;
 
 /// Every object spec of the examples (valid ones, an invalid one, every
 /// match and action), to be reused under other names and hosts.

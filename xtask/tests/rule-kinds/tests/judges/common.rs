@@ -8,7 +8,6 @@
 //!
 //! The CRD judges each spec as written in the Kubernetes form, explicit
 //! zero values included; (a) and (c) judge what it decodes to.
-#![allow(dead_code)] // each test binary uses a different part
 
 use aether_api::validate::Validate;
 use aether_judges::crd::CrdJudge;

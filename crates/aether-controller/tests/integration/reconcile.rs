@@ -1,8 +1,6 @@
 //! The pure reconcile core: snapshot + stored statuses + written files →
 //! files to write + status patches.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
@@ -12,9 +10,10 @@ use aether_controller::outputs::{self, DEPENDENCIES_FILE, ROUTES_FILE, TLS_SECRE
 use aether_controller::{Files, Observed, StatusPatch, Written};
 use aether_manifests::parse_manifests;
 use aether_projection::{ObjectKey, ProjectionConfig, Snapshot, VirtualHostObject, project};
-use common::{decode_routes, object};
 use jiff::Timestamp;
 use serde_json::json;
+
+use crate::common::{decode_routes, object};
 
 const T0: &str = "2026-01-01T00:00:00Z";
 const T1: &str = "2026-06-01T12:30:45Z";

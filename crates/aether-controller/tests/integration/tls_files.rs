@@ -2,8 +2,6 @@
 //! `ResolvedRefs` statuses, rotation and clean-up, without Envoy (the
 //! real-Envoy suite runs the same files through Envoy).
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -12,7 +10,8 @@ use aether_controller::outputs::LISTENERS_FILE;
 use aether_controller::outputs::{DEPENDENCIES_FILE, ROUTES_FILE, STATUS_FILE};
 use aether_testing::objects::object;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
-use common::{json, resolved_refs};
+
+use crate::common::{self, json, resolved_refs};
 
 /// `default/NAME` claiming `host`, one route to `svc-NAME`, TLS from `secret`.
 fn manifest(name: &str, host: &str, secret: Option<&str>) -> String {

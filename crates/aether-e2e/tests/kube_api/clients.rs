@@ -15,6 +15,8 @@ use kube::core::DynamicObject;
 use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
 
+use crate::common::virtual_host;
+
 /// A client of `api`, from the kubeconfig file it wrote (what `KUBECONFIG` names).
 async fn client(api: &KubeApi) -> kube::Client {
     let kubeconfig = Kubeconfig::read_from(api.kubeconfig_path()).unwrap();
@@ -23,14 +25,6 @@ async fn client(api: &KubeApi) -> kube::Client {
         .unwrap();
     assert_eq!(config.cluster_url.to_string(), format!("{}/", api.url()));
     kube::Client::try_from(config).unwrap()
-}
-
-fn virtual_host(namespace: &str, name: &str, hosts: &[&str]) -> Value {
-    json!({
-        "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
-        "metadata": {"namespace": namespace, "name": name},
-        "spec": {"hosts": hosts, "routes": [{"match": {"prefix": "/"}, "backend": {"service": name}}]}
-    })
 }
 
 fn dynamic(object: Value) -> DynamicObject {

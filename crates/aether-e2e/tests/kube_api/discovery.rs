@@ -4,16 +4,9 @@
 
 use aether_e2e::kube_api::{KubeApi, Resource};
 use aether_e2e::kubectl;
-use serde_json::{Value, json};
+use serde_json::json;
 
-fn virtual_host(namespace: &str, name: &str) -> Value {
-    json!({
-        "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
-        "metadata": {"namespace": namespace, "name": name},
-        "spec": {"hosts": [format!("{name}.example.com")],
-                 "routes": [{"match": {"prefix": "/"}, "backend": {"service": name}}]}
-    })
-}
+use crate::common::virtual_host;
 
 /// `kubectl ARGS`, which must succeed; its stdout's lines.
 fn lines(api: &KubeApi, args: &[&str]) -> Vec<String> {
@@ -51,7 +44,8 @@ fn kubectl_lists_every_kind_served_and_no_other() {
 fn kubectl_gets_virtual_hosts_by_every_name_of_theirs() {
     let api = KubeApi::start();
     for (namespace, name) in [("shop", "a"), ("shop", "b"), ("blog", "c")] {
-        api.create(virtual_host(namespace, name)).unwrap();
+        api.create(virtual_host(namespace, name, &[&format!("{name}.example.com")]))
+            .unwrap();
     }
     let keys = r#"jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}@{.metadata.generation}{"\n"}{end}"#;
     for kind in ["virtualhosts", "virtualhost", "vh", "virtualhosts.config.aether.io"] {
@@ -79,7 +73,7 @@ fn kubectl_gets_virtual_hosts_by_every_name_of_theirs() {
 #[test]
 fn kubectl_patches_the_status_subresource_and_gets_core_kinds() {
     let api = KubeApi::start();
-    api.create(virtual_host("shop", "a")).unwrap();
+    api.create(virtual_host("shop", "a", &["a.example.com"])).unwrap();
     let status = r#"{"status": {"routeCount": 1}}"#;
     let patch = [
         "patch",

@@ -4,14 +4,13 @@
 //! deletion; the status says what was left out and that the previous
 //! version is served. A fresh process has no previous version.
 
-mod common;
-
 use std::path::Path;
 
 use aether_controller::local::Local;
 use aether_controller::outputs::{ROUTES_FILE, STATUS_FILE};
-use common::{options, run_once, served_hosts};
 use serde_json::Value;
+
+use crate::common::{options, run_once, served_hosts};
 
 /// `default/shop`, block style, serving shop.example.com to `service`.
 fn shop(service: &str) -> String {
