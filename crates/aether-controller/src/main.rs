@@ -110,6 +110,13 @@ struct Cli {
     /// Envoys left. 0: forgotten at once.
     #[arg(long, value_name = "SECS", default_value_t = aether_xds::fleet::DEFAULT_ABSENCE_GRACE.as_secs(), requires = "xds_addr")]
     envoy_absence_grace_secs: u64,
+    /// How long, in seconds, an Envoy may leave an update unanswered (not
+    /// acknowledged, not read, a type not asked for) before Programmed
+    /// stops waiting for it: it is then left out of what is applied,
+    /// named `(not answering)`, until it answers. An Envoy alone is waited
+    /// for still. At least 1.
+    #[arg(long, value_name = "SECS", default_value_t = aether_xds::fleet::DEFAULT_ANSWER_DEADLINE.as_secs(), value_parser = clap::value_parser!(u64).range(1..), requires = "xds_addr")]
+    envoy_answer_deadline_secs: u64,
     /// Cluster mode with xDS: the time to live, in seconds, of the report
     /// through which this replica tells the Lease holder what its Envoys
     /// applied (a ConfigMap renewed every third of it); a replica gone
@@ -515,7 +522,10 @@ async fn start_xds(
     info!(%addr, "serving the edge's configuration over xDS (RDS, LDS, SDS)");
     let bound = aether_http_server::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
     let listener_metrics = metrics.xds_listener.clone();
-    let fleet = aether_xds::fleet::Fleet::new(Duration::from_secs(cli.envoy_absence_grace_secs));
+    let fleet = aether_xds::fleet::Fleet::with_answer_deadline(
+        Duration::from_secs(cli.envoy_absence_grace_secs),
+        Duration::from_secs(cli.envoy_answer_deadline_secs),
+    );
     let (publisher, mut service) = xds::channel_with(&projection.route_configuration_name, metrics, fleet);
     if let Some(tls) = tls {
         service = service.with_tls(Arc::new(tls));

@@ -228,6 +228,106 @@ async fn the_binary_serves_over_xds_what_it_writes_to_routes_json() {
     assert_eq!(logged.matches("--xds-cluster is ignored").count(), 1, "{logged}");
 }
 
+/// `--envoy-answer-deadline-secs` reaches the fleet: with a deadline of
+/// 1 s, an Envoy that takes the routes and never acknowledges them is left
+/// out after it (named so), and the one that did makes the object
+/// `Programmed`, where the default deadline would keep it `Pending` for a
+/// minute.
+#[tokio::test]
+async fn the_answer_deadline_flag_leaves_an_envoy_that_never_answers_out_of_programmed() {
+    let manifests = tempfile::tempdir().unwrap();
+    std::fs::write(manifests.path().join("api.yaml"), GOOD).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"));
+    command.arg("--manifests").arg(manifests.path()).arg("--out").arg(out.path());
+    command.arg(format!("--xds-addr={addr}")).arg("--xds-plaintext");
+    command.arg("--envoy-answer-deadline-secs=1");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let _child = aether_e2e::Process::spawn("aether-controller", command, log.path());
+    let started = std::time::Instant::now();
+    let connect = || async {
+        loop {
+            match RouteDiscoveryServiceClient::connect(format!("http://{addr}")).await {
+                Ok(client) => break client,
+                Err(err) if started.elapsed() < Duration::from_secs(20) => {
+                    let _ = err;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(err) => panic!("the xDS server did not come up: {err}"),
+            }
+        }
+    };
+    let request = |node: &str| DiscoveryRequest {
+        node: Some(envoy_types::pb::envoy::config::core::v3::Node {
+            id: node.into(),
+            ..Default::default()
+        }),
+        type_url: outputs::ROUTE_CONFIGURATION_TYPE.into(),
+        resource_names: vec!["aether-edge".into()],
+        ..DiscoveryRequest::default()
+    };
+    // edge-1 acknowledges every response, edge-2 none (but reads them).
+    let mut streams = Vec::new();
+    for node in ["edge-1", "edge-2"] {
+        let (requests, outbound) = tokio::sync::mpsc::channel(4);
+        requests.send(request(node)).await.unwrap();
+        let mut responses = connect()
+            .await
+            .stream_routes(tokio_stream::wrappers::ReceiverStream::new(outbound))
+            .await
+            .unwrap()
+            .into_inner();
+        let acknowledges = node == "edge-1";
+        let ack = request(node);
+        streams.push(tokio::spawn(async move {
+            while let Ok(Some(response)) = responses.message().await {
+                if acknowledges {
+                    let ack = DiscoveryRequest {
+                        version_info: response.version_info.clone(),
+                        response_nonce: response.nonce.clone(),
+                        ..ack.clone()
+                    };
+                    if requests.send(ack).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            drop(requests);
+        }));
+    }
+    let status = out.path().join(STATUS_FILE);
+    let programmed = loop {
+        let found = std::fs::read(&status).ok().and_then(|bytes| {
+            let report: Value = serde_json::from_slice(&bytes).ok()?;
+            report["default/api"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "Programmed" && c["status"] == "True")
+                .cloned()
+        });
+        match found {
+            Some(condition) => break condition,
+            None if started.elapsed() < Duration::from_secs(30) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            None => panic!(
+                "never Programmed within 30 s: {}\n{}",
+                std::fs::read_to_string(&status).unwrap_or_default(),
+                std::fs::read_to_string(log.path()).unwrap_or_default()
+            ),
+        }
+    };
+    let message = programmed["message"].as_str().unwrap();
+    assert!(message.contains("edge-2 (not answering)"), "{message}");
+    for stream in streams {
+        stream.abort();
+    }
+}
+
 /// When every status's condition last flipped, as `status.json` holds it.
 const LONG_AGO: &str = "2020-01-01T00:00:00Z";
 
