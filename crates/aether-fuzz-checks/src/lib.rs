@@ -12,7 +12,7 @@
 //! almost nothing).
 
 use aether_api::config::v1::VirtualHostSpec;
-use aether_api::object::Judged;
+use aether_api::object::{Judged, Reading, VirtualHostObject};
 use aether_api::validate::Validate;
 
 mod actions;
@@ -110,7 +110,7 @@ pub fn manifest_yaml(data: &[u8]) -> Outcome {
     for (index, document) in documents.iter().enumerate() {
         assert_eq!(document.index, index, "documents are numbered in order");
         assert!(!document.value.is_null(), "empty documents are skipped");
-        let Ok(object) = aether_manifests::objects::decode(document) else {
+        let Ok(object) = VirtualHostObject::from_value(document.value.clone(), Reading::Strict) else {
             continue;
         };
         decoded = true;

@@ -80,12 +80,7 @@ fn stored_status(status: &Value) -> Option<aether_api::config::v1::VirtualHostSt
         "metadata": {"namespace": "shop", "name": "web", "generation": 1},
         "spec": {"hosts": ["web.example.com"], "routes": [{"match": {"prefix": "/"}, "backend": {"service": "svc-web"}}]},
         "status": status});
-    let document = aether_manifests::Document {
-        file: std::path::PathBuf::new(),
-        index: 0,
-        value,
-    };
-    aether_manifests::objects::decode_reading(&document, aether_manifests::Reading::Tolerant)
+    aether_api::object::VirtualHostObject::from_value(value, aether_api::object::Reading::Tolerant)
         .unwrap()
         .status
 }
