@@ -15,7 +15,9 @@
 //!
 //! The holder watches the reports and combines ([`combine`]) its own
 //! answer with those of the live replicas that serve Envoys: a refusal
-//! anywhere is `Rejected`; an answer for an older generation, or none yet,
+//! is `Rejected` only when no other replica's Envoys applied the object
+//! or are yet to answer, and otherwise its Envoy is left out, named
+//! `(refused it)`, as the fleet of one replica does; an answer for an older generation, or none yet,
 //! is `Pending` (that replica has not served the generation yet); the
 //! Envoys programmed add up. A follower that lags behind thus never
 //! confirms a generation it has not seen, and a replica that dies holds
@@ -107,12 +109,12 @@ impl Report {
 /// The holder's `Programmed` for `key` at `generation`: its `own` answer,
 /// combined with the live `peers`' (see the module documentation).
 pub fn combine(own: Programmed, key: &str, generation: i64, peers: &[&Report]) -> Programmed {
-    if matches!(own, Programmed::NotObserved(_) | Programmed::Rejected { .. }) {
+    if matches!(own, Programmed::NotObserved(_)) {
         return own;
     }
     let mut parts = vec![own];
     for peer in peers.iter().filter(|peer| peer.envoys > 0) {
-        let part = match peer.answers.get(key) {
+        parts.push(match peer.answers.get(key) {
             Some(answer) if answer.generation == generation => answer.programmed.clone(),
             // Not seen at this generation yet, or left out of a full report.
             _ => Programmed::Pending {
@@ -121,13 +123,16 @@ pub fn combine(own: Programmed, key: &str, generation: i64, peers: &[&Report]) -
                 envoys: peer.envoys,
                 left_out: Vec::new(),
             },
-        };
-        if let Programmed::Rejected { .. } = part {
-            return part;
-        }
-        parts.push(part);
+        });
     }
+    // The fleet's rule, across replicas: a refusal is the answer only when
+    // no other replica's Envoys hold the object or are yet to answer;
+    // otherwise the refuser is left out, named, as within one replica.
+    let overruled = parts
+        .iter()
+        .any(|part| matches!(part, Programmed::Programmed { .. } | Programmed::Pending { .. }));
     let (mut envoys, mut waiting, mut named, mut left_out) = (0, 0, Vec::new(), Vec::new());
+    let mut refusers = Vec::new();
     let mut any = false;
     for part in parts {
         match part {
@@ -150,9 +155,12 @@ pub fn combine(own: Programmed, key: &str, generation: i64, peers: &[&Report]) -
                 left_out.extend(out);
                 any = true;
             }
-            Programmed::NoEnvoy | Programmed::NotObserved(_) | Programmed::Rejected { .. } => {}
+            Programmed::Rejected { .. } if !overruled => return part,
+            Programmed::Rejected { envoy, .. } => refusers.push(format!("{envoy} (refused it)")),
+            Programmed::NoEnvoy | Programmed::NotObserved(_) => {}
         }
     }
+    left_out.extend(refusers);
     if !any {
         return Programmed::NoEnvoy;
     }

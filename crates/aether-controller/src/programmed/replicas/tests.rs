@@ -97,16 +97,67 @@ fn a_peer_that_has_not_answered_this_generation_is_waited_for() {
     );
 }
 
-#[test]
-fn a_refusal_anywhere_is_the_answer() {
-    let refused = Programmed::Rejected {
-        envoy: "envoy-7".into(),
+fn refused_by(envoy: &str) -> Programmed {
+    Programmed::Rejected {
+        envoy: envoy.into(),
         resource: "RouteConfiguration aether-edge/shop/a".into(),
         error: "bad".into(),
-    };
+    }
+}
+
+#[test]
+fn a_refusal_is_the_answer_only_when_every_replica_that_answered_refused() {
+    let refused = refused_by("envoy-7");
     let peer = report("edge-1", 1, &[("shop/a", 3, refused.clone())]);
-    assert_eq!(combine(PROGRAMMED_1, "shop/a", 3, &[&peer]), refused);
     assert_eq!(combine(refused.clone(), "shop/a", 3, &[]), refused);
+    assert_eq!(combine(refused.clone(), "shop/a", 3, &[&peer]), refused);
+    // The holder's own Envoys have none, only the refusing peer: refused.
+    assert_eq!(combine(Programmed::NoEnvoy, "shop/a", 3, &[&peer]), refused);
+}
+
+#[test]
+fn a_replica_whose_envoys_refuse_what_the_others_applied_is_left_out_by_name() {
+    // The peer's only Envoy NACKs everything: the holder's Envoys applied
+    // the object, so it is Programmed there, the refuser named.
+    let peer = report("edge-1", 1, &[("shop/a", 3, refused_by("envoy-7"))]);
+    assert_eq!(
+        combine(PROGRAMMED_1, "shop/a", 3, &[&peer]),
+        Programmed::Programmed {
+            envoys: 1,
+            left_out: vec!["envoy-7 (refused it)".into()],
+        }
+    );
+    // The holder's own refusal is overruled the same way by a peer's Envoys.
+    let applied = report(
+        "edge-1",
+        2,
+        &[(
+            "shop/a",
+            3,
+            Programmed::Programmed {
+                envoys: 2,
+                left_out: vec![],
+            },
+        )],
+    );
+    assert_eq!(
+        combine(refused_by("envoy-1"), "shop/a", 3, &[&applied]),
+        Programmed::Programmed {
+            envoys: 2,
+            left_out: vec!["envoy-1 (refused it)".into()],
+        }
+    );
+    // A peer yet to answer keeps it Pending, the refuser left out meanwhile.
+    let silent = report("edge-2", 1, &[]);
+    assert_eq!(
+        combine(refused_by("envoy-1"), "shop/a", 3, &[&silent]),
+        Programmed::Pending {
+            named: vec!["replica edge-2".into()],
+            waiting: 1,
+            envoys: 1,
+            left_out: vec!["envoy-1 (refused it)".into()],
+        }
+    );
 }
 
 #[test]
