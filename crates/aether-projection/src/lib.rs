@@ -48,6 +48,8 @@ mod path;
 mod projector;
 mod route_table;
 mod snapshot;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tls;
 
 pub use actions::{NO_WEIGHT_STATUS, WHOLE_PATH};

@@ -1,6 +1,7 @@
 //! Behaviour of the projection on hand-written objects (the checked-in
 //! examples: crates/aetherctl/tests/cli/examples_projected.rs).
 
+use aether_projection::testing::{conflicts, domains};
 use aether_projection::{
     LeftOutReason, ObjectKey, ProjectError, ProjectionConfig, Projector, Snapshot, VirtualHostObject, project,
 };
@@ -21,26 +22,6 @@ fn object(namespace: &str, name: &str, created: Option<&str>, hosts: &[&str]) ->
 
 fn snapshot(objects: Vec<VirtualHostObject>) -> Snapshot {
     project(objects, &ProjectionConfig::default()).unwrap()
-}
-
-/// `(virtual host name, domains)` of the output, in order.
-fn domains(snapshot: &Snapshot) -> Vec<(String, Vec<String>)> {
-    snapshot
-        .route_configuration()
-        .unwrap()
-        .virtual_hosts
-        .iter()
-        .map(|vh| (vh.name.clone(), vh.domains.clone()))
-        .collect()
-}
-
-fn conflicts(snapshot: &Snapshot) -> Vec<(String, String, String)> {
-    snapshot
-        .report
-        .conflicts
-        .iter()
-        .map(|c| (c.host.clone(), c.winner.to_string(), c.loser.to_string()))
-        .collect()
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use aether_manifests::parse_manifests;
 use aether_projection::envoy_route::{RouteConfiguration, route, route_action, route_match};
+use aether_projection::testing::{conflicts, domains};
 use aether_projection::{Format, LeftOutReason, ProjectionConfig, RetryConfig, Snapshot, VirtualHostObject, project};
 use prost::Message;
 use prost_reflect::{DeserializeOptions, DynamicMessage};
@@ -12,26 +13,6 @@ use serde_json::{Value, json};
 
 fn snapshot(objects: Vec<VirtualHostObject>) -> Snapshot {
     project(objects, &ProjectionConfig::default()).unwrap()
-}
-
-/// `(virtual host name, domains)` of the output, in order.
-fn domains(snapshot: &Snapshot) -> Vec<(String, Vec<String>)> {
-    snapshot
-        .route_configuration()
-        .unwrap()
-        .virtual_hosts
-        .iter()
-        .map(|vh| (vh.name.clone(), vh.domains.clone()))
-        .collect()
-}
-
-fn conflicts(snapshot: &Snapshot) -> Vec<(String, String, String)> {
-    snapshot
-        .report
-        .conflicts
-        .iter()
-        .map(|c| (c.host.clone(), c.winner.to_string(), c.loser.to_string()))
-        .collect()
 }
 
 fn examples_dir() -> std::path::PathBuf {
