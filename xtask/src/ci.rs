@@ -20,6 +20,22 @@ pub fn run(root: &Path) -> Result<()> {
     step("codegen drift check");
     codegen::run(root, true)?;
 
+    step("every workspace's Cargo.lock is current (what is built is what was reviewed)");
+    for manifest in WORKSPACES {
+        exec(
+            cargo(root)
+                .args([
+                    "metadata",
+                    "--locked",
+                    "--format-version",
+                    "1",
+                    "--manifest-path",
+                    manifest,
+                ])
+                .stdout(std::process::Stdio::null()),
+        )?;
+    }
+
     step("buf lint");
     exec(Command::new(&buf).current_dir(root).arg("lint"))?;
     step("buf format");
@@ -87,6 +103,14 @@ pub fn run(root: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// The manifests of the repository's workspaces: the main one and the two
+/// kept apart (the runtime comparison bench, the fuzz targets).
+const WORKSPACES: [&str; 3] = [
+    "Cargo.toml",
+    "crates/aether-api/benches/runtime/Cargo.toml",
+    "fuzz/Cargo.toml",
+];
 
 /// `crates/aether-api/benches/runtime`, a workspace of its own (its types
 /// crate runs protoc in its build script): formatted, clippy-clean, and its
