@@ -231,23 +231,24 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
         Ok(host) => host,
         Err(message) => return (response.deny(message), Decision::DeniedUndecodable),
     };
-    let problems = host.problems(Judged::Admitted);
+    let mut problems = host.problems(Judged::Admitted);
     if problems.iter().any(|p| p.rule_id == RULE_UNSUPPORTED) {
         return (
             response.deny(unsupported_message(&problems)),
             Decision::DeniedUnsupported,
         );
     }
-    if !problems.is_empty() {
-        return (response.deny(invalid_message(&problems)), Decision::DeniedInvalid);
-    }
     // Regular expressions the edge's Envoy would refuse (RE2 syntax it
     // reads otherwise, or a program above its limit), and actions it would
     // refuse: no CRD rule can say it, and admitted, the edge would leave
-    // their routes out.
-    let regexes: Vec<Violation> = aether_edge_limits::edge_problems(&host.spec);
-    if !regexes.is_empty() {
-        return (response.deny(invalid_message(&regexes)), Decision::DeniedInvalid);
+    // their routes out. Judged only on a spec that keeps its rules (whose
+    // bounds the guard's work relies on), and listed beside a bad name, so
+    // that one denial names everything to fix.
+    if !problems.iter().any(|p| p.field_path.starts_with("spec")) {
+        problems.extend(aether_edge_limits::edge_problems(&host.spec));
+    }
+    if !problems.is_empty() {
+        return (response.deny(invalid_message(&problems)), Decision::DeniedInvalid);
     }
     // Admitted all the same (the object means the same here without them),
     // but the person applying it should know this webhook did not judge them.
@@ -494,5 +495,26 @@ mod tests {
         // The hosts are judged as before: a conflict is still a conflict.
         index.upsert(ObjectKey::new("other", "web"), vec!["api.example.com".to_owned()]);
         assert_eq!(judge("[0-9]+").0, Decision::DeniedConflict);
+    }
+
+    #[test]
+    fn a_bad_name_and_a_regex_envoy_would_refuse_are_both_named() {
+        let object = serde_json::json!({
+            "apiVersion": "config.aether.io/v1", "kind": "VirtualHost",
+            "metadata": {"name": "api", "namespace": "Shop_1"},
+            "spec": {"hosts": ["api.example.com"], "routes": [
+                {"match": {"regex": "(?:(?:a{2}){501}){0}x"}, "backend": {"service": "web"}}
+            ]}
+        });
+        let body = serde_json::to_vec(&review_for("u", &object, None)).unwrap();
+        let (response, decision) = decide(&parse(&body).unwrap(), &HostIndex::new());
+        let message = response.result.message;
+        assert_eq!(decision, Decision::DeniedInvalid);
+        assert!(
+            message.starts_with("VirtualHost is invalid: 2 validation errors:")
+                && message.contains("- metadata.namespace: ")
+                && message.contains("- spec.routes[0].match.regex: "),
+            "{message}"
+        );
     }
 }
