@@ -26,6 +26,13 @@
 //! AETHER_EDGE_PLOT=docs/edge-scale.svg cargo bench -p aether-controller --bench edge -- 1000 10000 50000 grpc http https
 //! ```
 //!
+//! Each row also counts the connections to another host the change
+//! closed: one HTTP/1.1 keep-alive connection (and for the HTTPS fleet one
+//! over TLS) to a host no change touches, opened once the edge serves and
+//! asked again after each change; Envoy runs with `--drain-strategy
+//! immediate`, so a connection a change drains says `Connection: close` at
+//! its next answer rather than within the 10 minutes of the gradual drain.
+//!
 //! `AETHER_EDGE_PLOT=FILE` draws each fleet and mode's median edit →
 //! served against the fleet size into the SVG file `FILE`.
 //!
@@ -40,7 +47,7 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use aether_e2e::edge::{PATIENCE, clusters};
-use aether_e2e::{Controller, Edge, Mode, wait_until};
+use aether_e2e::{Controller, Edge, HeldConnection, Mode, wait_until};
 use aether_testing::fleet;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
 
@@ -161,6 +168,55 @@ enum Fleet {
     Https,
 }
 
+/// The keep-alive connections to a host no change touches, opened once the
+/// edge serves and asked after each change (once Envoy is idle again):
+/// plain HTTP/1.1, and over TLS for the HTTPS fleet.
+struct Held {
+    plain: HeldConnection,
+    tls: Option<HeldConnection>,
+}
+
+impl Held {
+    fn open(edge: &Edge, https: bool, ca: &[u8]) -> Self {
+        let host = changes::host(changes::UNRELATED);
+        let plain = HeldConnection::plain(edge.envoy.listener(), &host)
+            .unwrap_or_else(|err| panic!("a connection for {host}: {err}\n{}", edge.logs()));
+        let tls = https.then(|| {
+            HeldConnection::tls(edge.https_addr(), &host, ca)
+                .unwrap_or_else(|err| panic!("a TLS connection for {host}: {err}\n{}", edge.logs()))
+        });
+        let mut held = Self { plain, tls };
+        held.ask();
+        assert_eq!(held.closed(), (0, 0), "the held connections answer\n{}", edge.logs());
+        held
+    }
+
+    /// One request on each (a closed one is counted and opened again).
+    fn ask(&mut self) {
+        let path = "/healthz";
+        // The error is counted; the count is what the table shows.
+        let _ = self.plain.get(path);
+        if let Some(tls) = &mut self.tls {
+            let _ = tls.get(path);
+        }
+    }
+
+    /// How many times each was found closed (plain, TLS).
+    fn closed(&self) -> (u64, u64) {
+        (self.plain.closed(), self.tls.as_ref().map_or(0, HeldConnection::closed))
+    }
+
+    /// The closures since `before` ([`Held::closed`]), for the table.
+    fn closed_since(&self, before: (u64, u64)) -> String {
+        let (plain, tls) = self.closed();
+        let tls = match &self.tls {
+            Some(_) => (tls - before.1).to_string(),
+            None => "–".to_owned(),
+        };
+        format!("{} / {tls}", plain - before.0)
+    }
+}
+
 /// The table's first columns: size, fleet, mode.
 fn row_head(n: usize, fleet_kind: Fleet, mode: Mode) -> String {
     format!("| {n:>6} | {fleet_kind:<5?} | {mode:<5?} |")
@@ -188,6 +244,10 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
         } else {
             Vec::new()
         },
+        // A connection a change drains is closed at its next request, not
+        // at some point of the 10 minutes of the gradual drain: the held
+        // connections below see it.
+        envoy_args: vec!["--drain-strategy".to_owned(), "immediate".to_owned()],
         ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
     };
     let ca = TestCa::new();
@@ -223,6 +283,7 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
         "{n} {fleet_kind:?} {mode:?}: served {:.1} s after the start",
         ready.as_secs_f64()
     );
+    let mut held = Held::open(&edge, https, &ca.der);
     let mut medians = Vec::new();
     for &kind in kinds {
         if kind == Change::Rotate && !https {
@@ -235,6 +296,7 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
         }
         let mut samples = Vec::new();
         let mut how = None;
+        let closed_before = held.closed();
         for k in 0..SAMPLES {
             let envoy_pid = edge.envoy.id();
             let cpu_before = cpu_when_idle(envoy_pid, patience(n));
@@ -257,6 +319,7 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
             let served = clock.elapsed();
             let pass = pass_line(&edge, change, change + served);
             let envoy_cpu = cpu_when_idle(envoy_pid, patience(n)) - cpu_before;
+            held.ask();
             samples.push(Sample {
                 served: ms(served),
                 pass,
@@ -284,8 +347,9 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
             .fold((f64::MAX, 0f64), |(lo, hi), s| (lo.min(s.served), hi.max(s.served)));
         let envoy_cpu = median(samples.iter().map(|s| s.envoy_cpu).collect()).unwrap_or_default();
         let share = controller.map(|c| 100.0 * c / served);
+        let closed = held.closed_since(closed_before);
         println!(
-            "{} {:<9} | {served:>7.0} ({low:.0}–{high:.0}) | {:>6} | {:>6} | {:>6} | {:>4}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {envoy_cpu:>6.0} |",
+            "{} {:<9} | {served:>7.0} ({low:.0}–{high:.0}) | {:>6} | {:>6} | {:>6} | {:>4}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {envoy_cpu:>6.0} | {closed} |",
             row_head(n, fleet_kind, mode),
             kind.name(),
             cell(pass),
@@ -376,9 +440,9 @@ fn main() {
     });
     println!("change → served by Envoy, median of {SAMPLES} changes (ms); controller poll 20 ms, debounce 20 ms");
     println!(
-        "| objects | hosts | mode | change | change → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per change |"
+        "| objects | hosts | mode | change | change → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per change | other host's connections closed, plain / TLS |"
     );
-    println!("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     // Per fleet and mode, the edit's medians by size.
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for &fleet_kind in &args.fleets {
