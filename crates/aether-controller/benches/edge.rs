@@ -51,13 +51,17 @@ use aether_e2e::{Controller, Edge, HeldConnection, Mode, wait_until};
 use aether_testing::fleet;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
 
+use aether_e2e::envoy::XDS_BYTES_RECEIVED;
 use changes::{Change, Client, MIN_OBJECTS, Manifests, SAMPLES};
 use procfs::{cpu_when_idle, rss_mb};
+use restart::Restart;
 
 #[path = "edge/changes.rs"]
 mod changes;
 #[path = "edge/procfs.rs"]
 mod procfs;
+#[path = "edge/restart.rs"]
+mod restart;
 
 /// One change's timeline, in ms from the change.
 struct Sample {
@@ -222,10 +226,21 @@ fn row_head(n: usize, fleet_kind: Fleet, mode: Mode) -> String {
     format!("| {n:>6} | {fleet_kind:<5?} | {mode:<5?} |")
 }
 
-/// Measures `kinds` of change at `n` objects of `fleet_kind` over `mode`:
-/// prints the table's rows and returns each kind's median change → served,
-/// in ms.
-fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Change, f64)> {
+/// What one edge measured: each kind's median change → served in ms, and
+/// the rows of the restarts' table (its start's first).
+struct Measured {
+    medians: Vec<(Change, f64)>,
+    restarts: Vec<String>,
+}
+
+/// Bytes for the table: MB, `–` when not measured.
+fn mb(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "–".to_owned(), |b| format!("{:.1}", b as f64 / 1e6))
+}
+
+/// Measures `kinds` of change, then `restarts`, at `n` objects of
+/// `fleet_kind` over `mode`: prints the changes' rows as they are measured.
+fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change], restarts: &[Restart]) -> Measured {
     let mut manifests = Manifests::new(n);
     let files = manifests.files();
     let involved = fleet::manifest(changes::involved(n));
@@ -253,7 +268,7 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
     let ca = TestCa::new();
     let certificate = ca.issue(&Leaf::new(&changes::NAMES, 0x0b01));
     let started = Instant::now();
-    let edge = Edge::start_with_secrets(controller, mode, &pairs, &needed, |dir| {
+    let mut edge = Edge::start_with_secrets(controller, mode, &pairs, &needed, |dir| {
         if https {
             // The created objects' too.
             for (namespace, name) in fleet::secrets(n + SAMPLES) {
@@ -279,6 +294,7 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
         || client.serves(&first),
     );
     let ready = started.elapsed();
+    let start_bytes = (mode == Mode::Xds).then(|| edge.envoy.stat(XDS_BYTES_RECEIVED));
     eprintln!(
         "{n} {fleet_kind:?} {mode:?}: served {:.1} s after the start",
         ready.as_secs_f64()
@@ -359,12 +375,51 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
         );
         medians.push((kind, served));
     }
-    println!(
-        "{} start | {:.1} s |",
-        row_head(n, fleet_kind, mode),
-        ready.as_secs_f64()
-    );
-    medians
+    let rss = |edge: &Edge| {
+        format!(
+            "{:.0} / {:.0}",
+            edge.controller_id().map_or(0.0, rss_mb),
+            rss_mb(edge.envoy.id())
+        )
+    };
+    let head = row_head(n, fleet_kind, mode);
+    let mut rows = vec![format!(
+        "{head} start | {:.1} | – | – | {} | {} |",
+        ready.as_secs_f64(),
+        mb(start_bytes),
+        rss(&edge)
+    )];
+    for &what in restarts {
+        let closed_before = held.closed();
+        let restarted = match what {
+            Restart::Controller => restart::controller(&mut edge, &mut manifests, n, https, &ca, patience(n)),
+            Restart::Envoy => restart::envoy(&mut edge, &manifests, n, https, &ca, patience(n)),
+        };
+        // A new Envoy listens on new ports: the held connections were its
+        // predecessor's.
+        let closed = match what {
+            Restart::Controller => {
+                held.ask();
+                held.closed_since(closed_before)
+            }
+            Restart::Envoy => "–".to_owned(),
+        };
+        let failed = restarted
+            .failed
+            .map_or_else(|| "–".to_owned(), |(failed, sent)| format!("{failed} of {sent}"));
+        rows.push(format!(
+            "{head} {} | {:.1} | {failed} | {closed} | {} | {} |",
+            what.name(),
+            restarted.seconds,
+            mb(restarted.bytes),
+            rss(&edge)
+        ));
+        eprintln!("{}", rows.last().expect("a row"));
+    }
+    Measured {
+        medians,
+        restarts: rows,
+    }
 }
 
 /// `given` once each in its order, or `default` when nothing is given.
@@ -387,6 +442,7 @@ struct Args {
     modes: Vec<Mode>,
     fleets: Vec<Fleet>,
     kinds: Vec<Change>,
+    restarts: Vec<Restart>,
 }
 
 impl Args {
@@ -394,18 +450,24 @@ impl Args {
     /// names an argument that is none of them.
     fn parse(args: &[String]) -> Result<Self, String> {
         let (mut sizes, mut modes, mut fleets, mut kinds) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut restarts = Vec::new();
         for arg in args {
             match arg.as_str() {
                 "files" => modes.push(Mode::Files),
                 "grpc" => modes.push(Mode::Xds),
                 "http" => fleets.push(Fleet::Http),
                 "https" => fleets.push(Fleet::Https),
-                "all" => kinds.extend(Change::ALL),
+                "all" => {
+                    kinds.extend(Change::ALL);
+                    restarts.extend(Restart::ALL);
+                }
                 // cargo bench's own.
                 "--bench" => {}
                 other => {
                     if let Some(kind) = Change::parse(other) {
                         kinds.push(kind);
+                    } else if let Some(restart) = Restart::parse(other) {
+                        restarts.push(restart);
                     } else if let Ok(n) = other.parse::<usize>() {
                         if n < MIN_OBJECTS {
                             return Err(format!(
@@ -416,7 +478,7 @@ impl Args {
                     } else {
                         let names: Vec<&str> = Change::ALL.iter().map(|kind| kind.name()).collect();
                         return Err(format!(
-                            "unknown argument {other:?}: expected a number of objects, files or grpc, http or https, all or a kind of change ({})",
+                            "unknown argument {other:?}: expected a number of objects, files or grpc, http or https, all, a kind of change ({}), restart or cold-start",
                             names.join(", ")
                         ));
                     }
@@ -427,7 +489,13 @@ impl Args {
             sizes: or(sizes, vec![1_000, 10_000]),
             modes: or(modes, vec![Mode::Files, Mode::Xds]),
             fleets: or(fleets, vec![Fleet::Http]),
-            kinds: or(kinds, vec![Change::Edit]),
+            // The edit by default, when neither a change nor a restart is asked for.
+            kinds: if kinds.is_empty() && !restarts.is_empty() {
+                kinds
+            } else {
+                or(kinds, vec![Change::Edit])
+            },
+            restarts: or(restarts, Vec::new()),
         })
     }
 }
@@ -445,14 +513,16 @@ fn main() {
     println!("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     // Per fleet and mode, the edit's medians by size.
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut restarts = Vec::new();
     for &fleet_kind in &args.fleets {
         for &mode in &args.modes {
             let mut points = Vec::new();
             for &n in &args.sizes {
-                let medians = measure(n, mode, fleet_kind, &args.kinds);
-                if let Some((_, edit)) = medians.iter().find(|(kind, _)| *kind == Change::Edit) {
+                let measured = measure(n, mode, fleet_kind, &args.kinds, &args.restarts);
+                if let Some((_, edit)) = measured.medians.iter().find(|(kind, _)| *kind == Change::Edit) {
                     points.push((n as f64, edit / 1e3));
                 }
+                restarts.extend(measured.restarts);
             }
             let hosts = match fleet_kind {
                 Fleet::Http => "plain-HTTP hosts (one route configuration)",
@@ -464,6 +534,18 @@ fn main() {
             };
             series.push((format!("{hosts}, over {over}"), points));
         }
+    }
+    println!();
+    println!(
+        "start: the controller and Envoy from nothing until the edited host is served; restart: the controller killed, an object edited, the controller started again until the edit is served (the unchanged host asked every {} ms meanwhile); cold-start: Envoy killed and a new one started until it is ready and serves the last object (then every object's first host checked)",
+        restart::EVERY.as_millis()
+    );
+    println!(
+        "| objects | hosts | mode | what | seconds until served | unchanged host's failed requests | other host's connections closed, plain / TLS | MB Envoy received over xDS | RSS MB controller / Envoy |"
+    );
+    println!("|---:|---|---|---|---:|---:|---:|---:|---:|");
+    for row in restarts {
+        println!("{row}");
     }
     if let Some(out) = std::env::var_os("AETHER_EDGE_PLOT") {
         let out = std::path::PathBuf::from(out);

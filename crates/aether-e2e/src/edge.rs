@@ -256,6 +256,21 @@ impl Edge {
         }
     }
 
+    /// Kills the edge's Envoy (SIGKILL) and starts a new one in its place,
+    /// on the same route source and backends (its admin and plain
+    /// listener on new ports; the HTTPS listener's is the controller's);
+    /// returns once its admin interface answers, before it is ready.
+    pub fn restart_envoy(&mut self) {
+        self.envoy.kill();
+        self.envoy = Envoy::start_limited(
+            &self.route_source(),
+            self._backends.addrs(),
+            self.settings.envoy_max_heap,
+            self.settings.open_files,
+            &self.settings.envoy_args,
+        );
+    }
+
     /// Where this edge's Envoys take their routes from.
     pub fn route_source(&self) -> RouteSource {
         match self.mode {

@@ -36,6 +36,10 @@ pub fn binary() -> PathBuf {
     pinned
 }
 
+/// Envoy's count of bytes received from the controller's xDS server (its
+/// static cluster's connections, on the wire: TLS and gRPC framing included).
+pub const XDS_BYTES_RECEIVED: &str = "cluster.aether-controller-xds.upstream_cx_rx_bytes_total";
+
 /// A running Envoy; killed when dropped.
 pub struct Envoy {
     process: Process,
