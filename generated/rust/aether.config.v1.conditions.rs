@@ -50,6 +50,7 @@ impl ResolvedRefsReason {
             Self::Unspecified => "",
             Self::ResolvedRefs => "ResolvedRefs",
             Self::InvalidCertificateRef => "InvalidCertificateRef",
+            Self::CertificateExpiring => "CertificateExpiring",
         }
     }
     /// The value a condition's name stands for; `None` for any other name.
@@ -57,6 +58,7 @@ impl ResolvedRefsReason {
         match name {
             "ResolvedRefs" => Some(Self::ResolvedRefs),
             "InvalidCertificateRef" => Some(Self::InvalidCertificateRef),
+            "CertificateExpiring" => Some(Self::CertificateExpiring),
             _ => None,
         }
     }

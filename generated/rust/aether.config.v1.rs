@@ -994,8 +994,17 @@ pub enum ResolvedRefsReason {
     /// its provider is not served: the message names the secret and why, and
     /// its hosts are not served over TLS. Or a served secret turned unreadable
     /// or invalid (its files, a new Secret version): the message says why,
-    /// then `still serving its last good certificate, serial …`.
+    /// then `still serving its last good certificate, serial …`. A served
+    /// certificate found past its end of validity is this reason too (clients
+    /// refuse it, so the reference no longer resolves): the message names the
+    /// secret, the serial and `expired at` the time.
     InvalidCertificateRef = 2,
+    /// `True`: the secret is served, and its certificate ends its validity
+    /// within 7 days: renew it. The message names the secret, the serial and
+    /// `expires at` the time. Set by time alone, as the certificate comes
+    /// within 7 days of its end; back to `ResolvedRefs` once a certificate
+    /// valid for longer is served.
+    CertificateExpiring = 3,
 }
 impl ResolvedRefsReason {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -1007,6 +1016,7 @@ impl ResolvedRefsReason {
             Self::Unspecified => "RESOLVED_REFS_REASON_UNSPECIFIED",
             Self::ResolvedRefs => "RESOLVED_REFS_REASON_RESOLVED_REFS",
             Self::InvalidCertificateRef => "RESOLVED_REFS_REASON_INVALID_CERTIFICATE_REF",
+            Self::CertificateExpiring => "RESOLVED_REFS_REASON_CERTIFICATE_EXPIRING",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -1016,6 +1026,9 @@ impl ResolvedRefsReason {
             "RESOLVED_REFS_REASON_RESOLVED_REFS" => Some(Self::ResolvedRefs),
             "RESOLVED_REFS_REASON_INVALID_CERTIFICATE_REF" => {
                 Some(Self::InvalidCertificateRef)
+            }
+            "RESOLVED_REFS_REASON_CERTIFICATE_EXPIRING" => {
+                Some(Self::CertificateExpiring)
             }
             _ => None,
         }

@@ -2324,8 +2324,13 @@ impl<'de> serde::Deserialize<'de> for ResolvedRefsReason {
         crate::kubernetes_json::deserialize_enum(
             deserializer,
             "RESOLVED_REFS_REASON_",
-            &["UNSPECIFIED", "RESOLVED_REFS", "INVALID_CERTIFICATE_REF"],
-            &[0, 1, 2],
+            &[
+                "UNSPECIFIED",
+                "RESOLVED_REFS",
+                "INVALID_CERTIFICATE_REF",
+                "CERTIFICATE_EXPIRING",
+            ],
+            &[0, 1, 2, 3],
             Self::from_str_name,
         )
     }

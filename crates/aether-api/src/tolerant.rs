@@ -143,6 +143,7 @@ pub fn set_aside(value: &mut Value, property: &str) -> Vec<Unknown> {
 
 mod lists;
 mod schema;
+pub(crate) use self::schema::object_schema;
 
 pub use lists::{LongList, cut_long_lists};
 

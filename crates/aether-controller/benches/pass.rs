@@ -33,7 +33,8 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
 
-use aether_controller::{Files, Observed, Written, outputs, plan, xds};
+use aether_controller::outputs::plan;
+use aether_controller::{Files, Observed, Written, outputs, xds};
 use aether_projection::{ObjectKey, ProjectionConfig, Projector};
 use aether_testing::fleet;
 use criterion::{Criterion, criterion_group};

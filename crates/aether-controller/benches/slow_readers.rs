@@ -9,7 +9,7 @@
 //! controller to measure, e.g. one from before a change; default the one
 //! cargo built).
 
-#[path = "../tests/serving/mod.rs"]
+#[path = "../tests/integration/common/serving.rs"]
 mod serving;
 
 use std::time::Duration;

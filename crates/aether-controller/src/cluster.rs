@@ -30,7 +30,7 @@
 //! transition time. The same replica records each stored condition
 //! transition as a Kubernetes Event on the object ([`crate::events`]).
 //! [`run`] is the whole loop; the binary wires it to kube-runtime watchers
-//! and a kube-lease-manager Lease.
+//! ([`Feeds`]) and a kube-lease-manager Lease.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -47,7 +47,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
-use tracing::{debug, error, info, warn};
+use tracing::{debug, info, warn};
 
 use crate::debounce::Debouncer;
 use crate::events::{self, EventRecorder};
@@ -56,8 +56,9 @@ mod stored;
 use stored::{Known, convert};
 
 use crate::metrics::Metrics;
+use crate::outputs::backoff::Backoff;
 use crate::outputs::{DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, TLS_SECRETS_FILE};
-use crate::pass::{Inputs, Pass, log_status};
+use crate::pass::{Inputs, Pass, Round, Summary, Timed, log_status, retry_after, wait_until, warn_set_aside};
 use crate::status::Observed;
 use crate::tls::TlsSettings;
 use crate::tls::cluster::ClusterSecrets;
@@ -81,7 +82,7 @@ pub fn virtual_hosts(client: &Client, scope: &Scope) -> Api<DynamicObject> {
 
 /// The watch events of every VirtualHost in `scopes`, each tagged with its
 /// scope: one kube-runtime watcher per scope (retrying with backoff),
-/// merged. What [`run`] takes in.
+/// merged: [`Feeds::virtual_hosts`].
 pub fn watch(
     client: &Client,
     scopes: &[Scope],
@@ -107,26 +108,6 @@ pub enum Role {
     Leader,
     /// Another replica holds the Lease: writes its files, sends no patch.
     Follower,
-}
-
-impl Role {
-    /// The role for "holds the Lease".
-    pub fn from_leading(leading: bool) -> Self {
-        if leading { Self::Leader } else { Self::Follower }
-    }
-}
-
-/// What one pass did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Summary {
-    /// Files written (unchanged ones skipped).
-    pub written: Vec<&'static str>,
-    /// Status patches accepted by the API server.
-    pub patched: usize,
-    /// Status patches that failed (retried on the next pass).
-    pub failed_patches: usize,
-    /// Status patches a follower left to the leader.
-    pub left_to_leader: usize,
 }
 
 /// The controller's state between passes.
@@ -185,7 +166,7 @@ impl ClusterState {
     /// Hands the HTTPS listener to Envoy with `settings`, its `KUBERNETES`
     /// secrets from `secrets`.
     pub fn with_tls(mut self, settings: TlsSettings, secrets: ClusterSecrets) -> Self {
-        self.pass.set_tls(settings);
+        self.pass.tls = settings;
         self.secrets = secrets;
         self
     }
@@ -197,20 +178,14 @@ impl ClusterState {
 
     /// Also publishes each pass's route configuration to an xDS server.
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
-        self.pass.set_xds(publisher);
+        self.pass.xds = Some(publisher);
         self
     }
 
-    /// Shares `Programmed` with the other replicas ([`crate::replicas`]).
-    pub fn with_replicas(mut self, sharing: &crate::replicas::reporter::Sharing, identity: String) -> Self {
-        self.pass
-            .share_with_replicas(sharing.sender.clone(), sharing.peers.clone(), identity);
+    /// Shares `Programmed` with the other replicas ([`crate::programmed::replicas`]).
+    pub fn with_replicas(mut self, sharing: &crate::programmed::replicas::reporter::Sharing, identity: String) -> Self {
+        self.pass.programmed.share_with_replicas(sharing, identity);
         self
-    }
-
-    /// The xDS fleet's changes, with xDS ([`Pass::fleet_changes`]).
-    fn fleet_changes(&self) -> Option<watch::Receiver<u64>> {
-        self.pass.fleet_changes()
     }
 
     /// Writes none of Envoy's files (`routes.json`, `listeners.json`,
@@ -253,9 +228,7 @@ impl ClusterState {
                         continue;
                     }
                     debug!(namespace = %key.namespace, name = %key.name, generation = known.observed.generation, "changed");
-                    if !known.set_aside.is_empty() {
-                        warn!(object = %key, fields = ?known.set_aside, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
-                    }
+                    warn_set_aside(&key, &known.set_aside);
                     // What is served changes only for a version it can
                     // use (the webhook may not have judged this one).
                     self.pass
@@ -290,14 +263,7 @@ impl ClusterState {
         now: Timestamp,
         role: Role,
     ) -> anyhow::Result<Summary> {
-        let started = Instant::now();
-        metrics.reconciles.inc();
-        let result = self.reconcile_inner(client, metrics, now, role).await;
-        metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
-        if !matches!(&result, Ok(summary) if summary.failed_patches == 0) {
-            metrics.reconcile_errors.inc();
-        }
-        result
+        Timed::start(metrics).finished(self.reconcile_inner(client, metrics, now, role).await)
     }
 
     async fn reconcile_inner(
@@ -312,36 +278,29 @@ impl ClusterState {
         self.secrets.fetch(client, &snapshot.tls_secrets).await;
         let resolutions = self
             .secrets
-            .resolve(&snapshot.tls_secrets, self.pass.tls(), Timestamp::now().as_second());
+            .resolve(&snapshot.tls_secrets, &self.pass.tls, Timestamp::now().as_second());
         // As follower, every status is derived, to count what the leader
         // has left to patch.
         let derive_all = role == Role::Follower;
-        let outcome = self.pass.run(
-            &snapshot,
+        let round = Round {
+            snapshot: &snapshot,
             resolutions,
-            &mut self.known,
             derive_all,
             now,
             started,
-            metrics,
-        )?;
-        let written = outcome.written;
-        if !written.is_empty() {
-            info!(files = ?written, out = %self.pass.out().display(), "wrote");
-        }
-
-        let mut summary = Summary {
-            written,
-            ..Summary::default()
         };
+        let (mut summary, patches) = self.pass.run(round, &mut self.known, metrics)?;
+        if !summary.written.is_empty() {
+            info!(files = ?summary.written, out = %self.pass.out.display(), "wrote");
+        }
         if role == Role::Follower {
             self.pass.derive_every_status();
-            summary.left_to_leader = outcome.patches.len();
+            summary.left_to_leader = patches.len();
             metrics.status_patches_pending.set(summary.left_to_leader as i64);
             return Ok(summary);
         }
         let mut events_dropped = 0;
-        for patch in outcome.patches {
+        for patch in patches {
             let key = &patch.key;
             let api = virtual_hosts(client, &Some(key.namespace.clone()));
             let stored_conditions = self.known.get(key).map(|known| known.stored_conditions.as_slice());
@@ -367,7 +326,7 @@ impl ClusterState {
                         known.stored_conditions = now.stored_conditions;
                         known.resource_version = now.resource_version;
                     }
-                    summary.patched += 1;
+                    summary.status_changes += 1;
                 }
                 Err(kube::Error::Api(status)) if status.code == 404 => {
                     debug!(namespace = %key.namespace, name = %key.name, "gone before its status was written");
@@ -394,55 +353,36 @@ impl ClusterState {
         self.known.iter().map(|(key, _)| key)
     }
 
-    /// The scopes watched.
-    pub fn scopes(&self) -> &[Scope] {
-        &self.scopes
-    }
-
     /// The state's view of one object's stored status.
     pub fn observed(&self, key: &ObjectKey) -> Option<&Observed> {
         self.known.get(key).map(|known| &known.observed)
     }
 }
 
-/// How long a failed pass (file write or status patch) waits before it is retried.
-pub const RETRY_DELAY: Duration = Duration::from_secs(5);
+/// What the controller loop follows.
+pub struct Feeds<E, S> {
+    /// The VirtualHosts' watch events ([`watch()`]).
+    pub virtual_hosts: E,
+    /// The Secrets' metadata watch events ([`ClusterSecrets::apply`]): a
+    /// change of a referenced Secret makes a pass, which reads it.
+    pub secrets: S,
+    /// Whether this replica holds the Lease.
+    pub leading: watch::Receiver<bool>,
+}
 
 /// The controller loop, until `shutdown` completes.
 ///
-/// Takes each watch event of `events` into `state`, and runs a pass
+/// Takes each event of `feeds` into `state`, and runs a pass
 /// ([`ClusterState::reconcile`]) when `debouncer` says so, once every scope
-/// has been listed. `leading` says whether this replica holds the Lease: a
-/// pass runs as [`Role::Leader`] only while it does, and one runs as soon as
-/// it is won, to write the statuses followers leave unsent. A failed pass
-/// is retried after [`RETRY_DELAY`]. Fails when the event stream or the
-/// leadership channel ends.
-pub async fn run<E>(
+/// has been listed. A pass runs as [`Role::Leader`] only while this replica
+/// holds the Lease, and one runs as soon as it is won, to write the
+/// statuses followers leave unsent. A failed pass is retried after a
+/// growing wait ([`Backoff`]). Fails when a watch or the leadership channel
+/// ends.
+pub async fn run<E, S>(
     client: &Client,
     state: &mut ClusterState,
-    events: E,
-    leading: watch::Receiver<bool>,
-    metrics: &Metrics,
-    debouncer: Debouncer,
-    shutdown: impl Future<Output = ()>,
-) -> anyhow::Result<()>
-where
-    E: Stream<Item = (Scope, Result<Event<DynamicObject>, watcher::Error>)> + Unpin,
-{
-    let secrets = futures_util::stream::pending();
-    run_with_secrets(client, state, events, secrets, leading, metrics, debouncer, shutdown).await
-}
-
-/// [`run`], also taking in the events of the Secrets' metadata watch
-/// ([`ClusterSecrets::apply`]): a change of a referenced Secret makes a
-/// pass, which reads it.
-#[allow(clippy::too_many_arguments)]
-pub async fn run_with_secrets<E, S>(
-    client: &Client,
-    state: &mut ClusterState,
-    mut events: E,
-    mut secrets: S,
-    mut leading: watch::Receiver<bool>,
+    mut feeds: Feeds<E, S>,
     metrics: &Metrics,
     mut debouncer: Debouncer,
     shutdown: impl Future<Output = ()>,
@@ -452,28 +392,41 @@ where
     S: Stream<Item = Result<SecretEvent, watcher::Error>> + Unpin,
 {
     tokio::pin!(shutdown);
-    metrics.leader.set(i64::from(*leading.borrow_and_update()));
+    metrics.leader.set(i64::from(*feeds.leading.borrow_and_update()));
     // Envoys' answers over xDS make the statuses waiting for them due.
-    let mut fleet = state.fleet_changes();
+    let mut fleet = state.pass.fleet_changes();
+    let mut backoff = Backoff::default();
+    // The runtime's clock: the system's, unless a test pauses it.
+    let now = || tokio::time::Instant::now().into_std();
+    // The certificates' change time a pass was last woken for: once each.
+    let mut woken_for_certificates = None;
     loop {
         let due = debouncer.deadline().filter(|_| state.ready());
         let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(
-            due.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600)),
+            due.unwrap_or_else(|| now() + Duration::from_secs(3600)),
         ));
+        // A certificate crossing a line of its validity changes
+        // `ResolvedRefs` with nothing else changing; the time is the
+        // system's, since certificates are judged by it.
+        let certificates = state
+            .pass
+            .certificates_change_at()
+            .filter(|at| Some(*at) != woken_for_certificates);
+        let certificates_sleep = tokio::time::sleep(certificates.map_or(Duration::ZERO, wait_until));
         tokio::select! {
-            event = events.next() => match event {
+            event = feeds.virtual_hosts.next() => match event {
                 Some((scope, Ok(event))) => {
                     state.apply(&scope, event);
-                    debouncer.change(Instant::now());
+                    debouncer.change(now());
                 }
                 // The watcher retries by itself, with backoff.
                 Some((scope, Err(err))) => warn!(scope = scope.as_deref().unwrap_or("*"), error = %err, "watch failed"),
                 None => anyhow::bail!("the watch ended"),
             },
-            event = secrets.next() => match event {
+            event = feeds.secrets.next() => match event {
                 Some(Ok(event)) => {
                     if state.secrets.apply(event) {
-                        debouncer.change(Instant::now());
+                        debouncer.change(now());
                     }
                 }
                 Some(Err(err)) => warn!(error = %err, "the Secrets' watch failed"),
@@ -488,36 +441,36 @@ where
                 if changed.is_err() {
                     fleet = None;
                 } else if state.pass.fleet_changed() {
-                    debouncer.change(Instant::now());
+                    debouncer.change(now());
                 }
             }
-            changed = leading.changed() => {
+            changed = feeds.leading.changed() => {
                 anyhow::ensure!(changed.is_ok(), "the leader election stopped");
-                let leader = *leading.borrow_and_update();
+                let leader = *feeds.leading.borrow_and_update();
                 metrics.leader.set(i64::from(leader));
                 info!(leader, "leadership changed");
                 if leader {
-                    debouncer.change(Instant::now());
+                    debouncer.change(now());
+                }
+            }
+            () = certificates_sleep, if certificates.is_some() => {
+                if let Some(at) = certificates
+                    && Timestamp::now() >= at
+                {
+                    woken_for_certificates = Some(at);
+                    debouncer.change(now());
                 }
             }
             () = sleep, if due.is_some() => {
-                if debouncer.take_due(Instant::now()) {
-                    let role = Role::from_leading(*leading.borrow());
+                if debouncer.take_due(now()) {
+                    let role = if *feeds.leading.borrow() { Role::Leader } else { Role::Follower };
                     let result = state.reconcile(client, metrics, Timestamp::now(), role).await;
                     if result.is_ok() {
                         // The files are written (patches may have failed; they are retried).
                         metrics.ready.set(1);
                     }
-                    match result {
-                        Ok(summary) if summary.failed_patches == 0 => {}
-                        Ok(summary) => {
-                            warn!(failed = summary.failed_patches, "some status patches failed; retrying later");
-                            debouncer.change(Instant::now() + RETRY_DELAY);
-                        }
-                        Err(err) => {
-                            error!(error = %format!("{err:#}"), "reconcile failed; the previous files stay; retrying later");
-                            debouncer.change(Instant::now() + RETRY_DELAY);
-                        }
+                    if let Some(wait) = retry_after(&mut backoff, &result) {
+                        debouncer.change(now() + wait);
                     }
                 }
             }

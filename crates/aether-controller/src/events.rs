@@ -10,7 +10,7 @@
 //! | condition | recorded when | `type` | `reason` | `action` |
 //! |---|---|---|---|---|
 //! | `Accepted` | its `status` or `reason` changes (or it first appears) | `Normal` for `Accepted`, `Warning` for `HostConflict`, `PartiallyInvalid`, `Invalid`, `Unsupported` | the condition's reason | `Accepted` |
-//! | `ResolvedRefs` | it turns `False`, or back to `True` | `Warning` when `False`, `Normal` when `True` | the condition's reason | `ResolvedRefs` |
+//! | `ResolvedRefs` | it turns `False` or `CertificateExpiring`, or from either back to `ResolvedRefs` | `Warning` for `False` and `CertificateExpiring`, `Normal` after | the condition's reason | `ResolvedRefs` |
 //! | `Programmed` | an Envoy refuses it (`Rejected`), or it goes from `Rejected` straight to `True` | `Warning` for `Rejected`, `Normal` after | the condition's reason | `Programmed` |
 //!
 //! `Programmed` going `Pending` and back on every edit is no news: only a
@@ -29,8 +29,8 @@
 
 use aether_api::config::v1::{Condition, VirtualHostStatus};
 
-use crate::status::programmed::{PROGRAMMED, REASON_REJECTED};
-use crate::status::resolved_refs::RESOLVED_REFS;
+use crate::programmed::{PROGRAMMED, REASON_REJECTED};
+use crate::status::resolved_refs::{REASON_CERTIFICATE_EXPIRING, RESOLVED_REFS};
 use crate::status::{ACCEPTED, REASON_ACCEPTED};
 
 /// The API's bound on an Event's `note`, in bytes.
@@ -70,11 +70,13 @@ pub fn transitions(stored: Option<&VirtualHostStatus>, desired: &VirtualHostStat
     }
     if let Some(new) = after(RESOLVED_REFS) {
         let old = before(RESOLVED_REFS);
-        // A reference that resolves is no news; one that stops (or starts
-        // again after it stopped) is.
-        let involves_false = new.status == "False" || old.is_some_and(|old| old.status == "False");
-        if involves_false && changed(old, new) {
-            found.push(transition(RESOLVED_REFS, new, new.status == "False"));
+        // A reference that resolves is no news; one that stops or whose
+        // certificate is about to end (or one that resolves again after
+        // either) is.
+        let troubled =
+            |condition: &Condition| condition.status == "False" || condition.reason == REASON_CERTIFICATE_EXPIRING;
+        if (troubled(new) || old.is_some_and(troubled)) && changed(old, new) {
+            found.push(transition(RESOLVED_REFS, new, troubled(new)));
         }
     }
     if let Some(new) = after(PROGRAMMED) {
@@ -93,24 +95,11 @@ fn transition(action: &'static str, condition: &Condition, warning: bool) -> Tra
         warning,
         reason: condition.reason.clone(),
         action,
-        note: cut(
+        note: crate::text::cut_bytes(
             format!("{}={}: {}", condition.r#type, condition.status, condition.message),
             MAX_NOTE_BYTES,
         ),
     }
-}
-
-/// At most `max` bytes, on a character boundary, marked with `…` when cut.
-fn cut(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max - '…'.len_utf8();
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
-    }
-    text
 }
 
 #[cfg(feature = "server")]
@@ -298,6 +287,69 @@ mod tests {
         assert_eq!(
             (recovered[0].warning, recovered[0].reason.as_str()),
             (false, "ResolvedRefs")
+        );
+    }
+
+    #[test]
+    fn a_certificate_expiring_is_a_warning_once_and_its_renewal_is_normal() {
+        let accepted = condition("Accepted", "True", "Accepted", "serving a.test");
+        let resolved = condition(
+            "ResolvedRefs",
+            "True",
+            "ResolvedRefs",
+            "secret default/x: certificate serial 01 valid until 2026-03-01T00:00:00Z, served by SNI",
+        );
+        let expiring = condition(
+            "ResolvedRefs",
+            "True",
+            "CertificateExpiring",
+            "secret default/x: certificate serial 01 expires at 2026-03-01T00:00:00Z, within 7 days: renew it; served by SNI",
+        );
+        let expired = condition(
+            "ResolvedRefs",
+            "False",
+            "InvalidCertificateRef",
+            "secret default/x: the certificate expired at 2026-03-01T00:00:00Z; its hosts are not served over TLS",
+        );
+        let with = |condition: &Condition| status(&[&accepted, condition]);
+        let warned = transitions(Some(&with(&resolved)), &with(&expiring));
+        assert_eq!(
+            warned,
+            [Transition {
+                warning: true,
+                reason: "CertificateExpiring".into(),
+                action: "ResolvedRefs",
+                note: format!("ResolvedRefs=True: {}", expiring.message),
+            }]
+        );
+        // Once per transition: the same reason on the next pass is no news,
+        // even with its message reworded.
+        let mut reworded = expiring.clone();
+        reworded.message.push_str(" (again)");
+        assert_eq!(transitions(Some(&with(&expiring)), &with(&reworded)), []);
+        // Expiring, then expired: a Warning of its own.
+        let lapsed = transitions(Some(&with(&expiring)), &with(&expired));
+        assert_eq!(
+            (lapsed.len(), lapsed[0].warning, lapsed[0].reason.as_str()),
+            (1, true, "InvalidCertificateRef")
+        );
+        // Renewed before it ended, or after: Normal.
+        for before in [&expiring, &expired] {
+            let renewed = transitions(Some(&with(before)), &with(&resolved));
+            assert_eq!(
+                (renewed.len(), renewed[0].warning, renewed[0].reason.as_str()),
+                (1, false, "ResolvedRefs"),
+                "{}",
+                before.reason
+            );
+        }
+        // A first status already expiring is news too.
+        assert_eq!(
+            transitions(None, &with(&expiring))
+                .iter()
+                .map(|t| (t.action, t.warning))
+                .collect::<Vec<_>>(),
+            [("Accepted", false), ("ResolvedRefs", true)]
         );
     }
 

@@ -44,7 +44,7 @@ pub use unusable::{RULE_CHANGING, RULE_MANIFEST};
 use crate::debounce::Debouncer;
 use crate::metrics::Metrics;
 use crate::outputs::{self, DEPENDENCIES_FILE, LISTENERS_FILE, ROUTES_FILE, STATUS_FILE, TLS_SECRETS_FILE};
-use crate::pass::{Inputs, Pass};
+use crate::pass::{Inputs, Pass, Round, Summary, Timed, retry_after, wait_until, warn_set_aside};
 use crate::tls::TlsSettings;
 use crate::tls::local::{self as secrets, SecretsDir};
 use crate::xds;
@@ -71,23 +71,6 @@ pub struct Options {
     pub secrets: Option<PathBuf>,
     /// How the HTTPS listener is handed to Envoy.
     pub tls: TlsSettings,
-}
-
-/// What one pass did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Summary {
-    /// Files written (unchanged ones skipped).
-    pub written: Vec<&'static str>,
-    /// Objects whose status changed.
-    pub status_changes: usize,
-    /// Input errors (unreadable files, bad documents, duplicates).
-    pub input_errors: usize,
-    /// Files that could not be read, served as they were last read.
-    pub stale_files: usize,
-    /// With xDS: how far into the pass (from reading the manifests) its
-    /// snapshot was handed to the streams, which is what an Envoy over gRPC
-    /// waits for.
-    pub published_after: Option<Duration>,
 }
 
 /// Local mode's state between passes.
@@ -130,7 +113,7 @@ impl Local {
             options.tls.clone(),
             &files,
         );
-        let statuses = match pass.written().get(STATUS_FILE).map(outputs::status_json::parse) {
+        let statuses = match pass.written.get(STATUS_FILE).map(outputs::status_json::parse) {
             None => BTreeMap::new(),
             Some(Ok(statuses)) => statuses,
             Some(Err(err)) => {
@@ -174,7 +157,7 @@ impl Local {
     /// Also publishes each pass's route configuration to an xDS server
     /// (whose metrics should be [`Local::metrics`], to be logged with the rest).
     pub fn with_xds(mut self, publisher: xds::Publisher) -> Self {
-        self.pass.set_xds(publisher);
+        self.pass.xds = Some(publisher);
         self
     }
 
@@ -257,13 +240,7 @@ impl Local {
         }
         for (key, object) in feed {
             self.stale.remove(&key);
-            if !object.set_aside.is_empty() {
-                // Fields from a newer API version (a spec holding one is
-                // left out as unsupported by the projection; status ones are
-                // ignored): named when their object changes, so that an
-                // operator sees them.
-                warn!(object = %key, fields = ?object.set_aside, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
-            }
+            warn_set_aside(&key, &object.set_aside);
             // What is served changes only for a version it can use.
             let generation = object.generation;
             self.pass.projector.upsert_keeping_valid(object.clone(), generation);
@@ -289,14 +266,8 @@ impl Local {
 
     /// Reads the manifests and runs one reconcile pass.
     pub fn reconcile(&mut self) -> anyhow::Result<Summary> {
-        let started = Instant::now();
-        self.metrics.reconciles.inc();
-        let result = self.reconcile_inner();
-        self.metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
-        if result.is_err() {
-            self.metrics.reconcile_errors.inc();
-        }
-        result
+        let metrics = self.metrics.clone();
+        Timed::start(&metrics).finished(self.reconcile_inner())
     }
 
     fn reconcile_inner(&mut self) -> anyhow::Result<Summary> {
@@ -306,17 +277,19 @@ impl Local {
         let now = Timestamp::now();
         let resolutions = self
             .secrets
-            .resolve(&snapshot.tls_secrets, self.pass.tls(), now.as_second());
+            .resolve(&snapshot.tls_secrets, &self.pass.tls, now.as_second());
         self.referenced = snapshot.tls_secrets.clone();
-        let outcome = self
+        let (summary, patches) = self
             .pass
             .run(
-                &snapshot,
-                resolutions,
+                Round {
+                    snapshot: &snapshot,
+                    resolutions,
+                    derive_all: false,
+                    now,
+                    started,
+                },
                 &mut self.objects,
-                false,
-                now,
-                started,
                 &self.metrics,
             )
             .map_err(|err| match err.downcast::<std::io::Error>() {
@@ -325,14 +298,12 @@ impl Local {
                 Err(err) => err,
             })?;
         self.objects.status_file_written();
-        let status_changes = outcome.patches.len();
-        self.metrics.status_patches.inc_by(status_changes as u64);
+        self.metrics.status_patches.inc_by(patches.len() as u64);
         Ok(Summary {
-            written: outcome.written,
-            status_changes,
+            status_changes: patches.len(),
             input_errors,
             stale_files,
-            published_after: outcome.published_after,
+            ..summary
         })
     }
 
@@ -349,17 +320,32 @@ impl Local {
         let mut fleet = self.pass.fleet_changes();
         let mut looked_at = None;
         let mut backoff = outputs::backoff::Backoff::default();
+        // The certificates' change time a pass was last woken for: once each.
+        let mut woken_for_certificates = None;
         loop {
             let now = Instant::now();
             // A file found still changing is looked at again once it has
             // changed for longer than its bound, to be set aside.
             let set_aside_due = self.last_good.set_aside_due().filter(|due| Some(*due) != looked_at);
+            // A certificate crossing a line of its validity changes
+            // `ResolvedRefs` with nothing else changing.
+            let certificates = self
+                .pass
+                .certificates_change_at()
+                .filter(|at| Some(*at) != woken_for_certificates);
             let wake = debouncer
                 .deadline()
                 .into_iter()
                 .chain(set_aside_due)
+                .chain(certificates.map(|at| now + wait_until(at)))
                 .fold(now + self.options.poll, Instant::min);
             std::thread::sleep(wake.saturating_duration_since(now));
+            if let Some(at) = certificates
+                && Timestamp::now() >= at
+            {
+                woken_for_certificates = Some(at);
+                debouncer.change(Instant::now());
+            }
             let fingerprint = self.fingerprint();
             let due = set_aside_due.filter(|due| *due <= Instant::now());
             let settled = self.last_good.settled_since_load(self.limits.settle);
@@ -379,13 +365,9 @@ impl Local {
             if debouncer.take_due(Instant::now()) {
                 // On error the previous outputs stay, and the pass is
                 // retried after a back-off (an edit runs one at once).
-                match self.pass() {
-                    Ok(_) => backoff.succeeded(),
-                    Err(err) => {
-                        let wait = backoff.failed();
-                        error!(error = %format!("{err:#}"), retry_in_ms = wait.as_millis() as u64, "reconcile failed");
-                        debouncer.change(Instant::now() + wait);
-                    }
+                let result = self.pass();
+                if let Some(wait) = retry_after(&mut backoff, &result) {
+                    debouncer.change(Instant::now() + wait);
                 }
             }
         }
@@ -428,7 +410,7 @@ fn unchanged(fed: &VirtualHostObject, read: &VirtualHostObject) -> bool {
         generation,
         spec,
         status: _,
-        problems,
+        read_problems,
         set_aside,
     } = fed;
     (std::sync::Arc::ptr_eq(spec, &read.spec) || **spec == *read.spec)
@@ -436,6 +418,6 @@ fn unchanged(fed: &VirtualHostObject, read: &VirtualHostObject) -> bool {
         && *name == read.name
         && *creation_timestamp == read.creation_timestamp
         && *generation == read.generation
-        && *problems == read.problems
+        && *read_problems == read.read_problems
         && *set_aside == read.set_aside
 }

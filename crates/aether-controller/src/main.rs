@@ -12,7 +12,7 @@ use aether_controller::events::EventRecorder;
 use aether_controller::leader;
 use aether_controller::local::{Local, Options};
 use aether_controller::metrics::{self, Metrics};
-use aether_controller::replicas;
+use aether_controller::programmed::replicas;
 use aether_controller::tls::TlsSettings;
 use aether_controller::tls::cluster::ClusterSecrets;
 use aether_controller::xds;
@@ -110,6 +110,13 @@ struct Cli {
     /// Envoys left. 0: forgotten at once.
     #[arg(long, value_name = "SECS", default_value_t = aether_xds::fleet::DEFAULT_ABSENCE_GRACE.as_secs(), requires = "xds_addr")]
     envoy_absence_grace_secs: u64,
+    /// How long, in seconds, an Envoy may leave an update unanswered (not
+    /// acknowledged, not read, a type not asked for) before Programmed
+    /// stops waiting for it: it is then left out of what is applied,
+    /// named `(not answering)`, until it answers. An Envoy alone is waited
+    /// for still. At least 1.
+    #[arg(long, value_name = "SECS", default_value_t = aether_xds::fleet::DEFAULT_ANSWER_DEADLINE.as_secs(), value_parser = clap::value_parser!(u64).range(1..), requires = "xds_addr")]
+    envoy_answer_deadline_secs: u64,
     /// Cluster mode with xDS: the time to live, in seconds, of the report
     /// through which this replica tells the Lease holder what its Envoys
     /// applied (a ConfigMap renewed every third of it); a replica gone
@@ -419,39 +426,26 @@ async fn run_cluster(cli: &Cli, xds_transport: Option<Transport>) -> anyhow::Res
             _ = tokio::signal::ctrl_c() => info!("interrupted"),
         }
     };
-    let result = if cli.no_leader_election {
+    let (leading, lease) = if cli.no_leader_election {
         info!("leader election off: this replica writes statuses");
-        let (_sender, leading) = watch::channel(true);
-        cluster::run_with_secrets(
-            &client,
-            &mut state,
-            events,
-            secret_events,
-            leading,
-            &metrics,
-            debouncer,
-            shutdown,
-        )
-        .await
+        // Kept until the loop ends: it always leads.
+        let (always, leading) = watch::channel(true);
+        (leading, Err(always))
     } else {
         let namespace = lease_namespace(cli, &client);
-        let (leading, lease_task) =
-            leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
-        let result = cluster::run_with_secrets(
-            &client,
-            &mut state,
-            events,
-            secret_events,
-            leading,
-            &metrics,
-            debouncer,
-            shutdown,
-        )
-        .await;
-        // `run` dropped the receiver: the task releases the Lease.
-        leader::leave(lease_task, Duration::from_secs(5)).await;
-        result
+        let (leading, task) = leader::join(client.clone(), &namespace, &cli.lease_name, cli.identity.clone()).await?;
+        (leading, Ok(task))
     };
+    let feeds = cluster::Feeds {
+        virtual_hosts: events,
+        secrets: secret_events,
+        leading,
+    };
+    let result = cluster::run(&client, &mut state, feeds, &metrics, debouncer, shutdown).await;
+    if let Ok(task) = lease {
+        // `run` dropped the receiver: the task releases the Lease.
+        leader::leave(task, Duration::from_secs(5)).await;
+    }
     // The events already queued go out (briefly: the pod is stopping).
     drop(state);
     for task in report_tasks.into_iter().flatten() {
@@ -528,7 +522,10 @@ async fn start_xds(
     info!(%addr, "serving the edge's configuration over xDS (RDS, LDS, SDS)");
     let bound = aether_http_server::fit_to_fd_limit("xds", cli.xds_max_connections, reserved);
     let listener_metrics = metrics.xds_listener.clone();
-    let fleet = aether_xds::fleet::Fleet::new(Duration::from_secs(cli.envoy_absence_grace_secs));
+    let fleet = aether_xds::fleet::Fleet::with_answer_deadline(
+        Duration::from_secs(cli.envoy_absence_grace_secs),
+        Duration::from_secs(cli.envoy_answer_deadline_secs),
+    );
     let (publisher, mut service) = xds::channel_with(&projection.route_configuration_name, metrics, fleet);
     if let Some(tls) = tls {
         service = service.with_tls(Arc::new(tls));

@@ -2,7 +2,6 @@
 //! cluster mode ([`serve`], with a readiness endpoint), logged after each
 //! reconcile in local mode.
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
@@ -78,6 +77,13 @@ pub struct Metrics {
     pub xds_unknown_resource_requests: Counter,
     /// xDS streams open now.
     pub xds_streams: Gauge,
+    /// xDS streams ended for what their client sent, by reason
+    /// (`request_budget`, `request_too_large`, `subscription`; each also
+    /// logged).
+    pub xds_streams_refused: Family<Labels, Counter>,
+    /// Resources quarantined: an Envoy refused one, and every Envoy is
+    /// served the last version taken instead (each also logged).
+    pub xds_resources_quarantined: Counter,
     /// 1 once a pass has written the edge's files (so every watched scope
     /// was listed); what `/readyz` answers from.
     pub ready: Gauge,
@@ -95,7 +101,9 @@ pub struct Metrics {
 /// Per Envoy node, what its xDS streams answered, read from the fleet at
 /// each scrape (`xds_envoy_*`): the publication each type holds, the
 /// responses refused on its open streams, when it last answered, and how
-/// long the oldest sync it has not answered has waited.
+/// long the oldest sync it has not answered has waited. Only nodes with a
+/// stream open, at most `aether_xds::fleet::MAX_REPORTED_NODES` of them
+/// (the rest as `node="(other nodes)"`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Envoys(Arc<OnceLock<aether_xds::fleet::Fleet>>);
 
@@ -117,17 +125,9 @@ impl Collector for Envoys {
         let nacks: Family<Labels, Gauge> = Family::default();
         let last_answer: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
         let behind: Family<Labels, Gauge<f64, AtomicU64>> = Family::default();
-        // Streams of one node (one per type without ADS) make one series.
-        let mut by_node: BTreeMap<String, aether_xds::fleet::Report> = BTreeMap::new();
-        for report in fleet.reports() {
-            let node = report.node.clone().unwrap_or_else(|| "(no node id)".to_owned());
-            let merged = by_node.entry(node).or_default();
-            merged.held.extend(report.held);
-            merged.nacks += report.nacks;
-            merged.last_answer = merged.last_answer.max(report.last_answer);
-            merged.behind = merged.behind.max(report.behind);
-        }
-        for (node, report) in by_node {
+        // Streams of one node (one per type without ADS) make one series;
+        // nodes past the fleet's bound, one more (`(other nodes)`).
+        for (node, report) in fleet.reports_by_node() {
             let labels = vec![("node", node.clone())];
             for (kind, seq) in &report.held {
                 let gauge = held.get_or_create(&vec![("node", node.clone()), ("type", (*kind).to_owned())]);
@@ -193,6 +193,16 @@ impl aether_xds::XdsMetrics for Metrics {
     fn stream_closed(&self) {
         self.xds_streams.dec();
     }
+
+    fn stream_refused(&self, why: aether_xds::metrics::Refused) {
+        self.xds_streams_refused
+            .get_or_create(&vec![("reason", why.label().to_owned())])
+            .inc();
+    }
+
+    fn resource_quarantined(&self) {
+        self.xds_resources_quarantined.inc();
+    }
 }
 
 impl Metrics {
@@ -223,6 +233,8 @@ impl Metrics {
             xds_nacks: Counter::default(),
             xds_unknown_resource_requests: Counter::default(),
             xds_streams: Gauge::default(),
+            xds_streams_refused: Family::default(),
+            xds_resources_quarantined: Counter::default(),
             ready: Gauge::default(),
             xds_listener: ListenerMetrics::default(),
             http_listener: ListenerMetrics::default(),
@@ -303,6 +315,22 @@ impl Metrics {
             metrics.xds_unknown_resource_requests.clone(),
         );
         registry.register("xds_streams", "xDS streams open now", metrics.xds_streams.clone());
+        // Every reason at 0 from the start, so a rate of each is defined.
+        for why in aether_xds::metrics::Refused::ALL {
+            let _ = metrics
+                .xds_streams_refused
+                .get_or_create(&vec![("reason", why.label().to_owned())]);
+        }
+        registry.register(
+            "xds_streams_refused",
+            "xDS streams ended for what their client sent, by reason",
+            metrics.xds_streams_refused.clone(),
+        );
+        registry.register(
+            "xds_resources_quarantined",
+            "xDS resources quarantined: an Envoy refused one, every Envoy is served the last version taken",
+            metrics.xds_resources_quarantined.clone(),
+        );
         registry.register(
             "ready",
             "1 once a pass has written the edge's files",

@@ -44,11 +44,13 @@ pub mod backoff;
 pub mod chains;
 pub mod listeners;
 pub mod memo;
+mod plan;
 pub mod routes_json;
 pub mod secrets;
 pub mod status_json;
 
 pub use listeners::LISTENERS_FILE;
+pub use plan::{Plan, PlanError, plan, within_watch_limit};
 pub use routes_json::RoutesJson;
 use secrets::SECRETS_DIR;
 pub use status_json::STATUS_FILE;

@@ -1,7 +1,7 @@
 //! One reconcile pass, as both modes run it: the projector's snapshot, the
 //! secrets it references resolved, the statuses to derive chosen, the
 //! snapshot published over xDS, the files and statuses planned
-//! ([`crate::plan`]), the changed files written.
+//! ([`outputs::plan()`]), the changed files written.
 //!
 //! The modes are adapters around it. [`crate::local`] feeds the projector
 //! from manifest files, resolves the secrets from `--secrets DIR`, and keeps
@@ -12,27 +12,24 @@
 //! [`Inputs`].
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aether_api::config::v1::VirtualHostStatus;
 use aether_projection::{ObjectKey, ProjectionConfig, Projector, Snapshot};
 use jiff::Timestamp;
 use prost::bytes::Bytes;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::metrics::Metrics;
+use crate::outputs::backoff::Backoff;
 use crate::outputs::{self, Files, Written};
-use crate::replicas;
-use crate::status::programmed::{PROGRAMMED, Programmed};
-use crate::status::resolved_refs::RESOLVED_REFS;
+use crate::programmed::PROGRAMMED;
+use crate::programmed::tracker::Tracker;
+use crate::status::resolved_refs::{self, RESOLVED_REFS};
 use crate::status::{ACCEPTED, Observed, StatusPatch};
 use crate::tls::{EdgeTls, Resolutions, TlsSettings};
 use crate::xds;
-
-/// Why `Programmed` is `Unknown`: Envoy reads the files, and what it
-/// applied of them is not seen.
-const NOT_OBSERVED: &str = "Envoy reads its configuration from files: what it applied is not observed";
 
 /// What a mode supplies to a pass besides the snapshot and the secrets'
 /// resolutions: its objects' stored statuses, and (local mode) a file that
@@ -53,26 +50,95 @@ pub(crate) trait Inputs {
     }
 }
 
-/// What one pass did.
-#[derive(Debug)]
-pub(crate) struct Outcome {
+/// What one pass did, in either mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
     /// Files written (unchanged ones skipped).
-    pub(crate) written: Vec<&'static str>,
-    /// The statuses that differ from the stored ones, in key order.
-    pub(crate) patches: Vec<StatusPatch>,
-    /// With xDS: how far into the pass (from `started`) its snapshot was
-    /// handed to the streams.
-    pub(crate) published_after: Option<Duration>,
+    pub written: Vec<&'static str>,
+    /// Objects whose status changed: in `status.json` (local mode), or by
+    /// a patch the API server accepted (cluster mode).
+    pub status_changes: usize,
+    /// Status patches that failed (retried after a back-off).
+    pub failed_patches: usize,
+    /// Status patches a follower left to the leader.
+    pub left_to_leader: usize,
+    /// Local mode's input errors (unreadable files, bad documents, duplicates).
+    pub input_errors: usize,
+    /// Local mode's files that could not be read, served as last read.
+    pub stale_files: usize,
+    /// With xDS: how far into the pass its snapshot was handed to the
+    /// streams, which is what an Envoy over gRPC waits for.
+    pub published_after: Option<Duration>,
+}
+
+/// A pass counted ([`Metrics::reconciles`]) and timed from its start.
+pub(crate) struct Timed<'a>(&'a Metrics, Instant);
+
+impl<'a> Timed<'a> {
+    /// Counts a pass starting now.
+    pub(crate) fn start(metrics: &'a Metrics) -> Self {
+        metrics.reconciles.inc();
+        Self(metrics, Instant::now())
+    }
+
+    /// Times the pass, an error if it failed or a status patch did; returns `result`.
+    pub(crate) fn finished(self, result: anyhow::Result<Summary>) -> anyhow::Result<Summary> {
+        let Self(metrics, started) = self;
+        metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
+        if !matches!(&result, Ok(summary) if summary.failed_patches == 0) {
+            metrics.reconcile_errors.inc();
+        }
+        result
+    }
+}
+
+/// After a pass: `None` when it did all its work, otherwise (the failure
+/// logged) how long to wait before it is tried again, from `backoff`.
+pub(crate) fn retry_after(backoff: &mut Backoff, result: &anyhow::Result<Summary>) -> Option<Duration> {
+    if matches!(result, Ok(summary) if summary.failed_patches == 0) {
+        backoff.succeeded();
+        return None;
+    }
+    let wait = backoff.failed();
+    let retry_in_ms = wait.as_millis() as u64;
+    match result {
+        Ok(summary) => warn!(
+            failed = summary.failed_patches,
+            retry_in_ms, "some status patches failed; retrying"
+        ),
+        Err(err) => {
+            error!(error = %format!("{err:#}"), retry_in_ms, "reconcile failed; the previous files stay; retrying")
+        }
+    }
+    Some(wait)
+}
+
+/// What one pass runs over, as its mode gathered it.
+pub(crate) struct Round<'a> {
+    /// The projection's snapshot ([`Pass::snapshot`]).
+    pub(crate) snapshot: &'a Snapshot,
+    /// The secrets it references, resolved.
+    pub(crate) resolutions: Resolutions,
+    /// Every status is derived, not only those due.
+    pub(crate) derive_all: bool,
+    /// Stamps conditions whose status flips.
+    pub(crate) now: Timestamp,
+    /// When the pass began, which the xDS publication is timed from.
+    pub(crate) started: Instant,
 }
 
 /// What a pass keeps between passes, whatever the mode.
 pub(crate) struct Pass {
-    out: PathBuf,
+    /// The output directory.
+    pub(crate) out: PathBuf,
     /// Fed by the mode.
     pub(crate) projector: Projector,
-    written: Written,
-    xds: Option<xds::Publisher>,
-    tls: TlsSettings,
+    /// What is known of the output directory's files.
+    pub(crate) written: Written,
+    /// Each pass's snapshot is also published to this xDS server.
+    pub(crate) xds: Option<xds::Publisher>,
+    /// How the HTTPS listener is handed to Envoy.
+    pub(crate) tls: TlsSettings,
     /// Objects whose status is to be derived again: the projection touched
     /// them (or the mode said so) since their status was last derived,
     /// kept across a pass that fails before its files are written. Every
@@ -82,26 +148,13 @@ pub(crate) struct Pass {
     /// they change (a secret's content, a certificate's validity window),
     /// every status is derived again. `None`: every status is.
     derived_with: Option<Resolutions>,
-    /// Objects the Envoys have not all applied (or refused, or none is
-    /// connected): derived again when the fleet changes.
-    awaiting: HashSet<ObjectKey>,
-    /// With several replicas: where this one's report goes
-    /// ([`crate::replicas`]), and the objects in flight it carries.
-    report: Option<tokio::sync::watch::Sender<Option<replicas::reporter::ReportBody>>>,
-    reportable: BTreeMap<ObjectKey, replicas::Answer>,
-    /// With several replicas: the others' reports, and this one's identity.
-    peers: Option<(replicas::Peers, String)>,
-}
-
-/// Whether `observed`'s stored `Programmed` is `True` at its generation.
-fn programmed_at(observed: &Observed) -> bool {
-    observed.status.as_ref().is_some_and(|status| {
-        status.conditions.iter().any(|condition| {
-            condition.r#type == PROGRAMMED
-                && condition.status == "True"
-                && condition.observed_generation == observed.generation
-        })
-    })
+    /// When (Unix seconds) a certificate the statuses were last derived
+    /// with crosses a line of its validity
+    /// ([`resolved_refs::changes_at`]): a pass from then on derives every
+    /// status, so that `ResolvedRefs` turns with time alone.
+    certificates_change_at: Option<i64>,
+    /// The objects' `Programmed`, and the replicas it is shared with.
+    pub(crate) programmed: Tracker,
 }
 
 impl Pass {
@@ -122,36 +175,9 @@ impl Pass {
             tls,
             status_due: HashSet::new(),
             derived_with: None,
-            awaiting: HashSet::new(),
-            report: None,
-            reportable: BTreeMap::new(),
-            peers: None,
+            certificates_change_at: None,
+            programmed: Tracker::default(),
         }
-    }
-
-    /// The output directory.
-    pub(crate) fn out(&self) -> &Path {
-        &self.out
-    }
-
-    /// What is known of the output directory's files.
-    pub(crate) fn written(&self) -> &Written {
-        &self.written
-    }
-
-    /// How the HTTPS listener is handed to Envoy.
-    pub(crate) fn tls(&self) -> &TlsSettings {
-        &self.tls
-    }
-
-    /// Hands the HTTPS listener to Envoy with `settings`.
-    pub(crate) fn set_tls(&mut self, settings: TlsSettings) {
-        self.tls = settings;
-    }
-
-    /// Also publishes each pass's snapshot to an xDS server.
-    pub(crate) fn set_xds(&mut self, publisher: xds::Publisher) {
-        self.xds = Some(publisher);
     }
 
     /// Writes none of Envoy's files ([`Written::without_envoy_files`]).
@@ -172,21 +198,7 @@ impl Pass {
     /// `key` is gone: no status to derive.
     pub(crate) fn forget(&mut self, key: &ObjectKey) {
         self.status_due.remove(key);
-        self.awaiting.remove(key);
-        self.reportable.remove(key);
-    }
-
-    /// Sends this replica's report to `sender`, and combines the `peers`'
-    /// with its own `Programmed` ([`crate::replicas`]); `identity` is this
-    /// replica's.
-    pub(crate) fn share_with_replicas(
-        &mut self,
-        sender: tokio::sync::watch::Sender<Option<replicas::reporter::ReportBody>>,
-        peers: replicas::Peers,
-        identity: String,
-    ) {
-        self.report = Some(sender);
-        self.peers = Some((peers, identity));
+        self.programmed.forget(key);
     }
 
     /// The Envoys' changes, with xDS: each one makes the objects they had
@@ -195,11 +207,19 @@ impl Pass {
         self.xds.as_ref().map(|publisher| publisher.fleet().changes())
     }
 
+    /// When a certificate crosses a line of its validity, which changes
+    /// `ResolvedRefs` with nothing else changing: the modes run a pass
+    /// then.
+    pub(crate) fn certificates_change_at(&self) -> Option<Timestamp> {
+        self.certificates_change_at
+            .and_then(|at| Timestamp::from_second(at).ok())
+    }
+
     /// The fleet changed: the statuses of the objects it had not all
     /// applied are due; returns whether there are any.
     pub(crate) fn fleet_changed(&mut self) -> bool {
-        self.status_due.extend(self.awaiting.iter().cloned());
-        !self.awaiting.is_empty()
+        self.status_due.extend(self.programmed.awaiting.iter().cloned());
+        !self.programmed.awaiting.is_empty()
     }
 
     /// The projection's snapshot; the objects it touched since the last are
@@ -210,30 +230,30 @@ impl Pass {
         snapshot
     }
 
-    /// The rest of the pass over `snapshot`, its secrets resolved as
-    /// `resolutions`: derives the statuses due (every one when the
-    /// resolutions changed since they were last derived, or with
-    /// `derive_all`), publishes to xDS, plans, hands the changed statuses to
-    /// `inputs`, and writes the changed files. `now` stamps conditions
-    /// whose status flips; `started` is when the pass began. A failed write
-    /// leaves the previous file in place and keeps the statuses due.
-    #[allow(clippy::too_many_arguments)]
+    /// The rest of the pass over `round`: derives the statuses due (every
+    /// one when the resolutions changed since they were last derived, when
+    /// a certificate crossed a line of its validity since
+    /// ([`Pass::certificates_change_at`]), or with [`Round::derive_all`]), publishes to xDS, plans, hands the
+    /// changed statuses to `inputs`, and writes the changed files. Returns
+    /// the files written and when xDS was served, and the statuses that
+    /// differ from the stored ones. A failed write leaves the previous file
+    /// in place and keeps the statuses due.
     pub(crate) fn run(
         &mut self,
-        snapshot: &Snapshot,
-        resolutions: Resolutions,
+        round: Round<'_>,
         inputs: &mut impl Inputs,
-        derive_all: bool,
-        now: Timestamp,
-        started: Instant,
         metrics: &Metrics,
-    ) -> anyhow::Result<Outcome> {
+    ) -> anyhow::Result<(Summary, Vec<StatusPatch>)> {
+        let snapshot = round.snapshot;
         let tls = EdgeTls {
-            resolutions,
+            resolutions: round.resolutions,
             settings: self.tls.clone(),
         };
+        let crossed = self
+            .certificates_change_at
+            .is_some_and(|at| round.now.as_second() >= at);
         let mut observed: BTreeMap<ObjectKey, Observed> =
-            if !derive_all && self.derived_with.as_ref() == Some(&tls.resolutions) {
+            if !round.derive_all && !crossed && self.derived_with.as_ref() == Some(&tls.resolutions) {
                 self.status_due
                     .iter()
                     .filter_map(|key| inputs.observed(key).map(|observed| (key.clone(), observed)))
@@ -247,52 +267,11 @@ impl Pass {
         let published_after = self.xds.as_ref().map(|publisher| {
             publisher.publish(snapshot);
             publisher.publish_tls(snapshot, &tls);
-            started.elapsed()
+            round.started.elapsed()
         });
-        let peers = self
-            .peers
-            .as_ref()
-            .map(|(peers, identity)| peers.live(identity, Timestamp::now()));
-        let mut report_changed = false;
-        for (key, observed) in &mut observed {
-            let own = match &self.xds {
-                Some(publisher) => publisher.programmed(snapshot, &tls.resolutions, key),
-                None => Programmed::NotObserved(NOT_OBSERVED.to_owned()),
-            };
-            if self.report.is_some() {
-                let before = self.reportable.remove(key);
-                if !programmed_at(observed) {
-                    let answer = replicas::Answer {
-                        generation: observed.generation,
-                        programmed: own.clone(),
-                    };
-                    self.reportable.insert(key.clone(), answer);
-                }
-                report_changed |= before.as_ref() != self.reportable.get(key);
-            }
-            let programmed = match &peers {
-                Some(peers) => {
-                    let peers: Vec<&replicas::Report> = peers.iter().collect();
-                    replicas::combine(own, &key.to_string(), observed.generation, &peers)
-                }
-                None => own,
-            };
-            if matches!(programmed, Programmed::Programmed { .. } | Programmed::NotObserved(_)) {
-                self.awaiting.remove(key);
-            } else {
-                self.awaiting.insert(key.clone());
-            }
-            observed.programmed = Some(programmed);
-        }
-        if let (Some(sender), Some(publisher)) = (&self.report, &self.xds)
-            && (report_changed || sender.borrow().as_ref().map(|body| body.envoys) != Some(publisher.fleet().envoys()))
-        {
-            sender.send_replace(Some(replicas::reporter::ReportBody::new(
-                publisher.fleet().envoys(),
-                &self.reportable,
-            )));
-        }
-        let plan = crate::plan(snapshot, &tls, &observed, &self.written, now)?;
+        self.programmed
+            .fold(self.xds.as_ref(), snapshot, &tls.resolutions, &mut observed);
+        let plan = outputs::plan(snapshot, &tls, &observed, &self.written, round.now)?;
         metrics.conflicts.set(plan.conflicts as i64);
         metrics.invalid_objects.set(plan.invalid as i64);
         metrics.tls_secrets_kept.set(tls.resolutions.kept() as i64);
@@ -318,12 +297,32 @@ impl Pass {
         )?;
         metrics.file_writes.inc_by(written.len() as u64);
         self.status_due.clear();
+        self.certificates_change_at = resolved_refs::changes_at(&tls.resolutions, round.now.as_second());
         self.derived_with = Some(tls.resolutions);
-        Ok(Outcome {
+        let summary = Summary {
             written,
-            patches: plan.patches,
             published_after,
-        })
+            ..Summary::default()
+        };
+        Ok((summary, plan.patches))
+    }
+}
+
+/// How long from now until `at` by the system's clock, at most an hour
+/// (a loop waiting for it looks again then, so a clock set forward or
+/// back is followed).
+pub(crate) fn wait_until(at: Timestamp) -> Duration {
+    Duration::try_from(at.duration_since(Timestamp::now()))
+        .unwrap_or(Duration::ZERO)
+        .min(Duration::from_secs(3600))
+}
+
+/// Names the fields from a newer API version an object's change set aside,
+/// so that an operator sees them: a spec holding one is left out as
+/// unsupported by the projection; status ones are ignored.
+pub(crate) fn warn_set_aside(key: &ObjectKey, fields: &[String]) {
+    if !fields.is_empty() {
+        warn!(object = %key, ?fields, "fields from a newer API version (in the spec, the object is left out as unsupported; in the status, ignored)");
     }
 }
 
@@ -345,3 +344,6 @@ pub(crate) fn log_status(key: &ObjectKey, status: &VirtualHostStatus) {
         "status changed"
     );
 }
+
+#[cfg(test)]
+mod tests;

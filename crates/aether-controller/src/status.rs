@@ -6,7 +6,7 @@
 //! reference's "Conditions", `generated/docs/virtualhost.md`): `Accepted`
 //! ([`AcceptedReason`]), whether the edge serves the object as written;
 //! `ResolvedRefs` ([`resolved_refs`]), whether its TLS secret could be
-//! served; and `Programmed` ([`programmed`]), whether the edge's Envoys
+//! served; and `Programmed` ([`crate::programmed`]), whether the edge's Envoys
 //! serve its current generation. Conditions of other types are kept as they
 //! are; `lastTransitionTime` changes only when `status` flips (as
 //! `meta.SetStatusCondition` does).
@@ -21,9 +21,10 @@ use jiff::Timestamp;
 use prost::Message as _;
 use serde_json::{Value, json};
 
+use crate::programmed;
+use crate::text::truncate;
 use crate::tls::Resolutions;
 
-pub mod programmed;
 pub mod resolved_refs;
 
 /// The condition type the controller sets.
@@ -332,17 +333,38 @@ fn left_out(problems: &[Violation]) -> String {
     message
 }
 
-/// The status `key` should have, given what it has now. `now` is used only
-/// when a condition's status flips (or it first appears). With `tls`, the
-/// `ResolvedRefs` condition is set too ([`resolved_refs`]); without
-/// (aetherctl, which reads no secrets), it is left as stored.
+/// The time statuses are derived at.
+pub(crate) struct Now {
+    /// As `lastTransitionTime` holds it: whole seconds, as Kubernetes
+    /// stores times, so that a round trip through the API server changes
+    /// nothing.
+    stamp: String,
+    /// In Unix seconds, which certificates are judged at.
+    second: i64,
+}
+
+impl Now {
+    pub(crate) fn new(now: Timestamp) -> Self {
+        Self {
+            stamp: format!("{now:.0}"),
+            second: now.as_second(),
+        }
+    }
+}
+
+/// The status `key` should have, given what it has now. `now` stamps a
+/// condition whose status flips (or that first appears). With `tls`, the
+/// `ResolvedRefs` condition is set too ([`resolved_refs`], its certificate
+/// judged at `now`); without (aetherctl, which reads no secrets), it is
+/// left as stored.
 pub(crate) fn desired(
     index: &Index<'_>,
     key: &ObjectKey,
     observed: &Observed,
-    now: &str,
+    now: &Now,
     tls: Option<&Resolutions>,
 ) -> VirtualHostStatus {
+    let stamp = now.stamp.as_str();
     let verdict = index.verdict(key);
     let mut conditions = observed.status.clone().unwrap_or_default().conditions;
     put_condition(
@@ -355,10 +377,10 @@ pub(crate) fn desired(
             reason: verdict.reason.to_owned(),
             message: verdict.message,
         },
-        now,
+        stamp,
     );
     if let Some(tls) = tls {
-        match resolved_refs::resolved_refs(index.served_secret(key), tls) {
+        match resolved_refs::resolved_refs(index.served_secret(key), tls, now.second) {
             Some((status, reason, message)) => put_condition(
                 &mut conditions,
                 Condition {
@@ -369,7 +391,7 @@ pub(crate) fn desired(
                     reason: reason.to_owned(),
                     message,
                 },
-                now,
+                stamp,
             ),
             None => conditions.retain(|c| c.r#type != resolved_refs::RESOLVED_REFS),
         }
@@ -386,7 +408,7 @@ pub(crate) fn desired(
                 reason: reason.to_owned(),
                 message,
             },
-            now,
+            stamp,
         );
     }
     VirtualHostStatus {
@@ -424,9 +446,7 @@ pub fn statuses(
     now: Timestamp,
 ) -> Result<Vec<StatusPatch>, prost::DecodeError> {
     let index = Index::new(snapshot, observed)?;
-    // Whole seconds, as Kubernetes stores times, so that a round trip
-    // through the API server changes nothing.
-    let now = format!("{now:.0}");
+    let now = Now::new(now);
     Ok(observed
         .iter()
         .map(|(key, observed)| StatusPatch {
@@ -446,17 +466,6 @@ pub fn patches(
     let mut all = statuses(snapshot, tls, observed, now)?;
     all.retain(|patch| observed[&patch.key].status.as_ref() != Some(&patch.status));
     Ok(all)
-}
-
-/// At most `max` characters, marked with `…` when cut.
-fn truncate(mut text: String, max: usize) -> String {
-    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
-        && text[cut..].chars().count() > 1
-    {
-        text.truncate(cut);
-        text.push('…');
-    }
-    text
 }
 
 #[cfg(test)]

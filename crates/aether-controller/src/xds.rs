@@ -32,7 +32,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use aether_projection::{ObjectKey, Snapshot};
-use aether_xds::fleet::{self, Applied};
+use aether_xds::fleet;
 use aether_xds::quarantine::Quarantine;
 use aether_xds::sotw::Kind;
 use aether_xds::{Discovery, Resources, Service, delta};
@@ -42,7 +42,7 @@ use tracing::warn;
 
 use crate::metrics::Metrics;
 use crate::outputs::ROUTE_CONFIGURATION_TYPE;
-use crate::status::programmed::{MAX_NAMED_ENVOYS, Programmed};
+use crate::programmed::Programmed;
 
 pub mod listeners_secrets;
 mod rds;
@@ -128,7 +128,7 @@ impl Publisher {
                 };
             }
         }
-        programmed(self.fleet.applied(&self.needs(snapshot, tls, key)))
+        self.fleet.applied(&self.needs(snapshot, tls, key)).into()
     }
 
     /// What the object `key` of `snapshot` needs of each Envoy, as now
@@ -182,24 +182,6 @@ impl Publisher {
     }
 }
 
-/// What the fleet's answer makes of an object's `Programmed` condition.
-fn programmed(applied: Applied) -> Programmed {
-    match applied {
-        Applied::All { envoys } => Programmed::Programmed { envoys },
-        Applied::Pending { mut waiting, envoys } => {
-            let count = waiting.len();
-            waiting.truncate(MAX_NAMED_ENVOYS);
-            Programmed::Pending {
-                named: waiting,
-                waiting: count,
-                envoys,
-            }
-        }
-        Applied::Refused { envoy, resource, error } => Programmed::Rejected { envoy, resource, error },
-        Applied::NoEnvoy => Programmed::NoEnvoy,
-    }
-}
-
 /// A publisher and the service that serves what it publishes, the
 /// RouteConfiguration named `name` (and the listener and secrets).
 pub fn channel(name: &str, metrics: Arc<Metrics>) -> (Publisher, Discovery) {
@@ -211,7 +193,7 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
     let (sender, routes) = watch::channel(None);
     let sender = Arc::new(sender);
     let scope = Arc::new(rds::ChainConfigurations { base: name.into() });
-    let quarantine = Quarantine::new(scope, sender.clone());
+    let quarantine = Quarantine::new(scope, sender.clone(), metrics.clone());
     let (tls_senders, tls) = listeners_secrets::channels();
     metrics.envoys.set(fleet.clone());
     let publisher = Publisher {
@@ -273,6 +255,9 @@ pub fn channel_with(name: &str, metrics: Arc<Metrics>, fleet: fleet::Fleet) -> (
 /// Warns about, and counts, a request whose `names` include some this
 /// server does not serve (`served`). Called once per distinct request, not
 /// for every ACK that repeats its names.
+/// Names a warning about names not served shows at most.
+const MAX_LOGGED_NAMES: usize = 20;
+
 fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Metrics) {
     // The plain configuration, or a chain's (`served/NAMESPACE/NAME`).
     let ours = |name: &String| {
@@ -286,7 +271,9 @@ fn check_names(served: &str, names: &[String], node: Option<&Node>, metrics: &Me
         return;
     }
     metrics.xds_unknown_resource_requests.inc();
-    warn!(requested = ?names, %served, node = ?node.map(|node| &node.id),
+    // The first few, and how many: a client may name 100,000.
+    let requested = &names[..names.len().min(MAX_LOGGED_NAMES)];
+    warn!(?requested, names = names.len(), %served, node = ?node.map(|node| &node.id),
         "xds: Envoy asked for a route configuration this server does not serve; \
          it gets none, and its listener no routes (check rds.route_config_name)");
 }

@@ -2,6 +2,7 @@
 //! manifests.
 
 use aether_api::config::v1::VirtualHostSpec;
+use aether_api::object::{Reading, VirtualHostObject};
 use aether_api::reflect::to_proto_json;
 use prost::Message;
 
@@ -60,7 +61,7 @@ pub fn seeds(root: &std::path::Path) -> std::io::Result<Vec<Seed>> {
             bytes,
         });
         for document in &documents {
-            let object = aether_manifests::objects::decode(document).map_err(|e| {
+            let object = VirtualHostObject::from_value(document.value.clone(), Reading::Strict).map_err(|e| {
                 std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
             })?;
             let spec: &VirtualHostSpec = &object.spec;

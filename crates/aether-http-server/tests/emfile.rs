@@ -1,3 +1,4 @@
+// A binary of its own: it lowers the process's open-file limit, which would fail tests running beside it.
 //! Accept under a real descriptor shortage (EMFILE): this test lowers its
 //! own process's limit, so it is alone in its test binary.
 

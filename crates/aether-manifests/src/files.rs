@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{ReadError, error, io_error};
+use crate::{Error, error, io_error};
 
 /// What the manifests under some paths were when last looked at: each
 /// file's path and [`FileStamp`]. Watchers that poll (the controller's and
@@ -13,7 +13,7 @@ pub type Stamp = Vec<(PathBuf, Option<FileStamp>)>;
 
 /// The [`Stamp`] of the manifest files under `paths` now. Unlistable paths
 /// are left out (reading them reports the error).
-pub fn stamp(paths: &[PathBuf]) -> Stamp {
+pub(crate) fn stamp(paths: &[PathBuf]) -> Stamp {
     let (files, _) = files(paths);
     files
         .into_iter()
@@ -59,7 +59,7 @@ impl FileStamp {
 /// nowhere; its siblings are still listed), held no manifest, or is a
 /// manifest that is not a regular file. One bad path does not hide the
 /// others: callers report everything.
-pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<ReadError>) {
+pub(crate) fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Error>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
@@ -93,12 +93,12 @@ const ATOMIC_WRITER_DATA: &str = "..data";
 /// what `..data` holds is read (one consistent version, each file once),
 /// named as the links beside `..data` name it (`dir/a.yaml`, stable across
 /// versions), so that messages and kept objects follow the name a user knows.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<Error>) {
     walk_as(dir, dir, out, errors);
 }
 
 /// Walks the directory `real`, naming what it finds under `shown`.
-fn walk_as(real: &Path, shown: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<ReadError>) {
+fn walk_as(real: &Path, shown: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<Error>) {
     let data = real.join(ATOMIC_WRITER_DATA);
     let real = if std::fs::symlink_metadata(&data).is_ok_and(|m| m.file_type().is_symlink()) {
         data

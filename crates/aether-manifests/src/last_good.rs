@@ -9,15 +9,15 @@ use std::time::{Duration, Instant, SystemTime};
 use aether_api::ObjectKey;
 
 use crate::files::FileStamp;
-use crate::load::{Load, LoadError, Loaded, Skipped, first_copies, read_objects};
-use crate::{Failure, Limits, Stamp};
+use crate::load::{Load, Loaded, Skipped, first_copies, read_objects};
+use crate::{Error, Failure, Limits, Stamp};
 
 mod copies;
 
 use copies::Copies;
 
 /// Per file, the objects it gave when last read. [`LastGood::load`] reads
-/// like [`crate::load`], except that:
+/// like [`crate::read`] then [`Load::first_copies`], except that:
 ///
 /// - a file that cannot be read whole now (I/O error, still being written
 ///   after [`Limits::max_settle_wait`], bad YAML, a document that is not a
@@ -28,7 +28,7 @@ use copies::Copies;
 ///   I/O error is not a deletion. Only a listing that succeeds without a
 ///   file removes its objects.
 ///
-/// Two copies of one object are then resolved by [`first_copies`], over
+/// Two copies of one object are then resolved by [`Load::first_copies`]'s rule, over
 /// the files in path order (for one directory, the order it is walked in).
 ///
 /// A file last read whole is not read again while its [`FileStamp`] stays
@@ -82,12 +82,13 @@ impl LastGood {
         }
     }
 
-    /// [`crate::stamp`] for a poller of this store: a file the last load
-    /// found not settled counts as unchanged while it keeps changing (its
-    /// stamp `None`), and changes once left alone for `settle`, so that a
-    /// file never left alone triggers no load.
+    /// The [`Stamp`] of the files under `paths` now, for a poller of this
+    /// store (unlistable paths left out: loading reports them). A file the
+    /// last load found not settled counts as unchanged while it keeps
+    /// changing (its stamp `None`), and changes once left alone for
+    /// `settle`, so that a file never left alone triggers no load.
     pub fn stamp(&self, paths: &[PathBuf], settle: Duration) -> Stamp {
-        let mut stamp = crate::stamp(paths);
+        let mut stamp = crate::files::stamp(paths);
         for (file, file_stamp) in &mut stamp {
             if self.unsettled.contains_key(file) && modified_within(file, settle) {
                 *file_stamp = None;
@@ -149,7 +150,7 @@ impl LastGood {
         changes
     }
 
-    /// The copy of `key` in use (see [`first_copies`]), as of the last
+    /// The copy of `key` in use (see [`Load::first_copies`]), as of the last
     /// load.
     pub fn used(&self, key: &ObjectKey) -> Option<&Loaded> {
         let (file, at) = self.copies.used(key)?;
@@ -173,13 +174,13 @@ impl LastGood {
     /// Reads `paths` into `files` and brings the copies in use up to date:
     /// what a load found, and the objects whose copy in use may have changed.
     fn refresh(&mut self, paths: &[PathBuf], limits: &Limits) -> Refreshed {
-        let (files, listing_errors) = crate::files(paths);
+        let (files, listing_errors) = crate::files::files(paths);
         let mut replaced: Vec<(PathBuf, Option<Vec<Loaded>>)> = Vec::new();
         // What each file gave when last read, moved into this load's map
         // rather than copied: at tens of thousands of objects, copying
         // every file's objects was a third of a pass after a one-file change.
         let mut last = std::mem::take(&mut self.files);
-        let mut errors: Vec<LoadError> = Vec::new();
+        let mut errors: Vec<Error> = Vec::new();
         let mut stale = Vec::new();
         let mut skipped = Vec::new();
         let mut now: BTreeMap<PathBuf, Vec<Loaded>> = BTreeMap::new();
@@ -280,7 +281,7 @@ impl LastGood {
                     }
                 }
             }
-            errors.push(error.into());
+            errors.push(error);
         }
         stale.sort();
         // Files no longer listed: their objects go.
@@ -309,7 +310,7 @@ impl LastGood {
 /// What one read of the files found ([`Load`] without the objects), and
 /// the objects whose copy in use may have changed.
 struct Refreshed {
-    errors: Vec<LoadError>,
+    errors: Vec<Error>,
     stale: Vec<PathBuf>,
     skipped: Vec<Skipped>,
     unchanged: Vec<PathBuf>,
@@ -326,7 +327,7 @@ pub struct Changes {
     /// The objects no file gives any more, in key order.
     pub removed: Vec<ObjectKey>,
     /// As [`Load::errors`]: the duplicates' among them.
-    pub errors: Vec<LoadError>,
+    pub errors: Vec<Error>,
     /// As [`Load::stale`].
     pub stale: Vec<PathBuf>,
     /// As [`Load::skipped`].

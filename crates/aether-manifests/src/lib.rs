@@ -1,17 +1,28 @@
 //! Reading VirtualHost manifest files: untrusted input, read within fixed
 //! limits. Shared by `aetherctl`, and by the local (`--manifests DIR`) modes
 //! of `aether-webhook` and `aether-controller`, so that every tool reads a
-//! directory of manifests the same way.
+//! directory of manifests the same way. Each document is decoded by the one
+//! decoder of objects, `aether_api::object::VirtualHostObject::from_value`.
 //!
 //! ```
-//! use aether_manifests::{Limits, objects::VirtualHostObject};
+//! use std::path::Path;
+//! use aether_manifests::{Input, Limits};
 //!
 //! let text = b"apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: api}\n\
 //!              spec: {hosts: [api.example.com], routes: [{match: {prefix: /}, backend: {service: web}}]}\n";
-//! let documents = aether_manifests::parse("api.yaml".as_ref(), text, &Limits::default()).unwrap();
-//! let object = aether_manifests::objects::decode(&documents[0]).unwrap();
-//! assert_eq!(object.key().to_string(), "default/api");
+//! let load = aether_manifests::read(Input::Bytes { name: Path::new("api.yaml"), bytes: text }, &Limits::default());
+//! assert!(load.errors.is_empty());
+//! assert_eq!(load.objects[0].object.key().to_string(), "default/api");
 //! ```
+//!
+//! The whole surface: [`read`] (every object of some paths, bytes or a
+//! stream, as a [`Load`]; [`Load::first_copies`] applies the rule for two
+//! copies of one object), [`LastGood`] (for the watchers: what cannot be
+//! read now kept as last read), [`parse`] (one file's documents, not
+//! decoded), [`parse_manifests`] (objects from text, for tests and tools),
+//! [`read_bytes`] (a file opened as a manifest is, for other files),
+//! [`json_nodes_above`] (the JSON node budget), and one error type,
+//! [`Error`], whose [`Failure`] says what kind of failure it is.
 //!
 //! A path is a file or a directory (walked recursively for `*.yaml`, `*.yml`
 //! and `*.json`, in name order; links to directories are not followed). Only
@@ -33,25 +44,25 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-mod decode;
 mod files;
 mod last_good;
 mod load;
 mod nodes;
-pub mod objects;
 mod read;
-mod schema;
 #[cfg(all(unix, any(test, feature = "testing")))]
 pub mod testing;
 mod text;
-mod tolerant;
 
-pub use files::{FileStamp, Stamp, files, stamp};
+pub use files::{FileStamp, Stamp};
 pub use last_good::{Changes, LastGood};
-pub use load::{Load, LoadError, Loaded, Skipped, first_copies, load, load_bytes, read_all, read_stream_all};
+pub use load::{Input, Load, Loaded, Skipped, read};
 pub use nodes::json_nodes_above;
-pub use read::{read, read_bytes, read_stream};
-pub use text::{ManifestError, parse_manifests};
+pub use read::read_bytes;
+pub use text::parse_manifests;
+
+// What the crate's own tests call; not part of the surface.
+#[cfg(test)]
+use crate::{files::files, read::read_stream};
 
 /// The bounds within which manifests are read. Every one is checked while
 /// reading or parsing, so breaking it costs at most about what the limit
@@ -116,24 +127,9 @@ pub enum OtherKinds {
     Skip,
 }
 
-/// How an object's unknown parts (written against a newer API version) are
-/// read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Reading {
-    /// As a linter of what a person wrote (`kubectl --validate=strict`):
-    /// an unknown field is a problem ([`objects::RULE_UNKNOWN_FIELD`]), an
-    /// unknown enum value too ([`objects::RULE_ENUM`]).
-    #[default]
-    Strict,
-    /// As a reader of what a newer writer made (the controller, the
-    /// webhook): an unknown field is set aside, dropped from the object and
-    /// named in [`objects::VirtualHostObject::set_aside`], unless the object
-    /// holding it misses a field or oneof this build requires of it (a new
-    /// member of a required oneof, say); that, and an unknown enum value, is
-    /// a problem [`objects::RULE_UNSUPPORTED`] naming it. The rule, exactly,
-    /// is in the `tolerant` module's documentation.
-    Tolerant,
-}
+/// How an object's unknown parts (from a newer API version) are read: the
+/// one decoder's choice, carried in [`Limits::reading`].
+pub use aether_api::object::Reading;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -172,16 +168,22 @@ pub struct Document {
     pub value: Value,
 }
 
-/// Why a file could not be read: the file and what was wrong.
-#[derive(Debug)]
-pub struct ReadError {
+/// Something under the input that could not be read or used: a path, a
+/// file, a document in it, or a second copy of an object; the one error
+/// type of this crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// The path or file, as given or as found in a directory.
     pub file: PathBuf,
+    /// The document, when the error is in one.
+    pub document: Option<usize>,
+    /// Where in the document (`metadata.name`), when known.
+    pub path: Option<String>,
     pub message: String,
     pub failure: Failure,
 }
 
-/// Whether an error ([`ReadError`], [`LoadError`]) says what a path holds,
-/// or that it is unknown.
+/// Whether an [`Error`] says what a path holds, or that it is unknown.
 /// A reader that keeps state (the controller's local mode) must not take an
 /// I/O error for a deletion: only a listing that succeeds without a file
 /// says the file is gone.
@@ -197,24 +199,32 @@ pub enum Failure {
     /// The file kept changing for [`Limits::max_settle_wait`]: what it will
     /// hold is unknown for now (as with [`Failure::Io`]).
     Changing,
-    /// A second copy of an object ([`first_copies`]): read, and left out.
+    /// A second copy of an object ([`Load::first_copies`]): read, and left out.
     Duplicate,
 }
 
-impl fmt::Display for ReadError {
+/// `FILE[: document N][: PATH]: MESSAGE`
+impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.file.display(), self.message)
+        write!(f, "{}", self.file.display())?;
+        if let Some(document) = self.document {
+            write!(f, ": document {document}")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, ": {path}")?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for Error {}
 
-/// Reads the documents of a file's contents, `bytes`, within `limits`: what
-/// [`read`] does once it has the bytes. `file` names the input in errors, and
-/// its extension picks the format (JSON for `.json`, YAML otherwise); it is
-/// not opened. Separate so that the parsing can be driven from memory (the
-/// fuzz targets do).
-pub fn parse(file: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<Document>, ReadError> {
+/// Reads the documents of a file's contents, `bytes`, within `limits`, not
+/// decoding them: what [`read`] does with each file once it has the bytes.
+/// `file` names the input in errors, and its extension picks the format
+/// (JSON for `.json`, YAML otherwise); it is not opened. For a caller that
+/// wants the documents as written (the fuzz targets, tests that edit them).
+pub fn parse(file: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<Document>, Error> {
     let format = if file.extension().is_some_and(|e| e == "json") {
         Format::Json
     } else {
@@ -236,7 +246,7 @@ pub(crate) enum Format {
 }
 
 /// [`parse`], parsing the text as `format` says.
-pub(crate) fn parse_as(file: &Path, bytes: &[u8], limits: &Limits, format: Format) -> Result<Vec<Document>, ReadError> {
+pub(crate) fn parse_as(file: &Path, bytes: &[u8], limits: &Limits, format: Format) -> Result<Vec<Document>, Error> {
     if bytes.len() as u64 > limits.max_file_bytes {
         return Err(error(
             file,
@@ -369,18 +379,20 @@ fn depth(value: &Value) -> usize {
     deepest
 }
 
-/// A [`Failure::Content`] error.
-pub(crate) fn error(file: &Path, message: String) -> ReadError {
-    ReadError {
+/// A [`Failure::Content`] error of the file as a whole.
+pub(crate) fn error(file: &Path, message: String) -> Error {
+    Error {
         file: file.to_path_buf(),
+        document: None,
+        path: None,
         message,
         failure: Failure::Content,
     }
 }
 
 /// A [`Failure::Io`] error.
-pub(crate) fn io_error(file: &Path, message: String) -> ReadError {
-    ReadError {
+pub(crate) fn io_error(file: &Path, message: String) -> Error {
+    Error {
         failure: Failure::Io,
         ..error(file, message)
     }

@@ -1,16 +1,38 @@
-//! The one reader: every VirtualHost under some paths, with where each was
-//! read, and everything that could not be read. `aetherctl` uses [`load`];
-//! the local modes of the controller and the webhook use
-//! [`crate::LastGood`], which is [`load`] plus keeping what could not be
-//! read now as it was last read.
+//! The one reader: every VirtualHost of some input (paths, bytes held in
+//! memory, a stream), with where each was read, and everything that could
+//! not be read. `aetherctl` uses [`read`]; the local modes of the
+//! controller and the webhook use [`crate::LastGood`], which is [`read`]
+//! and [`Load::first_copies`] plus keeping what could not be read now as it
+//! was last read.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::objects::{self, VirtualHostObject};
-use crate::{Document, Failure, Limits, OtherKinds, ReadError};
+use aether_api::config::v1::{API_VERSION, KIND};
+use aether_api::object::{RULE_UNSUPPORTED, VirtualHostObject};
+use serde_json::Value;
+
+use crate::{Document, Error, Failure, Limits, OtherKinds, Reading};
+
+/// Where [`read`] reads manifests from.
+pub enum Input<'a> {
+    /// Files and directories, in the order given (see the crate's
+    /// documentation for what is read of a directory).
+    Paths(&'a [PathBuf]),
+    /// One file's contents held in memory: `name` names it in what is
+    /// found, and its extension picks JSON (`.json`) or YAML; nothing is
+    /// opened.
+    Bytes { name: &'a Path, bytes: &'a [u8] },
+    /// A stream (standard input), named `name` in what is found, read
+    /// within the limits a file is: JSON when it starts with `{` (blanks
+    /// aside), else YAML.
+    Stream {
+        name: &'a Path,
+        stream: &'a mut dyn std::io::Read,
+    },
+}
 
 /// One VirtualHost, and where it was read.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,49 +45,9 @@ pub struct Loaded {
     /// aside or found it unsupported (see [`crate::Reading::Tolerant`]): for
     /// a reader that hands the object on as the API server would
     /// (`aetherctl admit`, to the webhook's handler), which `object.spec`,
-    /// without the unknown parts, is not. `None` otherwise, so that reading
-    /// costs no copy of what decoded whole.
+    /// without the unknown parts, is not. `None` otherwise: what decoded
+    /// whole is not kept twice.
     pub spec_as_written: Option<serde_json::Value>,
-}
-
-/// Something under the paths that could not be read or used: a path, a
-/// file, a document, or a second copy of an object.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadError {
-    /// The path or file, as given or as found in a directory.
-    pub file: PathBuf,
-    /// The document, when the error is in one.
-    pub document: Option<usize>,
-    /// Where in the document (`metadata.name`), when known.
-    pub path: Option<String>,
-    pub message: String,
-    pub failure: Failure,
-}
-
-/// `FILE[: document N][: PATH]: MESSAGE`
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(document) = self.document {
-            write!(f, ": document {document}")?;
-        }
-        if let Some(path) = &self.path {
-            write!(f, ": {path}")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl From<ReadError> for LoadError {
-    fn from(e: ReadError) -> Self {
-        Self {
-            file: e.file,
-            document: None,
-            path: None,
-            message: e.message,
-            failure: e.failure,
-        }
-    }
 }
 
 /// A document of another kind, left out as [`OtherKinds::Skip`] says.
@@ -98,7 +80,7 @@ pub struct Load {
     /// One per object (namespace/name), in path order, then document order.
     pub objects: Vec<Loaded>,
     /// Everything that could not be read or used, each once.
-    pub errors: Vec<LoadError>,
+    pub errors: Vec<Error>,
     /// Files that could not be read now, whose objects in [`Load::objects`]
     /// are those they gave when last read ([`crate::LastGood`] only): the
     /// input is stale there.
@@ -112,24 +94,34 @@ pub struct Load {
     pub unchanged: Vec<PathBuf>,
 }
 
-/// Every VirtualHost under `paths` (see [`crate::files`] for what is read),
-/// and every error met: one bad path, file or document does not hide the
-/// others. Two copies of one object are resolved by the rule of
-/// [`first_copies`].
-pub fn load(paths: &[PathBuf], limits: &Limits) -> Load {
-    let mut load = read_all(paths, limits);
-    let (objects, duplicates) = first_copies(load.objects);
-    load.objects = objects;
-    load.errors.extend(duplicates);
-    load
+/// Every VirtualHost of `input`, each copy of one object included, and
+/// every error met: one bad path, file or document does not hide the
+/// others. A caller that takes the objects as a set applies the rule for
+/// two copies of one object next ([`Load::first_copies`]); one that judges
+/// objects one by one (`aetherctl validate`) need not, copies making no
+/// difference to it.
+pub fn read(input: Input<'_>, limits: &Limits) -> Load {
+    let read = match input {
+        Input::Paths(paths) => return read_paths(paths, limits),
+        Input::Bytes { name, bytes } => crate::parse(name, bytes, limits).map(|documents| (name, documents)),
+        Input::Stream { name, stream } => crate::read::read_stream(name, stream, limits).map(|documents| (name, documents)),
+    };
+    let read = match read {
+        Ok((name, documents)) => decode_all(name, documents, limits),
+        Err(e) => FileRead::failed(e),
+    };
+    Load {
+        objects: read.objects,
+        errors: read.errors,
+        skipped: read.skipped,
+        ..Load::default()
+    }
 }
 
-/// [`load`] without the rule for two copies: every object read, each copy
-/// included, for a caller that judges objects one by one (`aetherctl
-/// validate`), to which copies make no difference.
-pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
-    let (files, listing_errors) = crate::files(paths);
-    let mut errors: Vec<LoadError> = listing_errors.into_iter().map(LoadError::from).collect();
+/// [`read`] of paths: each file read, waiting for those still being written
+/// with one deadline for all.
+fn read_paths(paths: &[PathBuf], limits: &Limits) -> Load {
+    let (files, mut errors) = crate::files::files(paths);
     let mut load = Load::default();
     let deadline = Instant::now() + limits.max_settle_wait;
     for file in files {
@@ -142,38 +134,18 @@ pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
     load
 }
 
-/// [`read_all`] on a stream (standard input), named `name` in what it
-/// finds, read within `limits` as a file is (see [`crate::read_stream`]).
-pub fn read_stream_all(name: &Path, stream: impl std::io::Read, limits: &Limits) -> Load {
-    let read = match crate::read_stream(name, stream, limits) {
-        Ok(documents) => decode_all(name, &documents, limits),
-        Err(e) => FileRead::failed(e),
-    };
-    Load {
-        objects: read.objects,
-        errors: read.errors,
-        stale: Vec::new(),
-        skipped: read.skipped,
-        unchanged: Vec::new(),
-    }
-}
-
-/// [`load`] on one file's contents held in memory: `file` names it (and its
-/// extension picks JSON or YAML); nothing is opened.
-pub fn load_bytes(file: &Path, bytes: &[u8], limits: &Limits) -> Load {
-    let read = match crate::parse(file, bytes, limits) {
-        Ok(documents) => decode_all(file, &documents, limits),
-        Err(e) => FileRead::failed(e),
-    };
-    let (objects, duplicates) = first_copies(read.objects);
-    let mut errors = read.errors;
-    errors.extend(duplicates);
-    Load {
-        objects,
-        errors,
-        stale: Vec::new(),
-        skipped: read.skipped,
-        unchanged: Vec::new(),
+impl Load {
+    /// The one rule for two copies of one object (the same namespace/name)
+    /// applied: the first is kept, in the order read (path order, then
+    /// document order), and each later copy is an error
+    /// ([`Failure::Duplicate`]) naming where the kept one is. The first,
+    /// rather than the last, so that adding a file that sorts after (a
+    /// copy, a backup) never changes what is served.
+    pub fn first_copies(mut self) -> Load {
+        let (objects, duplicates) = first_copies(self.objects);
+        self.objects = objects;
+        self.errors.extend(duplicates);
+        self
     }
 }
 
@@ -181,15 +153,15 @@ pub fn load_bytes(file: &Path, bytes: &[u8], limits: &Limits) -> Load {
 /// not read whole.
 pub(crate) struct FileRead {
     pub(crate) objects: Vec<Loaded>,
-    pub(crate) errors: Vec<LoadError>,
+    pub(crate) errors: Vec<Error>,
     pub(crate) skipped: Vec<Skipped>,
 }
 
 impl FileRead {
-    fn failed(e: ReadError) -> Self {
+    fn failed(e: Error) -> Self {
         Self {
             objects: Vec::new(),
-            errors: vec![e.into()],
+            errors: vec![e],
             skipped: Vec::new(),
         }
     }
@@ -199,12 +171,14 @@ impl FileRead {
 /// each of its documents.
 pub(crate) fn read_objects(file: &Path, limits: &Limits, deadline: Instant) -> FileRead {
     match crate::read::read_until(file, limits, deadline) {
-        Ok(documents) => decode_all(file, &documents, limits),
+        Ok(documents) => decode_all(file, documents, limits),
         Err(e) => FileRead::failed(e),
     }
 }
 
-fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead {
+/// Each document decoded by the one decoder of objects
+/// ([`VirtualHostObject::from_value`]), or left out as another kind.
+fn decode_all(file: &Path, documents: Vec<Document>, limits: &Limits) -> FileRead {
     let mut read = FileRead {
         objects: Vec::new(),
         errors: Vec::new(),
@@ -212,7 +186,7 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
     };
     for document in documents {
         if limits.other_kinds == OtherKinds::Skip
-            && let Some((api_version, kind)) = objects::other_kind(&document.value)
+            && let Some((api_version, kind)) = other_kind(&document.value)
         {
             read.skipped.push(Skipped {
                 file: file.to_path_buf(),
@@ -223,18 +197,24 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
             });
             continue;
         }
-        match objects::decode_reading(document, limits.reading) {
+        // Only a tolerant reading sets parts aside or finds them
+        // unsupported; the decoder takes the document, so the spec as
+        // written is copied before, and kept only then.
+        let written = (limits.reading == Reading::Tolerant)
+            .then(|| document.value.get("spec").cloned())
+            .flatten();
+        match VirtualHostObject::from_value(document.value, limits.reading) {
             Ok(object) => {
                 let unknown_parts = !object.set_aside.is_empty()
-                    || object.problems.iter().any(|p| p.rule_id == objects::RULE_UNSUPPORTED);
+                    || object.read_problems.iter().any(|p| p.rule_id == RULE_UNSUPPORTED);
                 read.objects.push(Loaded {
                     file: file.to_path_buf(),
                     document: document.index,
-                    spec_as_written: unknown_parts.then(|| document.value.get("spec").cloned()).flatten(),
+                    spec_as_written: written.filter(|_| unknown_parts),
                     object,
                 });
             }
-            Err(e) => read.errors.push(LoadError {
+            Err(e) => read.errors.push(Error {
                 file: file.to_path_buf(),
                 document: Some(document.index),
                 path: (!e.path.is_empty()).then_some(e.path),
@@ -246,12 +226,22 @@ fn decode_all(file: &Path, documents: &[Document], limits: &Limits) -> FileRead 
     read
 }
 
-/// The one rule for two copies of one object (the same namespace/name):
-/// the first is kept, in the order given (path order, then document
-/// order), and each later copy is an error naming where the kept one is.
-/// The first, rather than the last, so that adding a file that sorts after
-/// (a copy, a backup) never changes what is served.
-pub fn first_copies(objects: Vec<Loaded>) -> (Vec<Loaded>, Vec<LoadError>) {
+/// The `apiVersion` and `kind` of a document that is a Kubernetes object of
+/// another kind (see [`OtherKinds`]): a mapping with both as strings, whose
+/// kind is not `VirtualHost` and whose group (the part of `apiVersion`
+/// before `/`; none for the core group's `v1`) is not this API's. `None`
+/// for anything this reader must judge itself.
+fn other_kind(document: &Value) -> Option<(&str, &str)> {
+    let api_version = document.get("apiVersion")?.as_str()?;
+    let kind = document.get("kind")?.as_str()?;
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let ours = API_VERSION.rsplit_once('/').map_or("", |(group, _)| group);
+    (kind != KIND && group != ours).then_some((api_version, kind))
+}
+
+/// [`Load::first_copies`] of `objects`: those kept, and an error for each
+/// later copy.
+pub(crate) fn first_copies(objects: Vec<Loaded>) -> (Vec<Loaded>, Vec<Error>) {
     // The first copy of each key, found by index with the keys borrowed:
     // copying every key and file name was most of this at 50,000 objects.
     let mut first: HashMap<(&str, &str), usize> = HashMap::with_capacity(objects.len());
@@ -269,7 +259,7 @@ pub fn first_copies(objects: Vec<Loaded>) -> (Vec<Loaded>, Vec<LoadError>) {
     if copies.is_empty() {
         return (objects, Vec::new());
     }
-    let duplicates: Vec<LoadError> = copies
+    let duplicates: Vec<Error> = copies
         .iter()
         .map(|&(at, kept)| duplicate(&objects[kept], &objects[at]))
         .collect();
@@ -287,8 +277,8 @@ pub fn first_copies(objects: Vec<Loaded>) -> (Vec<Loaded>, Vec<LoadError>) {
 
 /// The error for `copy`, a second copy of the object `used` is the copy
 /// of ([`Failure::Duplicate`]).
-pub(crate) fn duplicate(used: &Loaded, copy: &Loaded) -> LoadError {
-    LoadError {
+pub(crate) fn duplicate(used: &Loaded, copy: &Loaded) -> Error {
+    Error {
         message: format!(
             "VirtualHost {} is also in {} (document {}), the copy used",
             used.object.key(),
@@ -315,7 +305,7 @@ mod tests {
         let a = dir.path().join("a.yaml");
         std::fs::write(&a, format!("kind: Pod\n---\n{HOST}")).unwrap();
         let missing = dir.path().join("missing.yaml");
-        let load = load(&[a.clone(), missing.clone()], &Limits::default());
+        let load = read(Input::Paths(&[a.clone(), missing.clone()]), &Limits::default()).first_copies();
         assert_eq!(load.objects.len(), 1);
         assert_eq!((&load.objects[0].file, load.objects[0].document), (&a, 1));
         assert_eq!(load.objects[0].object.key().to_string(), "ns/a");
@@ -336,11 +326,12 @@ mod tests {
 
     #[test]
     fn of_two_copies_the_first_in_path_then_document_order_is_kept() {
-        let load = load_bytes(
-            Path::new("x.yaml"),
-            format!("{HOST}---\n{}", HOST.replace("web", "other")).as_bytes(),
-            &Limits::default(),
-        );
+        let text = format!("{HOST}---\n{}", HOST.replace("web", "other"));
+        let input = Input::Bytes {
+            name: Path::new("x.yaml"),
+            bytes: text.as_bytes(),
+        };
+        let load = read(input, &Limits::default()).first_copies();
         assert_eq!(load.objects.len(), 1);
         assert_eq!(load.objects[0].document, 0);
         assert_eq!(

@@ -6,21 +6,13 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::{Document, Failure, Format, Limits, ReadError, error, io_error, parse, parse_as};
-
-/// Reads one file's documents within `limits`. Only a regular file is read
-/// (a link to one included): anything else is refused without waiting on
-/// it. A file that is still being written is waited for (see
-/// [`Limits::settle`]), up to [`Limits::max_settle_wait`].
-pub fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, ReadError> {
-    read_until(file, limits, Instant::now() + limits.max_settle_wait)
-}
+use crate::{Document, Error, Failure, Format, Limits, error, io_error, parse, parse_as};
 
 /// Reads the documents of a stream (standard input), named `name` in
 /// errors, within `limits`: no more than one byte past
 /// [`Limits::max_file_bytes`] is read, as from a file. A stream has no
 /// extension: it is JSON when it starts with `{` (blanks aside), else YAML.
-pub fn read_stream(name: &Path, mut stream: impl Read, limits: &Limits) -> Result<Vec<Document>, ReadError> {
+pub(crate) fn read_stream(name: &Path, mut stream: impl Read, limits: &Limits) -> Result<Vec<Document>, Error> {
     let mut bytes = Vec::new();
     (&mut stream)
         .take(limits.max_file_bytes + 1)
@@ -30,11 +22,11 @@ pub fn read_stream(name: &Path, mut stream: impl Read, limits: &Limits) -> Resul
 }
 
 /// The bytes of `file`, a file of `kind` (`secrets`, for errors), opened
-/// as [`read`] opens a manifest (a FIFO, device, socket or directory is
+/// as [`crate::read`] opens a manifest (a FIFO, device, socket or directory is
 /// refused without blocking or reading it) and read to at most
 /// `max_bytes`: one byte more is an error naming the limit, whatever size
 /// the file system reports. No settling: the caller checks the bytes.
-pub fn read_bytes(file: &Path, kind: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+pub fn read_bytes(file: &Path, kind: &str, max_bytes: u64) -> Result<Vec<u8>, Error> {
     let handle = open(file, kind)?;
     let mut bytes = Vec::new();
     (&handle)
@@ -47,10 +39,13 @@ pub fn read_bytes(file: &Path, kind: &str, max_bytes: u64) -> Result<Vec<u8>, Re
     Ok(bytes)
 }
 
-/// [`read`], waiting for the file to settle no later than `deadline` (one
-/// deadline for every file of a load: a load waits about one settle time
-/// for a directory just written, not one per file).
-pub(crate) fn read_until(file: &Path, limits: &Limits, deadline: Instant) -> Result<Vec<Document>, ReadError> {
+/// Reads one file's documents within `limits`. Only a regular file is read
+/// (a link to one included): anything else is refused without waiting on
+/// it. A file that is still being written is waited for (see
+/// [`Limits::settle`]), no later than `deadline` (one deadline for every
+/// file of a load: a load waits about one settle time for a directory just
+/// written, not one per file).
+pub(crate) fn read_until(file: &Path, limits: &Limits, deadline: Instant) -> Result<Vec<Document>, Error> {
     loop {
         let handle = open(file, "manifests")?;
         let before = metadata(file, &handle)?;
@@ -106,19 +101,18 @@ fn changed(before: &Metadata, after: &Metadata, read: usize) -> bool {
 }
 
 /// Sleeps `wait`, or, past `deadline`, fails: the file keeps changing.
-fn wait_or_give_up(file: &Path, deadline: Instant, wait: Duration, why: &str) -> Result<(), ReadError> {
+fn wait_or_give_up(file: &Path, deadline: Instant, wait: Duration, why: &str) -> Result<(), Error> {
     if Instant::now() + wait > deadline {
-        return Err(ReadError {
-            file: file.to_path_buf(),
-            message: format!("not read: {why}; it is read once it has been left alone"),
+        return Err(Error {
             failure: Failure::Changing,
+            ..error(file, format!("not read: {why}; it is read once it has been left alone"))
         });
     }
     std::thread::sleep(wait);
     Ok(())
 }
 
-fn metadata(file: &Path, handle: &File) -> Result<Metadata, ReadError> {
+fn metadata(file: &Path, handle: &File) -> Result<Metadata, Error> {
     handle
         .metadata()
         .map_err(|e| io_error(file, format!("cannot read: {e}")))
@@ -128,7 +122,7 @@ fn metadata(file: &Path, handle: &File) -> Result<Metadata, ReadError> {
 /// not wait: a FIFO blocks `open()` until a writer comes, so it is opened
 /// non-blocking and its type checked on the open handle (checking the path
 /// first would leave a gap in which it could be swapped for a FIFO).
-fn open(file: &Path, kind: &str) -> Result<File, ReadError> {
+fn open(file: &Path, kind: &str) -> Result<File, Error> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]

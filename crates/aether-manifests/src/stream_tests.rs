@@ -22,6 +22,13 @@ fn stdin() -> PathBuf {
     PathBuf::from("<stdin>")
 }
 
+/// Everything `text` holds, read as standard input is.
+fn read_text(text: &str, limits: &Limits) -> Load {
+    let name = stdin();
+    let stream = &mut text.as_bytes();
+    read(Input::Stream { name: &name, stream }, limits)
+}
+
 /// What `kustomize build` writes for an app and its edge: other kinds
 /// around a VirtualHost, and a List holding one more of each.
 fn mixed() -> String {
@@ -39,7 +46,7 @@ fn mixed() -> String {
 #[test]
 fn other_kinds_are_errors_by_default_and_skipped_when_asked() {
     let text = mixed();
-    let strict = read_stream_all(&stdin(), text.as_bytes(), &limits());
+    let strict = read_text(&text, &limits());
     assert_eq!(strict.objects.len(), 2);
     assert!(strict.skipped.is_empty());
     let errors: Vec<String> = strict.errors.iter().map(ToString::to_string).collect();
@@ -53,7 +60,7 @@ fn other_kinds_are_errors_by_default_and_skipped_when_asked() {
         ]
     );
 
-    let skipping = read_stream_all(&stdin(), text.as_bytes(), &skip());
+    let skipping = read_text(&text, &skip());
     assert!(skipping.errors.is_empty(), "{:?}", skipping.errors);
     let found: Vec<(usize, String)> = skipping
         .objects
@@ -103,7 +110,7 @@ fn what_may_be_a_virtualhost_typed_wrong_is_never_skipped() {
         ("apiVersion: v1\nkind: 3\n".to_owned(), "apiVersion: expected"),
         ("[a, b]\n".to_owned(), "expected a mapping"),
     ] {
-        let load = read_stream_all(&stdin(), document.as_bytes(), &skip());
+        let load = read_text(&document, &skip());
         assert!(load.skipped.is_empty(), "{document}");
         assert_eq!(load.errors.len(), 1, "{document}");
         assert!(
@@ -127,7 +134,7 @@ fn files_and_their_directories_skip_other_kinds_as_streams_do() {
         settle: std::time::Duration::ZERO,
         ..skip()
     };
-    let load = load(&[dir.path().to_path_buf()], &settled);
+    let load = read(Input::Paths(&[dir.path().to_path_buf()]), &settled).first_copies();
     assert!(load.errors.is_empty(), "{:?}", load.errors);
     assert_eq!(load.objects.len(), 2);
     assert_eq!(load.skipped.len(), 5);

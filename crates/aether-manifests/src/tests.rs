@@ -10,6 +10,11 @@ fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
     path
 }
 
+/// One file's documents, as the reader reads each file.
+fn read(file: &Path, limits: &Limits) -> Result<Vec<Document>, Error> {
+    read::read_until(file, limits, std::time::Instant::now() + limits.max_settle_wait)
+}
+
 fn read_err(file: &Path, limits: &Limits) -> String {
     let e = read(file, limits).unwrap_err();
     assert_eq!(e.file, file);

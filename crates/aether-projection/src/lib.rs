@@ -2,8 +2,9 @@
 //! configuration out. Pure: no I/O, no Kubernetes client.
 //!
 //! The data flows through small modules, in this order:
-//! [objects](VirtualHostObject) → validation (invalid objects are left out
-//! and reported) → host dedup (a host claimed by several objects goes to the
+//! [objects](VirtualHostObject) → validation (invalid objects, by
+//! `VirtualHostObject::problems` as the edge judges them, are left out and
+//! reported) → host dedup (a host claimed by several objects goes to the
 //! oldest) → Envoy projection (one virtual host per object, one cluster per
 //! `(service, port)`, see [`cluster_name`], each path in the form the edge's
 //! Envoy compares request paths with, see [`edge_normal_form`]) →
@@ -48,7 +49,6 @@ mod projector;
 mod route_table;
 mod snapshot;
 mod tls;
-mod validation;
 
 pub use actions::{NO_WEIGHT_STATUS, WHOLE_PATH};
 pub use aether_api::ObjectKey;

@@ -15,7 +15,7 @@
 //! standard, which decodes no escape (it keeps `%7E`), and RFC 3986
 //! normalizers neither turn `%5C` into a slash nor read `..;` as `..`.
 //! What follows was measured on Envoy 1.40 (see docs/envoy.md, "Route
-//! paths", and `tests/path_normal_form.rs`), step by step:
+//! paths", and `tests/integration/path_normal_form.rs`), step by step:
 //!
 //! 1. `%2F` and `%5C` (either case) are unescaped to `/` and `\`; Envoy then
 //!    redirects the client to the normalized path, which it requests again,

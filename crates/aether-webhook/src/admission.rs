@@ -1,14 +1,12 @@
 //! One AdmissionReview in, one out: the shared validator, then the host index.
 
-use aether_api::config::v1::VirtualHostSpec;
-use aether_api::validate::Validate;
+use aether_api::config::v1::API_VERSION;
+use aether_api::object::{DEFAULT_NAMESPACE, Judged, RULE_UNSUPPORTED, Reading, SET_ASIDE_MORE, VirtualHostObject};
 use aether_api::validate::{self, Violation};
-use aether_manifests::Reading;
-use aether_manifests::objects;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 
-use crate::index::{HostIndex, ObjectKey};
+use crate::index::HostIndex;
 use crate::twice::identity_given_twice;
 
 /// The only AdmissionReview version served (the webhook configuration asks for it).
@@ -159,15 +157,29 @@ fn check_body(body: &[u8]) -> Result<&str, BadRequest> {
     })
 }
 
-/// The reviewed spec, everything wrong with it (each value that does not
-/// decode, read by the shared reader as in a manifest, then every rule the
-/// rest breaks), and the unknown fields set aside. Read tolerantly: a CRD
-/// newer than this webhook lets objects carry fields and values it does
-/// not know, and denying them all would block every use of the new API.
-fn check_spec(object: &DynamicObject) -> (VirtualHostSpec, Vec<Violation>, Vec<String>) {
-    let (spec, problems, set_aside) = objects::decode_spec_reading(object.data.get("spec"), Reading::Tolerant);
-    let problems = validate::with_violations(problems, validate::violations_of(spec.validate()));
-    (spec, problems, set_aside)
+/// The reviewed object as the shared decoder reads it, its identity taken
+/// from the request where the object names none (as the API server fills
+/// it in). Its spec only: the webhook judges what routes requests, and the
+/// API server keeps a status written with the object as it was. Read
+/// tolerantly: a CRD newer than this webhook lets objects carry fields and
+/// values it does not know, and denying them all would block every use of
+/// the new API.
+fn read_object(request: &AdmissionRequest<DynamicObject>, object: &DynamicObject) -> Result<VirtualHostObject, String> {
+    let namespace = request
+        .namespace
+        .as_deref()
+        .or(object.metadata.namespace.as_deref())
+        .unwrap_or(DEFAULT_NAMESPACE);
+    let name = object.metadata.name.as_deref().unwrap_or(&request.name);
+    let mut value = serde_json::json!({
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"namespace": namespace, "name": name},
+    });
+    if let Some(spec) = object.data.get("spec") {
+        value["spec"] = spec.clone();
+    }
+    VirtualHostObject::from_value(value, Reading::Tolerant).map_err(|e| format!("VirtualHost does not read: {e}"))
 }
 
 /// The denial of an object that uses what this build cannot act on: every
@@ -215,8 +227,12 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
             Decision::DeniedUndecodable,
         );
     };
-    let (spec, problems, set_aside) = check_spec(object);
-    if problems.iter().any(|p| p.rule_id == objects::RULE_UNSUPPORTED) {
+    let host = match read_object(request, object) {
+        Ok(host) => host,
+        Err(message) => return (response.deny(message), Decision::DeniedUndecodable),
+    };
+    let problems = host.problems(Judged::Admitted);
+    if problems.iter().any(|p| p.rule_id == RULE_UNSUPPORTED) {
         return (
             response.deny(unsupported_message(&problems)),
             Decision::DeniedUnsupported,
@@ -229,16 +245,17 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
     // reads otherwise, or a program above its limit), and actions it would
     // refuse: no CRD rule can say it, and admitted, the edge would leave
     // their routes out.
-    let regexes: Vec<Violation> = aether_edge_limits::edge_problems(&spec);
+    let regexes: Vec<Violation> = aether_edge_limits::edge_problems(&host.spec);
     if !regexes.is_empty() {
         return (response.deny(invalid_message(&regexes)), Decision::DeniedInvalid);
     }
     // Admitted all the same (the object means the same here without them),
     // but the person applying it should know this webhook did not judge them.
     // At most 100 named, then the count (the reading caps the list).
-    let mut warnings: Vec<String> = set_aside
+    let mut warnings: Vec<String> = host
+        .set_aside
         .iter()
-        .map(|path| match path.strip_prefix(objects::SET_ASIDE_MORE) {
+        .map(|path| match path.strip_prefix(SET_ASIDE_MORE) {
             Some(more) => format!("and {} unknown fields not judged", more.trim_end_matches(')')),
             None => format!("unknown field {path} not judged (from a newer API version than this webhook's)"),
         })
@@ -258,14 +275,8 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
     // The object's identity: ignored in the index, so an update is not judged
     // against its own previous hosts (nor a create against a stale entry of
     // an object of the same name the source has not yet seen deleted).
-    let namespace = request
-        .namespace
-        .as_deref()
-        .or(object.metadata.namespace.as_deref())
-        .unwrap_or("default");
-    let name = object.metadata.name.as_deref().unwrap_or(&request.name);
-    let key = ObjectKey::new(namespace, name);
-    let findings = index.check(&key, &spec.hosts);
+    let key = host.key();
+    let findings = index.check(&key, &host.spec.hosts);
     if !findings.conflicts.is_empty() {
         let list: Vec<String> = findings
             .conflicts
@@ -338,6 +349,7 @@ pub fn review_for(uid: &str, object: &serde_json::Value, old: Option<&serde_json
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::ObjectKey;
 
     #[test]
     fn depth_counts_brackets_outside_strings_only() {

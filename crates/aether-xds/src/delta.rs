@@ -17,7 +17,7 @@
 //! type is an ACK, or a NACK (`error_detail`): logged with Envoy's message
 //! and counted, and its versions are not sent again (the next change is);
 //! a route configuration refused alone is quarantined for every stream
-//! ([`crate::quarantine`]).
+//! ([`crate::quarantine`]), unless another Envoy took that version.
 //! A request with an older nonce still changes the subscription.
 //!
 //! As for state of the world ([`crate::sotw`]), responses are built when
@@ -41,8 +41,8 @@ use tracing::{debug, warn};
 
 use crate::body::{Owes, ResponseBody, Signals};
 use crate::fleet::{Acks, Fleet, Holds, Member, Need, Report};
-use crate::metrics::{OpenStream, XdsMetrics};
-use crate::quarantine::Quarantine;
+use crate::metrics::{OpenStream, Refused, XdsMetrics};
+use crate::quarantine::{Overruled, Quarantine};
 use crate::resources::Item;
 use crate::sotw::{Current, Kind};
 
@@ -78,7 +78,6 @@ struct Outbox {
     fleet: Fleet,
 }
 
-#[derive(Default)]
 struct State {
     /// One per type, as `Outbox::types`.
     subscriptions: Vec<Subscription>,
@@ -101,6 +100,11 @@ struct State {
     syncing: Vec<Option<u64>>,
     /// The node id of the stream's first request that gave one.
     node: Option<String>,
+    /// Whether its Envoy's refusals were overruled (it refused what
+    /// another Envoy took): they quarantine nothing more.
+    overruled: Overruled,
+    /// When the stream opened: it waits for each type's first request since.
+    opened: tokio::time::Instant,
 }
 
 /// The resources one response carried, by name.
@@ -124,12 +128,44 @@ impl State {
             sent: (0..types).map(|_| Default::default()).collect(),
             acks: (0..types).map(|_| Acks::default()).collect(),
             syncing: vec![None; types],
-            ..Self::default()
+            nonce: 0,
+            unknown: Vec::new(),
+            node: None,
+            overruled: Overruled::default(),
+            opened: tokio::time::Instant::now(),
         }
     }
 }
 
 impl Outbox {
+    /// A stream's outbox before any request; it waits for them from now.
+    fn new(types: Vec<Served>, metrics: Arc<dyn XdsMetrics>, fleet: &Fleet) -> Arc<Self> {
+        let state = State::new(types.len());
+        fleet.waiting_from(state.opened);
+        Arc::new(Outbox {
+            types,
+            state: Mutex::new(state),
+            metrics,
+            signals: Signals::default(),
+            fleet: fleet.clone(),
+        })
+    }
+
+    /// Publications came: each type whose stream is not synced with its
+    /// latest waits until it is sent (a stream that does not read waits
+    /// for ever).
+    fn published(&self) {
+        let mut state = self.lock();
+        for (index, served) in self.types.iter().enumerate() {
+            let Some(seq) = served.current.borrow().as_ref().map(|current| current.seq()) else {
+                continue;
+            };
+            if let Some(since) = state.acks[index].published(seq) {
+                self.fleet.waiting_from(since);
+            }
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // Each update is one step: the state is consistent after a panic.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -182,7 +218,11 @@ impl Owes for Outbox {
                         }
                         // Nothing new to this stream: it holds this one too
                         // once it answered what it was sent.
-                        None if state.subscriptions[index].asked() => state.acks[index].synced(current.seq()),
+                        None if state.subscriptions[index].asked() => {
+                            if let Some(since) = state.acks[index].synced(current.seq()) {
+                                self.fleet.waiting_from(since);
+                            }
+                        }
                         None => {}
                     }
                 }
@@ -215,8 +255,9 @@ impl Owes for Outbox {
             state.acks[index].sent(nonce);
             if state.pending[index].is_empty()
                 && let Some(seq) = state.syncing[index].take()
+                && let Some(since) = state.acks[index].synced(seq)
             {
-                state.acks[index].synced(seq);
+                self.fleet.waiting_from(since);
             }
             self.metrics.response_sent();
             let put: Vec<(&str, &Item)> = put.iter().map(|(name, item)| (name.as_str(), item)).collect();
@@ -251,9 +292,32 @@ impl Member for Outbox {
         state.acks[index].holds(subscription.wants(&need.name), need)
     }
 
+    fn waiting_since(&self, type_url: &str) -> Option<tokio::time::Instant> {
+        let index = self.index(type_url)?;
+        let state = self.lock();
+        if !state.subscriptions[index].asked() {
+            return Some(state.opened);
+        }
+        state.acks[index].waiting_since()
+    }
+
+    fn oldest_wait(&self) -> Option<tokio::time::Instant> {
+        let state = self.lock();
+        (0..self.types.len())
+            .filter_map(|index| {
+                if state.subscriptions[index].asked() {
+                    state.acks[index].waiting_since()
+                } else {
+                    Some(state.opened)
+                }
+            })
+            .min()
+    }
+
     fn report(&self) -> Report {
         let state = self.lock();
         let mut report = Report {
+            streams: 1,
             node: state.node.clone(),
             ..Report::default()
         };
@@ -277,14 +341,7 @@ pub fn stream(
     fleet: &Fleet,
     closing: CancellationToken,
 ) -> ResponseBody {
-    let state = State::new(types.len());
-    let outbox = Arc::new(Outbox {
-        types,
-        state: Mutex::new(state),
-        metrics,
-        signals: Signals::default(),
-        fleet: fleet.clone(),
-    });
+    let outbox = Outbox::new(types, metrics, fleet);
     let membership = fleet.join(outbox.clone());
     tokio::spawn(read_requests(requests, outbox.clone(), membership, closing));
     ResponseBody::stream(outbox)
@@ -325,6 +382,7 @@ async fn read_requests(
                 for current in &mut currents {
                     current.mark_unchanged();
                 }
+                outbox.published();
                 outbox.signals.wake();
                 continue;
             }
@@ -376,10 +434,8 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
     };
     let kind = &outbox.types[index].kind;
     let mut state = outbox.lock();
-    if state.node.is_none()
-        && let Some(node) = request.node.as_ref().filter(|node| !node.id.is_empty())
-    {
-        state.node = Some(node.id.clone());
+    if state.node.is_none() {
+        state.node = request.node.as_ref().and_then(|node| crate::fleet::node_id(&node.id));
     }
     let mut retry = false;
     let mut answered = false;
@@ -406,8 +462,11 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
                     // until it changes.
                     [(name, item)] => {
                         if let Some(quarantine) = &outbox.types[index].quarantine {
-                            let envoy = state.node.clone().unwrap_or_else(|| "(no node id)".to_owned());
-                            quarantine.refused(name, item, &envoy, &error.message);
+                            let envoy = state
+                                .node
+                                .clone()
+                                .unwrap_or_else(|| crate::fleet::NO_NODE_ID.to_owned());
+                            quarantine.refused(name, item, &envoy, &error.message, &state.overruled);
                         }
                     }
                     // Several together: each again alone, so that Envoy
@@ -424,7 +483,7 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
                 let names: Vec<String> = items.iter().map(|(name, _)| name.clone()).collect();
                 state.acks[index].acked(nonce, &names);
                 if let Some(quarantine) = &outbox.types[index].quarantine {
-                    quarantine.taken(&items);
+                    quarantine.taken(&items, &state.overruled);
                 }
                 answered = true;
             }
@@ -437,7 +496,12 @@ fn handle(outbox: &Outbox, request: DeltaDiscoveryRequest) -> Result<(), Status>
         outbox.fleet.changed();
     }
     let subscription = &mut state.subscriptions[index];
-    if subscription.apply(&request) {
+    let changed = subscription.apply(&request).inspect_err(|status| {
+        outbox.metrics.stream_refused(Refused::Subscription);
+        warn!(type_url = kind.type_url, node = ?state.node, message = %status.message(),
+            "xds: a stream subscribing past its bound is ended");
+    })?;
+    if changed {
         drop(state);
         // The names this request adds, not all the stream asks for: Envoy
         // subscribes a chain's configuration at a time, 50,000 requests at

@@ -14,13 +14,26 @@
 //! Only the resources the scope names are quarantined: a resource every
 //! tenant shares (the controller's plain route configuration) held back
 //! would hold back every tenant.
+//!
+//! The rule for an Envoy that refuses what others take: **a version an
+//! Envoy took is never quarantined, and a refusal is lifted as soon as an
+//! Envoy takes the version refused; the Envoy whose refusal is so
+//! overruled quarantines nothing more while its stream lasts**
+//! ([`Overruled`]). A refusal of a version nobody took yet is believed
+//! (every Envoy refusing a bad configuration is the common case); one
+//! Envoy that refuses everything, versions others took included, is the
+//! broken one, and costs only itself: the others are served what they
+//! take (and the fleet leaves it out of what is applied,
+//! [`crate::fleet`]).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::watch;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
+use crate::metrics::XdsMetrics;
 use crate::resources::{Item, Resources};
 
 /// The served publication of the type, as streams read it.
@@ -37,11 +50,22 @@ pub trait QuarantineScope: std::fmt::Debug + Send + Sync {
 }
 
 /// The refusals of one type's resources; clones share them.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Quarantine {
     served: Served,
     scope: Arc<dyn QuarantineScope>,
     state: Arc<Mutex<State>>,
+    /// Told of each resource quarantined.
+    metrics: Arc<dyn XdsMetrics>,
+}
+
+impl std::fmt::Debug for Quarantine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Quarantine")
+            .field("scope", &self.scope)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -65,15 +89,42 @@ pub struct Refusal {
     pub error: String,
     /// Served in its place.
     instead: Item,
+    /// The refusing stream's standing, overruled if an Envoy takes it.
+    by: Overruled,
+}
+
+/// Set once an Envoy took a version a stream's Envoy refused (or that
+/// Envoy refused a version already taken): that stream's refusals
+/// quarantine nothing more. One per stream, shared by its refusals.
+#[derive(Debug, Clone, Default)]
+pub struct Overruled(Arc<AtomicBool>);
+
+impl Overruled {
+    /// Whether the stream's refusals were overruled.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl PartialEq for Overruled {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Quarantine {
-    /// The refusals of the resources in `scope`, published on `served`.
-    pub fn new(scope: Arc<dyn QuarantineScope>, served: Served) -> Self {
+    /// The refusals of the resources in `scope`, published on `served`,
+    /// each counted in `metrics`.
+    pub fn new(scope: Arc<dyn QuarantineScope>, served: Served, metrics: Arc<dyn XdsMetrics>) -> Self {
         Self {
             served,
             scope,
             state: Arc::default(),
+            metrics,
         }
     }
 
@@ -110,23 +161,53 @@ impl Quarantine {
         self.serve(state)
     }
 
-    /// An Envoy took these items (one response's).
-    pub(crate) fn taken(&self, items: &[(String, Item)]) {
+    /// The Envoy of the stream standing as `by` took these items (one
+    /// response's): a refusal of one of them is lifted (another Envoy's:
+    /// that one's refusals are overruled), and the version served again.
+    pub(crate) fn taken(&self, items: &[(String, Item)], by: &Overruled) {
         let mut state = self.lock();
+        let mut lifted = false;
         for (name, item) in items.iter().filter(|(name, _)| self.scope.quarantines(name)) {
+            if let Some(refusal) = state.refused.get(name)
+                && refusal.version == item.version
+            {
+                if refusal.by != *by {
+                    refusal.by.set();
+                }
+                info!(resource = %name, version = %item.version, refused_by = %refusal.envoy,
+                    "xds: an Envoy took a version another refused; the refusal is lifted and that Envoy's refusals \
+                     quarantine nothing more");
+                state.refused.remove(name);
+                lifted = true;
+            }
             state.taken.insert(name.clone(), item.clone());
+        }
+        if lifted {
+            self.serve(&state);
         }
     }
 
-    /// The Envoy `envoy` refused `item`, alone in a response, as `name`,
-    /// saying `error`: from now on every stream is served what an Envoy
-    /// took last instead, or the resource withdrawn. A version no longer
-    /// wanted (an edit came since) or out of scope changes nothing.
-    pub(crate) fn refused(&self, name: &str, item: &Item, envoy: &str, error: &str) {
+    /// The Envoy `envoy` of the stream standing as `by` refused `item`,
+    /// alone in a response, as `name`, saying `error`: from now on every
+    /// stream is served what an Envoy took last instead, or the resource
+    /// withdrawn. A version no longer wanted (an edit came since) or out
+    /// of scope changes nothing, nor does a refusal overruled: of a version
+    /// an Envoy took (which overrules the stream), or by a stream overruled.
+    pub(crate) fn refused(&self, name: &str, item: &Item, envoy: &str, error: &str, by: &Overruled) {
         if !self.scope.quarantines(name) {
             return;
         }
+        if by.is_set() {
+            debug!(resource = %name, %envoy, "xds: a refusal by an Envoy that refused what others took; not quarantined");
+            return;
+        }
         let mut state = self.lock();
+        if state.taken.get(name).is_some_and(|taken| taken.version == item.version) {
+            by.set();
+            info!(resource = %name, version = %item.version, %envoy,
+                "xds: an Envoy refused a version another took; not quarantined, and its refusals quarantine nothing more");
+            return;
+        }
         let wanted = state.wanted.as_ref().and_then(|wanted| wanted.get(name));
         if wanted.is_none_or(|wanted| wanted.version != item.version)
             || state
@@ -140,6 +221,7 @@ impl Quarantine {
             Some(taken) => taken.clone(),
             None => self.scope.withdrawn(name),
         };
+        self.metrics.resource_quarantined();
         warn!(resource = %name, version = %item.version, %envoy, instead = %instead.version,
             "xds: Envoy refused a resource; every Envoy is served the last version taken instead");
         let refusal = Refusal {
@@ -147,6 +229,7 @@ impl Quarantine {
             envoy: envoy.to_owned(),
             error: error.to_owned(),
             instead,
+            by: by.clone(),
         };
         state.refused.insert(name.to_owned(), refusal);
         self.serve(&state);

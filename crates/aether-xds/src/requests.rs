@@ -27,6 +27,8 @@ use prost::{Message, Name};
 use tonic::Status;
 use tracing::warn;
 
+use crate::metrics::{Refused, XdsMetrics};
+
 /// Largest request message: 16 MiB. Envoy's carry its node (id, metadata,
 /// the extensions it was built with), tens of KB, and the names it asks
 /// for: an Envoy reconnecting to an edge of 50,000 HTTPS objects names
@@ -48,10 +50,20 @@ pub const MAX_BUFFERED_REQUEST_BYTES: usize = 64 << 20;
 const PREFIX: usize = 5;
 
 /// The shared count of buffered request bytes, and who holds them.
-#[derive(Debug)]
 pub struct RequestBudget {
     limit: usize,
     state: Mutex<State>,
+    /// Told of each stream ended for its request.
+    metrics: Arc<dyn XdsMetrics>,
+}
+
+impl std::fmt::Debug for RequestBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestBudget")
+            .field("limit", &self.limit)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -75,11 +87,13 @@ struct Evicted {
 }
 
 impl RequestBudget {
-    /// A budget of `limit` bytes.
-    pub fn new(limit: usize) -> Arc<Self> {
+    /// A budget of `limit` bytes; the streams it ends, and those ended
+    /// for a request over [`MAX_REQUEST_BYTES`], are counted in `metrics`.
+    pub fn new(limit: usize, metrics: Arc<dyn XdsMetrics>) -> Arc<Self> {
         Arc::new(Self {
             limit,
             state: Mutex::new(State::default()),
+            metrics,
         })
     }
 
@@ -204,6 +218,7 @@ impl<B, M: Message + Name + Default> Requests<B, M> {
     }
 
     fn over_budget(&mut self) -> Poll<Option<Result<M, Status>>> {
+        self.budget.metrics.stream_refused(Refused::RequestBudget);
         warn!(
             limit = self.budget.limit,
             "xds: a stream holding the most unfinished request bytes is ended: the server's budget is full"
@@ -237,6 +252,12 @@ impl<B, M: Message + Name + Default> Requests<B, M> {
         }
         let length = u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize;
         if length > MAX_REQUEST_BYTES {
+            self.budget.metrics.stream_refused(Refused::RequestTooLarge);
+            warn!(
+                length,
+                limit = MAX_REQUEST_BYTES,
+                "xds: a stream sending a request over the limit is ended"
+            );
             return Some(Err(Status::out_of_range(format!(
                 "a request of {length} bytes; the limit is {MAX_REQUEST_BYTES}"
             ))));

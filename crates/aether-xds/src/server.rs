@@ -92,18 +92,18 @@ impl Discovery {
     pub fn new(services: Vec<Service>, metrics: Arc<dyn XdsMetrics>, fleet: Fleet) -> Self {
         Self {
             services: services.into(),
+            budget: RequestBudget::new(MAX_BUFFERED_REQUEST_BYTES, metrics.clone()),
             metrics,
             closing: CancellationToken::new(),
             fleet,
             server_tls: None,
-            budget: RequestBudget::new(MAX_BUFFERED_REQUEST_BYTES),
         }
     }
 
     /// Buffers at most `bytes` of unfinished requests across every stream
     /// (default [`MAX_BUFFERED_REQUEST_BYTES`]).
     pub fn with_request_budget(mut self, bytes: usize) -> Self {
-        self.budget = RequestBudget::new(bytes);
+        self.budget = RequestBudget::new(bytes, self.metrics.clone());
         self
     }
 

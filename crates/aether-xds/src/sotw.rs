@@ -100,7 +100,6 @@ pub(crate) struct Outbox {
     fleet: Fleet,
 }
 
-#[derive(Default)]
 struct Owed {
     /// The first request has come: nothing is sent before it.
     asked: bool,
@@ -118,10 +117,29 @@ struct Owed {
     acks: Acks,
     /// The node id of the first request that gave one.
     node: Option<String>,
+    /// When the stream opened: it waits for its first request since.
+    opened: tokio::time::Instant,
+}
+
+impl Default for Owed {
+    fn default() -> Self {
+        Self {
+            asked: false,
+            again: false,
+            names: Vec::new(),
+            nonce: 0,
+            sent: None,
+            sent_names: Vec::new(),
+            acks: Acks::default(),
+            node: None,
+            opened: tokio::time::Instant::now(),
+        }
+    }
 }
 
 impl Outbox {
     pub(crate) fn new(kind: Kind, current: Current, metrics: Arc<dyn XdsMetrics>, fleet: Fleet) -> Arc<Self> {
+        fleet.waiting_from(tokio::time::Instant::now());
         Arc::new(Self {
             kind,
             owed: Mutex::new(Owed::default()),
@@ -130,6 +148,17 @@ impl Outbox {
             signals: Signals::default(),
             fleet,
         })
+    }
+
+    /// A publication came: the stream waits until it is sent (a stream
+    /// that does not read waits for ever).
+    fn published(&self) {
+        let Some(seq) = self.current.borrow().as_ref().map(|current| current.seq()) else {
+            return;
+        };
+        if let Some(since) = self.lock().acks.published(seq) {
+            self.fleet.waiting_from(since);
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Owed> {
@@ -177,7 +206,9 @@ impl Owes for Outbox {
             .collect();
         let nonce = owed.nonce;
         owed.acks.sent(nonce);
-        owed.acks.synced(resources.seq());
+        if let Some(since) = owed.acks.synced(resources.seq()) {
+            self.fleet.waiting_from(since);
+        }
         self.metrics.response_sent();
         Some(self.kind.response(&resources, &owed.names, nonce))
     }
@@ -200,9 +231,22 @@ impl Member for Outbox {
         owed.acks.holds(asks, need)
     }
 
+    fn waiting_since(&self, type_url: &str) -> Option<tokio::time::Instant> {
+        (type_url == self.kind.type_url).then(|| self.oldest_wait()).flatten()
+    }
+
+    fn oldest_wait(&self) -> Option<tokio::time::Instant> {
+        let owed = self.lock();
+        if !owed.asked {
+            return Some(owed.opened);
+        }
+        owed.acks.waiting_since()
+    }
+
     fn report(&self) -> Report {
         let owed = self.lock();
         let mut report = Report {
+            streams: 1,
             node: owed.node.clone(),
             ..Report::default()
         };
@@ -266,6 +310,7 @@ async fn read_requests(
                 }
                 // The body sends it if it is new to this stream, once asked.
                 current.mark_unchanged();
+                outbox.published();
                 outbox.wake();
                 continue;
             }
@@ -289,10 +334,8 @@ async fn read_requests(
             return;
         }
         let mut owed = outbox.lock();
-        if owed.node.is_none()
-            && let Some(node) = request.node.as_ref().filter(|node| !node.id.is_empty())
-        {
-            owed.node = Some(node.id.clone());
+        if owed.node.is_none() {
+            owed.node = request.node.as_ref().and_then(|node| crate::fleet::node_id(&node.id));
         }
         if !request.response_nonce.is_empty() && request.response_nonce != owed.nonce.to_string() {
             debug!(nonce = %request.response_nonce, "xds: stale request ignored");

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use aether_api::ObjectKey;
-use aether_manifests::objects::VirtualHostObject;
+use aether_api::object::{Judged, RULE_UNSUPPORTED, VirtualHostObject};
 use aether_manifests::{Limits, Loaded, Reading};
 use aether_webhook::admission;
 use aether_webhook::index::HostIndex;
@@ -105,9 +105,9 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
         // What the handler judges itself: the object as written, unknown
         // parts and all.
         let judged_by_the_webhook = object
-            .problems
+            .read_problems
             .iter()
-            .all(|problem| problem.rule_id == aether_manifests::objects::RULE_UNSUPPORTED);
+            .all(|problem| problem.rule_id == RULE_UNSUPPORTED);
         let response = if judged_by_the_webhook {
             let body = serde_json::to_vec(&admission::review_for(&format!("aetherctl-{number}"), &json, old))
                 .expect("a JSON value encodes");
@@ -126,7 +126,7 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
             // refuses the object before any webhook sees it (the webhook
             // would deny it the same way, but the object as decoded has
             // lost those values, so it is not what would be sent).
-            json!({"allowed": false, "status": {"message": admission::invalid_message(&object.violations())}})
+            json!({"allowed": false, "status": {"message": admission::invalid_message(&object.problems(Judged::Whole))}})
         };
         let allowed = response["allowed"] == true;
         if allowed {
@@ -158,8 +158,8 @@ pub fn check(stored: &[PathBuf], paths: &[PathBuf], limits: &Limits) -> AdmitRep
 /// The object as the API server would store it and send it for review.
 fn as_stored(object: &VirtualHostObject) -> Value {
     json!({
-        "apiVersion": aether_manifests::objects::API_VERSION,
-        "kind": aether_manifests::objects::KIND,
+        "apiVersion": aether_api::config::v1::API_VERSION,
+        "kind": aether_api::config::v1::KIND,
         "metadata": {"name": object.name, "namespace": object.namespace},
         "spec": object.spec,
     })

@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use aether_api::object::Judged;
 use aether_gateway_api::{Conversion, Gateway, Names, convert};
 use aether_manifests::Limits;
 
@@ -69,7 +70,7 @@ pub fn run(
             loaded.document,
             object.key()
         );
-        let violations = object.violations();
+        let violations = object.problems(Judged::Whole);
         if !violations.is_empty() {
             for violation in violations {
                 writeln!(err, "invalid: {at}: {violation}")?;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use aether_manifests::{self as manifests, Limits, Load};
+use aether_manifests::{self as manifests, Input, Limits, Load};
 
 /// The path that stands for standard input, as kubectl's `-f -`.
 pub const STDIN: &str = "-";
@@ -17,7 +17,7 @@ pub fn is_stdin(path: &Path) -> bool {
 }
 
 /// Every object under `paths` (standard input read where `-` stands), in
-/// the order given, each copy included (see [`manifests::read_all`]).
+/// the order given, each copy included (see [`manifests::read`]).
 /// Standard input is read once: a second `-` is refused before anything is
 /// read (see [`stdin_given_twice`]).
 pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
@@ -27,9 +27,16 @@ pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
     for group in paths.chunk_by(|a, b| !is_stdin(a) && !is_stdin(b)) {
         let part = match group {
             [one] if is_stdin(one) => {
-                manifests::read_stream_all(Path::new(STDIN_NAME), std::io::stdin().lock(), limits)
+                let stream = &mut std::io::stdin().lock();
+                manifests::read(
+                    Input::Stream {
+                        name: Path::new(STDIN_NAME),
+                        stream,
+                    },
+                    limits,
+                )
             }
-            files => manifests::read_all(files, limits),
+            files => manifests::read(Input::Paths(files), limits),
         };
         load.objects.extend(part.objects);
         load.errors.extend(part.errors);
@@ -39,14 +46,10 @@ pub fn read_all(paths: &[PathBuf], limits: &Limits) -> Load {
 }
 
 /// [`read_all`], then the one rule for two copies of an object
-/// ([`manifests::first_copies`]), for the commands that take the objects
-/// as a set.
+/// ([`Load::first_copies`]), for the commands that take the objects as a
+/// set.
 pub fn load(paths: &[PathBuf], limits: &Limits) -> Load {
-    let mut load = read_all(paths, limits);
-    let (objects, duplicates) = manifests::first_copies(load.objects);
-    load.objects = objects;
-    load.errors.extend(duplicates);
-    load
+    read_all(paths, limits).first_copies()
 }
 
 /// Whether `-` is among all the `paths` of a command more than once:

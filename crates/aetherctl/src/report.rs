@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use crate::input;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_VALID, Output};
+use aether_api::object::{Judged, VirtualHostObject};
 use aether_api::validate::Violation;
-use aether_manifests::objects::VirtualHostObject;
-use aether_manifests::{self as manifests, Limits, LoadError, Loaded, Skipped};
+use aether_manifests::{self as manifests, Error, Limits, Loaded, Skipped};
 
 /// Everything found: the JSON output of `validate --output json`, field for
 /// field. The shape is stable: every key is always present (`null` when it
@@ -165,8 +165,8 @@ pub struct ErrorReport {
     pub message: String,
 }
 
-impl From<LoadError> for ErrorReport {
-    fn from(e: LoadError) -> Self {
+impl From<Error> for ErrorReport {
+    fn from(e: Error) -> Self {
         Self {
             file: display(&e.file),
             document: e.document,
@@ -256,7 +256,7 @@ impl Report {
 /// webhook's order: the limits speak of a spec the rules admit, and the
 /// webhook denies exactly those problems, so `admit` agrees.
 fn problems(object: &VirtualHostObject) -> Vec<Violation> {
-    let violations = object.violations();
+    let violations = object.problems(Judged::Whole);
     if !violations.is_empty() {
         return violations;
     }

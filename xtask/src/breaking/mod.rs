@@ -7,7 +7,7 @@
 //! 3. Stored objects: every valid fixture and example of the baseline must
 //!    still be valid today, by all three judges (the Rust validator, the
 //!    CRD judged offline, protovalidate), since objects like them are
-//!    stored in clusters (`crates/aether-api/tests/stored_objects.rs`).
+//!    stored in clusters (`crates/aether-api/tests/api/stored_objects.rs`).
 //!
 //! The baseline's files are extracted with `git archive` into a temporary
 //! directory, with the materialized buf.validate beside them, because buf's
@@ -122,9 +122,9 @@ pub fn run(root: &Path, against: &str) -> Result<()> {
             "aether-api",
             "--all-features",
             "--test",
-            "stored_objects",
+            "api",
         ])
-        .args(["--", "--nocapture"])
+        .args(["--", "--nocapture", "stored_objects::"])
         .env("AETHER_STORED_OBJECTS", &stored)
         .env("AETHER_STORED_DESCRIPTORS", &baseline)
         .env("AETHER_PYTHON", bin.join("python"))

@@ -21,7 +21,7 @@
 //! from Envoy's own descriptors: its settings are written once.
 //!
 //! They are what a platform engineer copies, and exactly what the real-Envoy
-//! suite (`crates/aether-controller/tests/envoy.rs`) runs, with only the
+//! suite (`crates/aether-controller/tests/envoy`) runs, with only the
 //! addresses, the routes file and the backends' clusters replaced. Both
 //! carry Envoy's settings for an edge in front of untrusted clients (its
 //! "Configuring Envoy as an edge proxy" page): admin on loopback only, an

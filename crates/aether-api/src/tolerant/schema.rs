@@ -61,13 +61,19 @@ impl Node {
     }
 }
 
+/// The CRD's schema of the object (its `openAPIV3Schema`), parsed once:
+/// what this walk and the wording of an object's problems read.
+pub(crate) fn object_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        // Generated and checked in: an error here is a broken build, not input.
+        serde_json::from_str(include_str!("../../generated/crds/virtualhost.schema.json"))
+            .expect("the generated schema is JSON")
+    })
+}
+
 /// The schema of the object's `property` (`spec` or `status`).
 pub(super) fn of_property(property: &str) -> &'static Node {
     static ROOT: OnceLock<Node> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let schema: Value = serde_json::from_str(include_str!("../../generated/crds/virtualhost.schema.json"))
-            .expect("the generated schema is JSON");
-        Node::of(&schema)
-    })
-    .property(property)
+    ROOT.get_or_init(|| Node::of(object_schema())).property(property)
 }

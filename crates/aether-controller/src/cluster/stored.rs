@@ -1,10 +1,9 @@
 //! How the controller reads a stored VirtualHost: as a `DynamicObject`,
-//! decoded on its own by the manifest reader, tolerantly (see the parent
-//! module), so that an object a newer CRD stored never fails the list.
+//! decoded on its own by the one decoder of objects
+//! ([`VirtualHostObject::from_value`]), tolerantly (see the parent module),
+//! so that an object a newer CRD stored never fails the list.
 
-use std::path::PathBuf;
-
-use aether_manifests::{Document, Reading};
+use aether_api::object::Reading;
 use aether_projection::{ObjectKey, VirtualHostObject};
 use kube::core::DynamicObject;
 use serde_json::{Value, json};
@@ -58,6 +57,8 @@ pub(super) fn convert(stored: &DynamicObject) -> Option<(ObjectKey, Known)> {
         warn!(name = ?metadata.name, "ignoring a VirtualHost without namespace or name");
         return None;
     };
+    // Its identity, age, spec and status: what the decoder reads, and no
+    // more (managed fields and annotations are most of a stored object).
     let mut value = json!({
         "apiVersion": aether_api::config::v1::API_VERSION,
         "kind": aether_api::config::v1::KIND,
@@ -73,12 +74,7 @@ pub(super) fn convert(stored: &DynamicObject) -> Option<(ObjectKey, Known)> {
             value[part] = found.clone();
         }
     }
-    let document = Document {
-        file: PathBuf::new(),
-        index: 0,
-        value,
-    };
-    let read = match aether_manifests::objects::decode_reading(&document, Reading::Tolerant) {
+    let read = match VirtualHostObject::from_value(value, Reading::Tolerant) {
         Ok(read) => read,
         // Unreachable with the identity checked above; never fatal.
         Err(err) => {

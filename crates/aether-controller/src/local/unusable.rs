@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use aether_api::validate::Violation;
-use aether_manifests::{Failure, LoadError};
+use aether_manifests::{Error, Failure};
 
 /// The rule of a problem that is a file's, not its objects': it no longer
 /// parses, or holds a document that is not a VirtualHost.
@@ -18,7 +18,7 @@ pub const RULE_CHANGING: &str = "changing";
 /// they no longer parse, or keep changing. An I/O error says nothing of a
 /// file's objects (a volume remounted, a permission fixed a moment later),
 /// so it leaves their statuses as they are.
-pub(super) fn unusable_files(errors: &[LoadError], stale: &[PathBuf]) -> BTreeMap<PathBuf, Vec<Violation>> {
+pub(super) fn unusable_files(errors: &[Error], stale: &[PathBuf]) -> BTreeMap<PathBuf, Vec<Violation>> {
     let mut files: BTreeMap<PathBuf, Vec<Violation>> = BTreeMap::new();
     for err in errors {
         let rule_id = match err.failure {

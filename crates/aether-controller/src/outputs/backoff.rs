@@ -1,6 +1,7 @@
-//! How long a pass whose files could not be written waits before it is
-//! tried again: a full disk, a read-only volume or a lost mount does not
-//! heal in a quarter of a second, and retrying at once would write (and
+//! How long a pass whose files could not be written (or whose status
+//! patches failed) waits before it is tried again, in both modes: a full
+//! disk, a read-only volume, a lost mount or an API server in trouble does
+//! not heal in a quarter of a second, and retrying at once would write (and
 //! log) about three times a second until it does.
 
 use std::time::Duration;

@@ -305,12 +305,16 @@ mod tests {
     }
 
     /// The plan of `snapshot` with `tls`, under a limit of `limit` inotify instances.
-    fn plan_under(snapshot: &aether_projection::Snapshot, tls: &crate::tls::EdgeTls, limit: usize) -> crate::Plan {
+    fn plan_under(
+        snapshot: &aether_projection::Snapshot,
+        tls: &crate::tls::EdgeTls,
+        limit: usize,
+    ) -> crate::outputs::Plan {
         let written = Written::default().with_watch_limit(WatchLimit {
             max_user_instances: Some(limit),
             open_files: None,
         });
-        crate::plan(
+        crate::outputs::plan(
             snapshot,
             tls,
             &Default::default(),
@@ -320,7 +324,7 @@ mod tests {
         .unwrap()
     }
 
-    fn writes_listener(plan: &crate::Plan) -> bool {
+    fn writes_listener(plan: &crate::outputs::Plan) -> bool {
         plan.writes
             .iter()
             .any(|(name, _)| *name == super::super::LISTENERS_FILE)

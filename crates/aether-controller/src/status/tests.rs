@@ -1,14 +1,7 @@
-//! The statuses' unit tests: the message bound, the outline decode,
+//! The statuses' unit tests: the outline decode,
 //! routes left out, a few statuses among many.
 
 use super::*;
-
-#[test]
-fn truncate_keeps_short_text_and_cuts_long_text_to_the_bound() {
-    assert_eq!(truncate("abc".into(), 3), "abc");
-    assert_eq!(truncate("abcd".into(), 3), "ab…");
-    assert_eq!(truncate("ééééé".into(), 4).chars().count(), 4);
-}
 
 /// The outline reads what envoy-types' full decode reads, on a
 /// configuration with conflicts, wildcards and several route counts.
@@ -78,7 +71,7 @@ spec:
             &index,
             &ObjectKey::new("default", name),
             &Observed::default(),
-            "now",
+            &Now::new(Timestamp::from_second(1_800_000_000).unwrap()),
             None,
         )
     };

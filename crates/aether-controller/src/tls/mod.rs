@@ -79,6 +79,11 @@ impl Resolutions {
         )
     }
 
+    /// Every secret's resolution, in secret order.
+    pub fn iter(&self) -> impl Iterator<Item = (&TlsSecret, &Resolution)> {
+        self.0.iter()
+    }
+
     /// Records `secret`'s resolution.
     pub fn insert(&mut self, secret: TlsSecret, resolution: Resolution) {
         self.0.insert(secret, resolution);

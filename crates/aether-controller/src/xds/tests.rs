@@ -364,6 +364,35 @@ async fn names_not_served_are_warned_about_once_per_stream_and_request_and_count
     let fetched = client.fetch_routes(request(&["edge-routes"], "", "")).await.unwrap();
     assert!(fetched.into_inner().resources.is_empty());
     assert_eq!((count(&session), unknown().len()), (4, 4));
+
+    // 10,000 names make one warning of a few of them and their count.
+    let many: Vec<String> = (0..10_000).map(|i| format!("edge-routes-{i:05}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    requests.send(request(&many, "", "")).await.unwrap();
+    next(&mut responses).await;
+    let warnings = unknown();
+    assert_eq!((count(&session), warnings.len()), (5, 5), "{warnings:?}");
+    assert!(
+        warnings[4].contains("names=10000") && warnings[4].len() < 2_000,
+        "{}",
+        &warnings[4][..warnings[4].len().min(2_000)]
+    );
+}
+
+#[test]
+fn the_envoys_the_fleet_left_out_are_said_on_the_object_the_first_few_by_name() {
+    let left_out: Vec<String> = (0..7).map(|i| format!("edge-{i} (not answering)")).collect();
+    let said = crate::programmed::Programmed::from(aether_xds::fleet::Applied::All { envoys: 2, left_out });
+    let crate::programmed::Programmed::Programmed { envoys: 2, left_out } = &said else {
+        panic!("{said:?}");
+    };
+    assert_eq!(left_out.len(), crate::programmed::MAX_NAMED_ENVOYS + 1);
+    assert_eq!(left_out.last().map(String::as_str), Some("and 2 more"));
+    let (_, _, message) = crate::programmed::condition(true, &said);
+    assert!(
+        message.starts_with("applied by 2 Envoys; left out: edge-0 (not answering), edge-1"),
+        "{message}"
+    );
 }
 
 mod delta;

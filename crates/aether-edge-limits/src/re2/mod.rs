@@ -52,7 +52,7 @@
 //! only shrink the program. Tests compare the guard with RE2 itself
 //! (`reference`: Python's `google-re2`, in Latin-1): the bound with its
 //! `ProgramSize()` on 36,000 generated expressions, never below it; and
-//! on 100,000 expressions generated at RE2's limits (`tests/re2_parity.rs`,
+//! on 100,000 expressions generated at RE2's limits (`tests/re2/re2_parity.rs`,
 //! and the fuzz target `re2_parity`), none the guard accepts RE2 refuses
 //! or compiles above 100. Where the guard cannot read as RE2 does, it
 //! refuses, naming the construct.

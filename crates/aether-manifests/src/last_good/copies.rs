@@ -1,5 +1,5 @@
 //! Which copy of each object a store's files give is in use: the first in
-//! path order, then document order ([`crate::first_copies`]'s rule), kept
+//! path order, then document order ([`crate::Load::first_copies`]'s rule), kept
 //! up to date file by file, so that a load that reads one file again costs
 //! that file's objects, not every object's.
 
@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use aether_api::ObjectKey;
 
-use crate::load::{LoadError, Loaded, duplicate};
+use crate::Error;
+use crate::load::{Loaded, duplicate};
 
 /// Per object, where its copies are.
 #[derive(Debug, Default)]
@@ -66,7 +67,7 @@ impl Copies {
     }
 
     /// A duplicate's error for each copy not in use, in key order.
-    pub(super) fn duplicates(&self, files: &BTreeMap<PathBuf, Vec<Loaded>>) -> Vec<LoadError> {
+    pub(super) fn duplicates(&self, files: &BTreeMap<PathBuf, Vec<Loaded>>) -> Vec<Error> {
         let loaded = |(file, at): &(PathBuf, usize)| files.get(file).and_then(|objects| objects.get(*at));
         let mut errors = Vec::new();
         for key in &self.contested {
@@ -178,7 +179,7 @@ mod tests {
                 .map(|loaded| (loaded.object.key(), seen(loaded)))
                 .collect();
             assert_eq!(kept, expected, "{step}");
-            let errors = |errors: &[crate::LoadError]| {
+            let errors = |errors: &[crate::Error]| {
                 let mut errors: Vec<String> = errors.iter().map(|err| format!("{err:?}")).collect();
                 errors.sort();
                 errors

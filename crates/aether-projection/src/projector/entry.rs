@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use aether_api::object::Judged;
 use aether_api::validate::Violation;
 use envoy_types::pb::envoy::config::route::v3 as route;
 use prost::bytes::Bytes;
@@ -11,7 +12,6 @@ use prost::bytes::Bytes;
 use crate::envoy;
 use crate::input::{Rank, VirtualHostObject};
 use crate::tls::TlsSecret;
-use crate::validation;
 
 #[derive(Debug, Clone)]
 pub(super) enum Entry {
@@ -48,10 +48,12 @@ pub(super) struct Valid {
 }
 
 impl Entry {
-    /// Validates the object and, if valid, builds its cached parts, each
-    /// route with `retry` unless it sets its own.
+    /// Validates the object as the edge serves it ([`Judged::Served`]: a
+    /// spec field set aside is a problem, the status is not judged) and, if
+    /// valid, builds its cached parts, each route with `retry` unless it
+    /// sets its own.
     pub(super) fn of(object: &VirtualHostObject, retry: Option<&route::RetryPolicy>) -> Entry {
-        let problems = validation::problems(object);
+        let problems = object.problems(Judged::Served);
         if !problems.is_empty() {
             return Entry::Invalid(problems);
         }

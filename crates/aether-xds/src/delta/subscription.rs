@@ -7,16 +7,29 @@
 //! wanted resource was sent, and a NACKed one counts as held, so it is not
 //! sent again until it changes). A stream thus keeps its names and one
 //! shared publication, not a copy of every name and version it was sent.
+//!
+//! What a stream names is bounded ([`MAX_SUBSCRIBED_NAMES`],
+//! [`MAX_SUBSCRIBED_NAME_BYTES`] per type): a request past it ends the
+//! stream (`RESOURCE_EXHAUSTED`, naming the bound), so a client naming
+//! more costs its own stream alone.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use envoy_types::pb::envoy::service::discovery::v3::DeltaDiscoveryRequest;
+use tonic::Status;
 
 use crate::resources::{Item, Resources};
 
 /// The name that subscribes to (or unsubscribes from) every resource.
 pub(crate) const WILDCARD: &str = "*";
+/// Names one stream subscribes to of one type at most: twice the 50,000
+/// HTTPS objects an edge is measured at (each a route configuration and
+/// a secret an Envoy names).
+pub(crate) const MAX_SUBSCRIBED_NAMES: usize = 100_000;
+/// Bytes of the names one stream subscribes to of one type at most: what
+/// one request may carry, which is what a reconnecting Envoy names at once.
+pub(crate) const MAX_SUBSCRIBED_NAME_BYTES: usize = crate::requests::MAX_REQUEST_BYTES;
 
 /// One stream's subscription to one type.
 #[derive(Debug, Default)]
@@ -27,6 +40,8 @@ pub(crate) struct Subscription {
     wildcard: bool,
     /// The resources named, besides the wildcard.
     names: BTreeSet<String>,
+    /// Their bytes.
+    name_bytes: usize,
     /// Until the first sync: what a reconnecting Envoy said it holds
     /// (`initial_resource_versions`).
     initial: HashMap<String, Arc<str>>,
@@ -49,8 +64,9 @@ pub(crate) struct Changes {
 
 impl Subscription {
     /// Applies the subscription part of `request`; returns whether the
-    /// names asked for changed (the first request counts as a change).
-    pub(crate) fn apply(&mut self, request: &DeltaDiscoveryRequest) -> bool {
+    /// names asked for changed (the first request counts as a change), or
+    /// the refusal that ends the stream when they would pass their bounds.
+    pub(crate) fn apply(&mut self, request: &DeltaDiscoveryRequest) -> Result<bool, Status> {
         let first = !self.asked;
         let mut changed = first;
         if first {
@@ -73,7 +89,12 @@ impl Subscription {
                 }
                 continue;
             }
-            changed |= self.names.insert(name.clone());
+            if !self.names.contains(name) {
+                self.bound(request, name)?;
+                self.name_bytes += name.len();
+                self.names.insert(name.clone());
+                changed = true;
+            }
             if !first {
                 // Asked anew after the first request: sent again.
                 self.dirty.insert(name.clone());
@@ -87,12 +108,38 @@ impl Subscription {
                 self.wildcard_added = false;
                 continue;
             }
-            changed |= self.names.remove(name);
+            if self.names.remove(name) {
+                self.name_bytes -= name.len();
+                changed = true;
+            }
             if !self.wildcard {
                 self.dirty.remove(name);
             }
         }
-        changed
+        Ok(changed)
+    }
+
+    /// The refusal of `name`, if subscribing it passes a bound.
+    fn bound(&self, request: &DeltaDiscoveryRequest, name: &str) -> Result<(), Status> {
+        if self.names.len() >= MAX_SUBSCRIBED_NAMES {
+            return Err(Status::resource_exhausted(format!(
+                "this stream subscribes to more than {MAX_SUBSCRIBED_NAMES} names of {}",
+                request.type_url
+            )));
+        }
+        if self.name_bytes + name.len() > MAX_SUBSCRIBED_NAME_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "this stream subscribes to names of {} of more than {MAX_SUBSCRIBED_NAME_BYTES} bytes",
+                request.type_url
+            )));
+        }
+        Ok(())
+    }
+
+    /// How many names it subscribes to, besides the wildcard.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
     }
 
     /// Whether the last sync was with `current` (and no other is kept).

@@ -559,4 +559,7 @@ fn what_envoy_holds_follows_its_answers() {
     assert_eq!(outbox.holds(&listener), Holds::NotServed);
 }
 
+mod churn;
 mod quarantine;
+mod silent;
+mod subscriptions;

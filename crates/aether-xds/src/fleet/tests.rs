@@ -115,11 +115,27 @@ impl Member for Fake {
             .map_or(Holds::NotYet, |(_, holds)| holds.clone())
     }
 
+    fn waiting_since(&self, _: &str) -> Option<Instant> {
+        None
+    }
+
+    fn oldest_wait(&self) -> Option<Instant> {
+        None
+    }
+
     fn report(&self) -> Report {
         Report {
             node: Some(self.node.to_owned()),
             ..Report::default()
         }
+    }
+}
+
+/// Every Envoy counted holds them, none left out.
+fn all(envoys: usize) -> Applied {
+    Applied::All {
+        envoys,
+        left_out: vec![],
     }
 }
 
@@ -147,11 +163,12 @@ async fn every_envoy_answers_for_an_object_and_one_gone_stays_expected() {
         fleet.applied(&needs),
         Applied::Pending {
             waiting: vec!["edge-2".into()],
-            envoys: 2
+            envoys: 2,
+            left_out: vec![]
         }
     );
     two.answers.lock().unwrap().push(("https", Holds::Yes));
-    assert_eq!(fleet.applied(&needs), Applied::All { envoys: 2 });
+    assert_eq!(fleet.applied(&needs), all(2));
 
     // A stream serving none of the types asked is not counted.
     let sds = Arc::new(Fake {
@@ -160,7 +177,7 @@ async fn every_envoy_answers_for_an_object_and_one_gone_stays_expected() {
         answers: Mutex::default(),
     });
     let _third = fleet.join(sds);
-    assert_eq!(fleet.applied(&needs), Applied::All { envoys: 2 });
+    assert_eq!(fleet.applied(&needs), all(2));
 
     // edge-2 goes: expected still, until it is back.
     drop(second);
@@ -168,14 +185,26 @@ async fn every_envoy_answers_for_an_object_and_one_gone_stays_expected() {
         fleet.applied(&needs),
         Applied::Pending {
             waiting: vec!["edge-2 (disconnected)".into()],
-            envoys: 2
+            envoys: 2,
+            left_out: vec![]
         }
     );
-    let _back = fleet.join(two);
-    assert_eq!(fleet.applied(&needs), Applied::All { envoys: 2 });
+    let _back = fleet.join(two.clone());
+    assert_eq!(fleet.applied(&needs), all(2));
 
-    // A refusal names the Envoy, the resource and what Envoy said.
+    // A refusal while another Envoy holds the resource: the refusing one
+    // is left out, named.
     one.answers.lock().unwrap()[0].1 = Holds::Refused("duplicate domain".into());
+    assert_eq!(
+        fleet.applied(&needs),
+        Applied::All {
+            envoys: 1,
+            left_out: vec!["edge-1 (refused it)".into()]
+        }
+    );
+    // Refused by every Envoy that answered: a refusal, naming the first
+    // Envoy, the resource and what Envoy said.
+    two.answers.lock().unwrap()[0].1 = Holds::Refused("duplicate domain".into());
     assert_eq!(
         fleet.applied(&needs),
         Applied::Refused {

@@ -9,6 +9,13 @@ use http_body_util::StreamBody;
 use tonic::Code;
 
 use super::*;
+use crate::metrics::Counts;
+
+/// A budget of `limit` bytes and what it counts.
+fn budget(limit: usize) -> (Arc<RequestBudget>, Arc<Counts>) {
+    let counts = Arc::new(Counts::default());
+    (RequestBudget::new(limit, counts.clone()), counts)
+}
 
 type TestBody = StreamBody<futures_util::stream::BoxStream<'static, Result<Frame<Bytes>, Infallible>>>;
 
@@ -49,7 +56,7 @@ fn poll(requests: &mut Requests<TestBody>) -> Option<Option<Result<DiscoveryRequ
 #[test]
 fn unfinished_requests_on_many_streams_never_take_the_total_past_the_budget() {
     const LIMIT: usize = 256 * 1024;
-    let budget = RequestBudget::new(LIMIT);
+    let (budget, counts) = budget(LIMIT);
     let mut streams: Vec<Requests<TestBody>> = (0..40)
         .map(|_| Requests::new(body(unfinished(MAX_REQUEST_BYTES, 100 * 1024)), budget.clone()))
         .collect();
@@ -66,6 +73,7 @@ fn unfinished_requests_on_many_streams_never_take_the_total_past_the_budget() {
         }
     }
     assert!(ended >= 37, "only {ended} of 40 streams ended");
+    assert!(counts.streams_refused(Refused::RequestBudget) >= ended, "each counted");
     assert!(budget.buffered() <= LIMIT);
 
     // With the budget full, a whole request is still decoded: it holds the
@@ -90,7 +98,7 @@ fn unfinished_requests_on_many_streams_never_take_the_total_past_the_budget() {
 
 #[test]
 fn a_stream_that_alone_holds_the_most_is_the_one_refused() {
-    let budget = RequestBudget::new(64 * 1024);
+    let (budget, counts) = budget(64 * 1024);
     let mut small = Requests::new(body(unfinished(MAX_REQUEST_BYTES, 8 * 1024)), budget.clone());
     assert!(poll(&mut small).is_none());
     let mut large = Requests::new(body(unfinished(MAX_REQUEST_BYTES, 200 * 1024)), budget.clone());
@@ -99,6 +107,7 @@ fn a_stream_that_alone_holds_the_most_is_the_one_refused() {
         other => panic!("{other:?}"),
     }
     assert!(poll(&mut large).unwrap().is_none(), "ended");
+    assert_eq!(counts.streams_refused(Refused::RequestBudget), 1, "counted");
     // The small one holds its bytes, unharmed.
     assert!(poll(&mut small).is_none());
     assert_eq!(budget.buffered(), PREFIX + 8 * 1024);
@@ -106,9 +115,10 @@ fn a_stream_that_alone_holds_the_most_is_the_one_refused() {
 
 #[test]
 fn a_message_over_the_limit_or_compressed_ends_its_stream() {
-    let budget = RequestBudget::new(MAX_BUFFERED_REQUEST_BYTES);
+    let (budget, counts) = budget(MAX_BUFFERED_REQUEST_BYTES);
     let mut over = Requests::new(body(unfinished(MAX_REQUEST_BYTES + 1, 10)), budget.clone());
     assert_eq!(poll(&mut over).unwrap().unwrap().unwrap_err().code(), Code::OutOfRange);
+    assert_eq!(counts.streams_refused(Refused::RequestTooLarge), 1, "counted");
     let mut compressed = unfinished(3, 3);
     compressed[0] = 1;
     let mut compressed = Requests::new(body(compressed), budget.clone());
@@ -121,7 +131,7 @@ fn a_message_over_the_limit_or_compressed_ends_its_stream() {
 
 #[test]
 fn requests_split_across_frames_anywhere_are_decoded_whole() {
-    let budget = RequestBudget::new(MAX_BUFFERED_REQUEST_BYTES);
+    let (budget, counts) = budget(MAX_BUFFERED_REQUEST_BYTES);
     let requests: Vec<DiscoveryRequest> = (0..3)
         .map(|i| DiscoveryRequest {
             version_info: format!("v{i}"),
@@ -147,4 +157,8 @@ fn requests_split_across_frames_anywhere_are_decoded_whole() {
         assert!(poll(&mut stream).unwrap().is_none(), "frames of {size}: the end");
     }
     assert_eq!(budget.buffered(), 0);
+    assert!(
+        Refused::ALL.iter().all(|why| counts.streams_refused(*why) == 0),
+        "none refused"
+    );
 }

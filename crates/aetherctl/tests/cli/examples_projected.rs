@@ -310,7 +310,11 @@ fn an_unknown_spec_field_leaves_its_object_out_as_unsupported_and_a_status_field
             reading: aether_manifests::Reading::Tolerant,
             ..aether_manifests::Limits::default()
         };
-        let load = aether_manifests::load_bytes(std::path::Path::new("x.yaml"), text.as_bytes(), &limits);
+        let input = aether_manifests::Input::Bytes {
+            name: std::path::Path::new("x.yaml"),
+            bytes: text.as_bytes(),
+        };
+        let load = aether_manifests::read(input, &limits);
         assert_eq!(load.errors, [], "{text}");
         load.objects.into_iter().map(|loaded| loaded.object).collect::<Vec<_>>()
     };
@@ -323,7 +327,7 @@ fn an_unknown_spec_field_leaves_its_object_out_as_unsupported_and_a_status_field
         panic!("{:?}", snapshot.report.left_out);
     };
     assert_eq!(problems[0].field_path, "spec.routes[0].match.cookies");
-    assert_eq!(problems[0].rule_id, aether_manifests::objects::RULE_UNSUPPORTED);
+    assert_eq!(problems[0].rule_id, aether_api::object::RULE_UNSUPPORTED);
 
     let with_status = "apiVersion: config.aether.io/v1\nkind: VirtualHost\nmetadata: {name: a, namespace: ns}\n\
                        spec:\n  hosts: [a.example.com]\n  routes:\n\

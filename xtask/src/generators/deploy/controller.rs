@@ -31,7 +31,7 @@
 //!   after cert-manager renews them.
 //! - Role [`REPORTS_ROLE`] in [`NAMESPACE`]: the ConfigMaps through which
 //!   the replicas tell the Lease holder what their Envoys applied
-//!   (`aether_controller::replicas`).
+//!   (`aether_controller::programmed::replicas`).
 //! - Role in [`NAMESPACE`]: the Lease whose holder writes statuses
 //!   (kube-lease-manager gets, creates and server-side-applies it). `create`
 //!   cannot be limited to a name (the API server authorizes it before the

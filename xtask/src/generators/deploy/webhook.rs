@@ -171,7 +171,7 @@ mod tests {
         assert_eq!(hook["rules"][0]["apiGroups"], json!(["config.aether.io"]));
         assert_eq!(hook["rules"][0]["operations"], json!(["CREATE", "UPDATE"]));
         assert_eq!(hook["clientConfig"]["service"]["path"], "/validate-virtualhost");
-        // What the condition sends: crates/aether-webhook/tests/match_conditions.rs.
+        // What the condition sends: crates/aether-webhook/tests/integration/match_conditions.rs.
         assert_eq!(hook["matchConditions"][0]["name"], "spec-changed");
 
         let role = read("cluster-role.yaml");

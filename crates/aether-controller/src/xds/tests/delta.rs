@@ -274,3 +274,103 @@ async fn each_envoys_answers_are_in_the_metrics_by_node() {
     .await
     .unwrap_or_else(|_| panic!("a NACK counted in\n{}", metrics.encode()));
 }
+
+/// Node ids that come and go make no series once gone: 2,000 of them, one
+/// stream each, one after another over one connection.
+#[tokio::test]
+async fn node_ids_that_come_and_go_leave_no_series_behind() {
+    use envoy_types::pb::envoy::config::core::v3::Node;
+
+    let (publisher, metrics, addr) = serve().await;
+    publisher.publish(&tls_snapshot());
+    let series = |text: &str| {
+        text.lines()
+            .filter(|line| line.starts_with("aether_controller_xds_envoy_nacks{"))
+            .count()
+    };
+    let client = AggregatedDiscoveryServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let mut most = 0;
+    for i in 0..2_000 {
+        let (requests, outbound) = mpsc::channel(2);
+        let mut responses = client
+            .clone()
+            .delta_aggregated_resources(ReceiverStream::new(outbound))
+            .await
+            .unwrap()
+            .into_inner();
+        let first = DeltaDiscoveryRequest {
+            node: Some(Node {
+                id: format!("edge-{i:04}"),
+                ..Node::default()
+            }),
+            ..subscribe(ROUTE_CONFIGURATION_TYPE, &["aether-edge"])
+        };
+        requests.send(first).await.unwrap();
+        let routes = next_delta(&mut responses).await;
+        requests.send(ack(&routes)).await.unwrap();
+        drop(requests);
+        // The stream ends once the server has read the end of its requests.
+        while responses.message().await.is_ok_and(|message| message.is_some()) {}
+        most = most.max(series(&metrics.encode()));
+    }
+    // A stream's member leaves when its request task sees the end: at most
+    // the streams of one connection are still leaving at any time.
+    assert!(most <= 16, "{most} series at once");
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while series(&metrics.encode()) > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("series of nodes gone in\n{}", metrics.encode()));
+}
+
+/// A chain's configuration refused alone is quarantined, and counted
+/// beside the log line.
+#[tokio::test]
+async fn a_quarantine_is_counted() {
+    use envoy_types::pb::google::rpc::Status as RpcStatus;
+
+    let (publisher, metrics, addr) = serve().await;
+    publisher.publish(&tls_snapshot());
+    let chain = publisher
+        .current()
+        .unwrap()
+        .iter()
+        .map(|(name, _)| name.to_owned())
+        .find(|name| name.starts_with("aether-edge/"))
+        .expect("a chain's route configuration");
+    assert!(
+        metrics
+            .encode()
+            .contains("aether_controller_xds_resources_quarantined_total 0")
+    );
+    let (requests, mut responses) = aggregated(addr).await;
+    requests
+        .send(subscribe(ROUTE_CONFIGURATION_TYPE, &[&chain]))
+        .await
+        .unwrap();
+    let response = next_delta(&mut responses).await;
+    assert_eq!(names(&response), [chain.as_str()]);
+    let nack = DeltaDiscoveryRequest {
+        error_detail: Some(RpcStatus {
+            code: 3,
+            message: "no".into(),
+            details: Vec::new(),
+        }),
+        ..ack(&response)
+    };
+    requests.send(nack).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !metrics
+            .encode()
+            .contains("aether_controller_xds_resources_quarantined_total 1")
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the quarantine counted in\n{}", metrics.encode()));
+}

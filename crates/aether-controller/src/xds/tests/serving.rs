@@ -154,6 +154,12 @@ async fn a_request_over_the_limit_ends_the_stream() {
         .expect("an answer within 10 s")
         .unwrap_err();
     assert_eq!(status.code(), Code::OutOfRange, "{status}");
+    let text = session.metrics.encode();
+    assert!(
+        text.contains("aether_controller_xds_streams_refused_total{reason=\"request_too_large\"} 1")
+            && text.contains("aether_controller_xds_streams_refused_total{reason=\"request_budget\"} 0"),
+        "counted by reason in\n{text}"
+    );
     // The server serves on.
     let (requests, mut responses) = open(session.addr).await;
     requests.send(request(&["aether-edge"], "", "")).await.unwrap();
