@@ -15,6 +15,15 @@
 //! `cargo xtask pyenv`. A bench binary (not criterion): each sample is a
 //! live change, seconds long at 10,000 objects.
 //!
+//! Then the restarts ([`restart::Restart`], none by default), each a row
+//! of a second table: `restart` kills the controller and starts it again,
+//! once with nothing changed (until it answers Envoy again, and the bytes
+//! of that resync) and once with an object edited while it was down
+//! (until Envoy serves the edit), while a request loop and the held
+//! connections check that Envoy serves throughout; `cold-start` kills
+//! Envoy and times a new one until it serves the whole fleet. The columns
+//! are described in docs/benchmarks.md.
+//!
 //! ```text
 //! cargo bench -p aether-controller --bench edge            # 1,000 and 10,000 objects
 //! cargo bench -p aether-controller --bench edge -- 50000   # other sizes
@@ -22,7 +31,8 @@
 //! cargo bench -p aether-controller --bench edge -- 10000 https  # a fleet of HTTPS hosts
 //! cargo bench -p aether-controller --bench edge -- 10000 http https   # both fleets
 //! cargo bench -p aether-controller --bench edge -- 1000 grpc https create delete   # kinds of change
-//! cargo bench -p aether-controller --bench edge -- 1000 10000 grpc http https all  # every kind
+//! cargo bench -p aether-controller --bench edge -- 1000 grpc http restart cold-start  # restarts
+//! cargo bench -p aether-controller --bench edge -- 1000 10000 grpc http https all  # every kind, every restart
 //! AETHER_EDGE_PLOT=docs/edge-scale.svg cargo bench -p aether-controller --bench edge -- 1000 10000 50000 grpc http https
 //! ```
 //!
