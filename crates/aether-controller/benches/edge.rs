@@ -15,6 +15,15 @@
 //! `cargo xtask pyenv`. A bench binary (not criterion): each sample is a
 //! live change, seconds long at 10,000 objects.
 //!
+//! Then the restarts ([`restart::Restart`], none by default), each a row
+//! of a second table: `restart` kills the controller and starts it again,
+//! once with nothing changed (until it answers Envoy again, and the bytes
+//! of that resync) and once with an object edited while it was down
+//! (until Envoy serves the edit), while a request loop and the held
+//! connections check that Envoy serves throughout; `cold-start` kills
+//! Envoy and times a new one until it serves the whole fleet. The columns
+//! are described in docs/benchmarks.md.
+//!
 //! ```text
 //! cargo bench -p aether-controller --bench edge            # 1,000 and 10,000 objects
 //! cargo bench -p aether-controller --bench edge -- 50000   # other sizes
@@ -22,9 +31,17 @@
 //! cargo bench -p aether-controller --bench edge -- 10000 https  # a fleet of HTTPS hosts
 //! cargo bench -p aether-controller --bench edge -- 10000 http https   # both fleets
 //! cargo bench -p aether-controller --bench edge -- 1000 grpc https create delete   # kinds of change
-//! cargo bench -p aether-controller --bench edge -- 1000 10000 grpc http https all  # every kind
+//! cargo bench -p aether-controller --bench edge -- 1000 grpc http restart cold-start  # restarts
+//! cargo bench -p aether-controller --bench edge -- 1000 10000 grpc http https all  # every kind, every restart
 //! AETHER_EDGE_PLOT=docs/edge-scale.svg cargo bench -p aether-controller --bench edge -- 1000 10000 50000 grpc http https
 //! ```
+//!
+//! Each row also counts the connections to another host the change
+//! closed: one HTTP/1.1 keep-alive connection (and for the HTTPS fleet one
+//! over TLS) to a host no change touches, opened once the edge serves and
+//! asked again after each change; Envoy runs with `--drain-strategy
+//! immediate`, so a connection a change drains says `Connection: close` at
+//! its next answer rather than within the 10 minutes of the gradual drain.
 //!
 //! `AETHER_EDGE_PLOT=FILE` draws each fleet and mode's median edit →
 //! served against the fleet size into the SVG file `FILE`.
@@ -40,17 +57,30 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use aether_e2e::edge::{PATIENCE, clusters};
+use aether_e2e::envoy::XDS_BYTES_RECEIVED;
 use aether_e2e::{Controller, Edge, Mode, wait_until};
 use aether_testing::fleet;
 use aether_testing::pki::{Leaf, TestCa, write_secret};
 
-use changes::{Change, Client, MIN_OBJECTS, Manifests, SAMPLES};
+use args::Args;
+use changes::{Change, Client, Manifests, SAMPLES};
+use held::Held;
+use pass_log::{PassLine, pass_line};
 use procfs::{cpu_when_idle, rss_mb};
+use restart::{Restart, Restarted, Restarts};
 
+#[path = "edge/args.rs"]
+mod args;
 #[path = "edge/changes.rs"]
 mod changes;
+#[path = "edge/held.rs"]
+mod held;
+#[path = "edge/pass_log.rs"]
+mod pass_log;
 #[path = "edge/procfs.rs"]
 mod procfs;
+#[path = "edge/restart.rs"]
+mod restart;
 
 /// One change's timeline, in ms from the change.
 struct Sample {
@@ -61,68 +91,6 @@ struct Sample {
     /// Envoy's CPU time (user and system) from the change until it is
     /// idle again, in ms.
     envoy_cpu: f64,
-}
-
-/// What the controller's log line says of the pass that served a change.
-struct PassLine {
-    duration: f64,
-    /// Over gRPC: how far into the pass the snapshot was published.
-    published: Option<f64>,
-    /// From the pass's end until Envoy served the change.
-    after_pass: f64,
-}
-
-/// The controller's pass that served the change after `since`: over files
-/// the one that wrote a file Envoy reads, over gRPC (`--xds-only`: no
-/// routes.json) the first that published. When it ended, how long it took
-/// and how far into it the snapshot was published over xDS, from its log
-/// line.
-fn pass_after(log: &str, since: SystemTime, mode: Mode) -> Option<(SystemTime, f64, Option<f64>)> {
-    // Over files, an HTTPS host's change may write its chain's file, the
-    // listeners or a secret alone.
-    let served_by: &[&str] = match mode {
-        Mode::Files => &["\"routes.json\"", "\"chains/\"", "\"listeners.json\"", "\"secrets/\""],
-        Mode::Xds => &["published_ms="],
-    };
-    log.lines()
-        .filter(|line| line.contains(" reconciled ") && served_by.iter().any(|mark| line.contains(mark)))
-        .filter_map(|line| {
-            let ended: jiff::Timestamp = line.split_whitespace().next()?.parse().ok()?;
-            let ended = SystemTime::from(ended);
-            let duration = line
-                .split("duration_ms=")
-                .nth(1)?
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()?;
-            let published = line
-                .split("published_ms=")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next()?.parse().ok());
-            Some((ended, duration, published))
-        })
-        .find(|(ended, _, _)| *ended > since)
-}
-
-/// [`pass_after`] in the controller's log, waited for (Envoy may serve
-/// the change before the pass that published it has ended and logged), at
-/// most 10 s.
-fn pass_line(edge: &Edge, since: SystemTime, served_at: SystemTime) -> Option<PassLine> {
-    let clock = Instant::now();
-    loop {
-        if let Some((ended, duration, published)) = pass_after(&edge.controller_log(), since, edge.mode) {
-            return Some(PassLine {
-                duration,
-                published,
-                after_pass: ms(served_at.duration_since(ended).unwrap_or_default()),
-            });
-        }
-        if clock.elapsed() > Duration::from_secs(10) {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn ms(duration: Duration) -> f64 {
@@ -137,6 +105,16 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
 /// A median in ms for the table, `–` when there is none.
 fn cell(value: Option<f64>) -> String {
     value.map_or_else(|| "–".to_owned(), |v| format!("{v:.0}"))
+}
+
+/// Bytes for the table, in B, KB or MB; `–` when not measured.
+fn bytes(value: Option<u64>) -> String {
+    match value {
+        None => "–".to_owned(),
+        Some(b) if b < 10_000 => format!("{b} B"),
+        Some(b) if b < 10_000_000 => format!("{:.0} KB", b as f64 / 1e3),
+        Some(b) => format!("{:.1} MB", b as f64 / 1e6),
+    }
 }
 
 /// How long a start or a change may take at `n` objects before it is a
@@ -161,86 +139,139 @@ enum Fleet {
     Https,
 }
 
-/// The table's first columns: size, fleet, mode.
+/// The tables' first columns: size, fleet, mode.
 fn row_head(n: usize, fleet_kind: Fleet, mode: Mode) -> String {
     format!("| {n:>6} | {fleet_kind:<5?} | {mode:<5?} |")
 }
 
-/// Measures `kinds` of change at `n` objects of `fleet_kind` over `mode`:
-/// prints the table's rows and returns each kind's median change → served,
-/// in ms.
-fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Change, f64)> {
-    let mut manifests = Manifests::new(n);
-    let files = manifests.files();
-    let involved = fleet::manifest(changes::involved(n));
-    let needed = clusters(&[&involved]);
-    let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    let https = fleet_kind == Fleet::Https;
-    let controller = Controller {
-        poll_ms: 20,
-        debounce_ms: 20,
-        max_delay_ms: 100,
-        settle_ms: 20,
-        start_patience: patience(n),
-        envoy_max_heap: Some(envoy_heap(n)),
-        args: if https {
-            vec!["--tls-hosts-over-plain-http=redirect".to_owned()]
-        } else {
-            Vec::new()
-        },
-        ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
-    };
-    let ca = TestCa::new();
-    let certificate = ca.issue(&Leaf::new(&changes::NAMES, 0x0b01));
-    let started = Instant::now();
-    let edge = Edge::start_with_secrets(controller, mode, &pairs, &needed, |dir| {
-        if https {
-            // The created objects' too.
-            for (namespace, name) in fleet::secrets(n + SAMPLES) {
-                write_secret(dir, &namespace, &name, &certificate.chain_pem, &certificate.key_pem);
+/// The RSS of the controller and of Envoy now, in MB, for the tables.
+fn rss(edge: &Edge) -> String {
+    format!(
+        "{:>5.0} / {:>5.0}",
+        edge.controller_id().map_or(0.0, rss_mb),
+        rss_mb(edge.envoy.id())
+    )
+}
+
+/// One edge at `n` objects of one fleet over one mode, serving.
+struct Bench {
+    n: usize,
+    fleet_kind: Fleet,
+    https: bool,
+    edge: Edge,
+    manifests: Manifests,
+    ca: TestCa,
+    held: Held,
+    /// From nothing until the edited host was served, and the bytes Envoy
+    /// had received over xDS by then.
+    start: (Duration, Option<u64>),
+}
+
+impl Bench {
+    /// Starts the edge and waits until it serves the edited object.
+    fn start(n: usize, mode: Mode, fleet_kind: Fleet) -> Self {
+        let manifests = Manifests::new(n);
+        let files = manifests.files();
+        let involved = fleet::manifest(changes::involved(n));
+        let needed = clusters(&[&involved]);
+        let pairs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+        let https = fleet_kind == Fleet::Https;
+        let controller = Controller {
+            poll_ms: 20,
+            debounce_ms: 20,
+            max_delay_ms: 100,
+            settle_ms: 20,
+            start_patience: patience(n),
+            envoy_max_heap: Some(envoy_heap(n)),
+            args: if https {
+                vec!["--tls-hosts-over-plain-http=redirect".to_owned()]
+            } else {
+                Vec::new()
+            },
+            // A connection a change drains is closed at its next request, not
+            // at some point of the 10 minutes of the gradual drain: the held
+            // connections see it.
+            envoy_args: vec!["--drain-strategy".to_owned(), "immediate".to_owned()],
+            ..Controller::new(env!("CARGO_BIN_EXE_aether-controller"))
+        };
+        let ca = TestCa::new();
+        let certificate = ca.issue(&Leaf::new(&changes::NAMES, 0x0b01));
+        let started = Instant::now();
+        let edge = Edge::start_with_secrets(controller, mode, &pairs, &needed, |dir| {
+            if https {
+                // The created objects' too.
+                for (namespace, name) in fleet::secrets(n + SAMPLES) {
+                    write_secret(dir, &namespace, &name, &certificate.chain_pem, &certificate.key_pem);
+                }
             }
+        });
+        let edited = changes::edited(n);
+        let first = changes::Served::Routed {
+            host: changes::host(edited),
+            path: "/api/v1/r1".to_owned(),
+            cluster: changes::cluster_of_route(&fleet::object(edited, 1), 1),
+        };
+        let client = Client {
+            edge: &edge,
+            https,
+            ca: &ca.der,
+        };
+        wait_until(
+            "the edited host served",
+            patience(n),
+            || edge.logs(),
+            || client.serves(&first),
+        );
+        let ready = started.elapsed();
+        let start_bytes = (mode == Mode::Xds).then(|| edge.envoy.stat(XDS_BYTES_RECEIVED));
+        eprintln!(
+            "{n} {fleet_kind:?} {mode:?}: served {:.1} s after the start",
+            ready.as_secs_f64()
+        );
+        let held = Held::open(&edge, https, &ca.der);
+        Self {
+            n,
+            fleet_kind,
+            https,
+            edge,
+            manifests,
+            ca,
+            held,
+            start: (ready, start_bytes),
         }
-    });
-    let client = Client {
-        edge: &edge,
-        https,
-        ca: &ca.der,
-    };
-    let edited = changes::edited(n);
-    let first = changes::Served::Routed {
-        host: changes::host(edited),
-        path: "/api/v1/r1".to_owned(),
-        cluster: changes::cluster_of_route(&fleet::object(edited, 1), 1),
-    };
-    wait_until(
-        "the edited host served",
-        patience(n),
-        || edge.logs(),
-        || client.serves(&first),
-    );
-    let ready = started.elapsed();
-    eprintln!(
-        "{n} {fleet_kind:?} {mode:?}: served {:.1} s after the start",
-        ready.as_secs_f64()
-    );
-    let mut medians = Vec::new();
-    for &kind in kinds {
-        if kind == Change::Rotate && !https {
+    }
+
+    fn head(&self) -> String {
+        row_head(self.n, self.fleet_kind, self.edge.mode)
+    }
+
+    /// Measures [`SAMPLES`] changes of `kind`, one after another: prints
+    /// its row and returns its median change → served in ms (`None`: not
+    /// measured on this fleet).
+    fn change(&mut self, kind: Change) -> Option<f64> {
+        let (n, mode) = (self.n, self.edge.mode);
+        if kind == Change::Rotate && !self.https {
             println!(
                 "{} {} | skipped: the plain fleet serves no certificate |",
-                row_head(n, fleet_kind, mode),
+                self.head(),
                 kind.name()
             );
-            continue;
+            return None;
         }
         let mut samples = Vec::new();
         let mut how = None;
+        let closed_before = self.held.closed();
         for k in 0..SAMPLES {
-            let envoy_pid = edge.envoy.id();
+            let envoy_pid = self.edge.envoy.id();
             let cpu_before = cpu_when_idle(envoy_pid, patience(n));
             let change = SystemTime::now();
             let clock = Instant::now();
-            let served = manifests.apply(kind, k, n, &edge, &ca);
+            let served = self.manifests.apply(kind, k, n, &self.edge, &self.ca);
+            let client = Client {
+                edge: &self.edge,
+                https: self.https,
+                ca: &self.ca.der,
+            };
             loop {
                 if let Some(answer) = client.serves(&served) {
                     how.get_or_insert(answer);
@@ -250,26 +281,25 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
                     clock.elapsed() < patience(n),
                     "{mode:?} {n}: {} {served:?} never served\n{}",
                     kind.name(),
-                    edge.logs()
+                    self.edge.logs()
                 );
                 std::thread::sleep(Duration::from_millis(2));
             }
             let served = clock.elapsed();
-            let pass = pass_line(&edge, change, change + served);
+            let pass = pass_line(&self.edge, change, change + served);
             let envoy_cpu = cpu_when_idle(envoy_pid, patience(n)) - cpu_before;
+            self.held.ask();
             samples.push(Sample {
                 served: ms(served),
                 pass,
                 envoy_cpu,
             });
         }
-        assert_eq!(edge.rejected(), 0, "{}", edge.logs());
-        assert_eq!(edge.listeners_rejected(), 0, "{}", edge.logs());
+        assert_eq!(self.edge.rejected(), 0, "{}", self.edge.logs());
+        assert_eq!(self.edge.listeners_rejected(), 0, "{}", self.edge.logs());
         if let Some(how) = how {
-            eprintln!("{n} {fleet_kind:?} {mode:?}: {} served when {how}", kind.name());
+            eprintln!("{n} {:?} {mode:?}: {} served when {how}", self.fleet_kind, kind.name());
         }
-        let controller_rss = edge.controller_id().map_or(0.0, rss_mb);
-        let envoy_rss = rss_mb(edge.envoy.id());
         let served = median(samples.iter().map(|s| s.served).collect()).unwrap_or_default();
         let lines: Vec<&PassLine> = samples.iter().filter_map(|s| s.pass.as_ref()).collect();
         let pass = median(lines.iter().map(|p| p.duration).collect());
@@ -285,86 +315,62 @@ fn measure(n: usize, mode: Mode, fleet_kind: Fleet, kinds: &[Change]) -> Vec<(Ch
         let envoy_cpu = median(samples.iter().map(|s| s.envoy_cpu).collect()).unwrap_or_default();
         let share = controller.map(|c| 100.0 * c / served);
         println!(
-            "{} {:<9} | {served:>7.0} ({low:.0}–{high:.0}) | {:>6} | {:>6} | {:>6} | {:>4}% | {controller_rss:>5.0} / {envoy_rss:>5.0} | {envoy_cpu:>6.0} |",
-            row_head(n, fleet_kind, mode),
+            "{} {:<9} | {served:>7.0} ({low:.0}–{high:.0}) | {:>6} | {:>6} | {:>6} | {:>4}% | {} | {envoy_cpu:>6.0} | {} |",
+            self.head(),
             kind.name(),
             cell(pass),
             cell(controller),
             cell(after),
             cell(share),
+            rss(&self.edge),
+            self.held.closed_since(closed_before),
         );
-        medians.push((kind, served));
+        Some(served)
     }
-    println!(
-        "{} start | {:.1} s |",
-        row_head(n, fleet_kind, mode),
-        ready.as_secs_f64()
-    );
-    medians
-}
 
-/// `given` once each in its order, or `default` when nothing is given.
-fn or<T: PartialEq>(given: Vec<T>, default: Vec<T>) -> Vec<T> {
-    if given.is_empty() {
-        return default;
-    }
-    let mut once = Vec::new();
-    for item in given {
-        if !once.contains(&item) {
-            once.push(item);
-        }
-    }
-    once
-}
-
-/// What the arguments ask for.
-struct Args {
-    sizes: Vec<usize>,
-    modes: Vec<Mode>,
-    fleets: Vec<Fleet>,
-    kinds: Vec<Change>,
-}
-
-impl Args {
-    /// Sizes, modes, fleets and kinds of change, in any order; an error
-    /// names an argument that is none of them.
-    fn parse(args: &[String]) -> Result<Self, String> {
-        let (mut sizes, mut modes, mut fleets, mut kinds) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for arg in args {
-            match arg.as_str() {
-                "files" => modes.push(Mode::Files),
-                "grpc" => modes.push(Mode::Xds),
-                "http" => fleets.push(Fleet::Http),
-                "https" => fleets.push(Fleet::Https),
-                "all" => kinds.extend(Change::ALL),
-                // cargo bench's own.
-                "--bench" => {}
-                other => {
-                    if let Some(kind) = Change::parse(other) {
-                        kinds.push(kind);
-                    } else if let Ok(n) = other.parse::<usize>() {
-                        if n < MIN_OBJECTS {
-                            return Err(format!(
-                                "{n} objects: at least {MIN_OBJECTS} (each kind of change takes its objects from a part of the fleet)"
-                            ));
-                        }
-                        sizes.push(n);
-                    } else {
-                        let names: Vec<&str> = Change::ALL.iter().map(|kind| kind.name()).collect();
-                        return Err(format!(
-                            "unknown argument {other:?}: expected a number of objects, files or grpc, http or https, all or a kind of change ({})",
-                            names.join(", ")
-                        ));
-                    }
-                }
+    /// The restarts' table's rows: the start's, then `restarts`'.
+    fn restarts(&mut self, restarts: &[Restart]) -> Vec<String> {
+        let head = self.head();
+        let (ready, start_bytes) = self.start;
+        let mut rows = vec![format!(
+            "{head} start | {:.2} | – | – | {} | – | {} |",
+            ready.as_secs_f64(),
+            bytes(start_bytes),
+            rss(&self.edge)
+        )];
+        let mut measuring = Restarts {
+            edge: &mut self.edge,
+            manifests: &mut self.manifests,
+            held: &mut self.held,
+            n: self.n,
+            https: self.https,
+            ca: &self.ca,
+            patience: patience(self.n),
+        };
+        for &what in restarts {
+            for Restarted {
+                what,
+                seconds,
+                failed,
+                closed,
+                bytes: received,
+                envoy_cpu,
+            } in measuring.measure(what)
+            {
+                let failed = failed.map_or_else(|| "–".to_owned(), |(failed, sent)| format!("{failed} of {sent}"));
+                let closed = closed.unwrap_or_else(|| "–".to_owned());
+                eprintln!(
+                    "{} {:?} {:?}: {what}: served {seconds:.2} s after its start",
+                    self.n, self.fleet_kind, measuring.edge.mode
+                );
+                rows.push(format!(
+                    "{head} {what} | {seconds:.2} | {failed} | {closed} | {} | {envoy_cpu:.0} | {} |",
+                    bytes(received),
+                    rss(measuring.edge)
+                ));
             }
         }
-        Ok(Self {
-            sizes: or(sizes, vec![1_000, 10_000]),
-            modes: or(modes, vec![Mode::Files, Mode::Xds]),
-            fleets: or(fleets, vec![Fleet::Http]),
-            kinds: or(kinds, vec![Change::Edit]),
-        })
+        rows
     }
 }
 
@@ -376,19 +382,24 @@ fn main() {
     });
     println!("change → served by Envoy, median of {SAMPLES} changes (ms); controller poll 20 ms, debounce 20 ms");
     println!(
-        "| objects | hosts | mode | change | change → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per change |"
+        "| objects | hosts | mode | change | change → served (min–max) | controller pass | controller until Envoy's turn | pass end → served | controller share | RSS MB controller / Envoy | Envoy CPU ms per change | other host's connections closed, plain / TLS |"
     );
-    println!("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     // Per fleet and mode, the edit's medians by size.
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut restarts = Vec::new();
     for &fleet_kind in &args.fleets {
         for &mode in &args.modes {
             let mut points = Vec::new();
             for &n in &args.sizes {
-                let medians = measure(n, mode, fleet_kind, &args.kinds);
-                if let Some((_, edit)) = medians.iter().find(|(kind, _)| *kind == Change::Edit) {
-                    points.push((n as f64, edit / 1e3));
+                let mut bench = Bench::start(n, mode, fleet_kind);
+                for &kind in &args.kinds {
+                    let served = bench.change(kind);
+                    if let (Change::Edit, Some(edit)) = (kind, served) {
+                        points.push((n as f64, edit / 1e3));
+                    }
                 }
+                restarts.extend(bench.restarts(&args.restarts));
             }
             let hosts = match fleet_kind {
                 Fleet::Http => "plain-HTTP hosts (one route configuration)",
@@ -400,6 +411,18 @@ fn main() {
             };
             series.push((format!("{hosts}, over {over}"), points));
         }
+    }
+    println!();
+    println!(
+        "seconds from the start of what is restarted until served; the unrelated host asked every {} ms over a new connection meanwhile",
+        restart::EVERY.as_millis()
+    );
+    println!(
+        "| objects | hosts | mode | what | seconds until served | unrelated host's failed requests | other host's connections closed, plain / TLS | Envoy received over xDS | Envoy CPU ms | RSS MB controller / Envoy |"
+    );
+    println!("|---:|---|---|---|---:|---:|---:|---:|---:|---:|");
+    for row in restarts {
+        println!("{row}");
     }
     if let Some(out) = std::env::var_os("AETHER_EDGE_PLOT") {
         let out = std::path::PathBuf::from(out);

@@ -69,6 +69,9 @@ pub struct Controller {
     /// Envoy, as the container runtime gives both containers of a pod
     /// (`None`: the test's own).
     pub open_files: Option<u64>,
+    /// More arguments for the edge's Envoy, after the harness's own (the
+    /// edge bench's `--drain-strategy immediate`).
+    pub envoy_args: Vec<String>,
 }
 
 impl Controller {
@@ -85,6 +88,7 @@ impl Controller {
             args: Vec::new(),
             envoy_max_heap: None,
             open_files: None,
+            envoy_args: Vec::new(),
         }
     }
 }
@@ -184,7 +188,13 @@ impl Edge {
             }
             Mode::Xds => RouteSource::Xds(([127, 0, 0, 1], ports.xds).into(), xds_pki.client_dir()),
         };
-        let envoy = Envoy::start_limited(&source, backends.addrs(), settings.envoy_max_heap, settings.open_files);
+        let envoy = Envoy::start_limited(
+            &source,
+            backends.addrs(),
+            settings.envoy_max_heap,
+            settings.open_files,
+            &settings.envoy_args,
+        );
         let edge = Self {
             mode,
             manifests,
@@ -244,6 +254,21 @@ impl Edge {
         if let Some(mut controller) = self.controller.take() {
             controller.kill();
         }
+    }
+
+    /// Kills the edge's Envoy (SIGKILL) and starts a new one in its place,
+    /// on the same route source and backends (its admin and plain
+    /// listener on new ports; the HTTPS listener's is the controller's);
+    /// returns once its admin interface answers, before it is ready.
+    pub fn restart_envoy(&mut self) {
+        self.envoy.kill();
+        self.envoy = Envoy::start_limited(
+            &self.route_source(),
+            self._backends.addrs(),
+            self.settings.envoy_max_heap,
+            self.settings.open_files,
+            &self.settings.envoy_args,
+        );
     }
 
     /// Where this edge's Envoys take their routes from.

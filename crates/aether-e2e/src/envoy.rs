@@ -36,6 +36,10 @@ pub fn binary() -> PathBuf {
     pinned
 }
 
+/// Envoy's count of bytes received from the controller's xDS server (its
+/// static cluster's connections, on the wire: TLS and gRPC framing included).
+pub const XDS_BYTES_RECEIVED: &str = "cluster.aether-controller-xds.upstream_cx_rx_bytes_total";
+
 /// A running Envoy; killed when dropped.
 pub struct Envoy {
     process: Process,
@@ -49,35 +53,37 @@ impl Envoy {
     /// with a static cluster for each of `clusters`; returns once its admin
     /// interface answers.
     pub fn start(source: &RouteSource, clusters: &BTreeMap<String, SocketAddr>) -> Self {
-        Self::start_limited(source, clusters, None, None)
+        Self::start_limited(source, clusters, None, None, &[])
     }
 
     /// [`Envoy::start`], shedding load at `max_heap` bytes of heap instead
-    /// of the generated bootstrap's limit ([`bootstrap::MAX_HEAP`]), and
-    /// under an open-file limit of `open_files` instead of the test's.
+    /// of the generated bootstrap's limit ([`bootstrap::MAX_HEAP`]), under
+    /// an open-file limit of `open_files` instead of the test's, with
+    /// `args` after the harness's own.
     pub fn start_limited(
         source: &RouteSource,
         clusters: &BTreeMap<String, SocketAddr>,
         max_heap: Option<u64>,
         open_files: Option<u64>,
+        args: &[String],
     ) -> Self {
         let (admin, listener) = (free_port(), free_port());
         let mut bootstrap = bootstrap::on_loopback(source, admin, listener, clusters);
         if let Some(bytes) = max_heap {
             bootstrap::set_max_heap(&mut bootstrap, bytes);
         }
-        Self::run_limited(bootstrap, open_files)
+        Self::run_limited(bootstrap, open_files, args)
     }
 
     /// Starts Envoy on `bootstrap` (from [`bootstrap::on_loopback`], maybe
     /// changed further); returns once its admin interface answers.
     pub fn run(bootstrap: Value) -> Self {
-        Self::run_limited(bootstrap, None)
+        Self::run_limited(bootstrap, None, &[])
     }
 
     /// [`Envoy::run`] under an open-file limit of `open_files` (soft and
-    /// hard; `None`: the test's).
-    pub fn run_limited(bootstrap: Value, open_files: Option<u64>) -> Self {
+    /// hard; `None`: the test's), with `args` after the harness's own.
+    pub fn run_limited(bootstrap: Value, open_files: Option<u64>, args: &[String]) -> Self {
         let port = |at: &str| {
             let port = bootstrap
                 .pointer(at)
@@ -95,7 +101,8 @@ impl Envoy {
             .arg("--config-path")
             .arg(&config)
             // No shared memory: several Envoys run side by side.
-            .args(["--disable-hot-restart", "--concurrency", "1", "--log-level", "info"]);
+            .args(["--disable-hot-restart", "--concurrency", "1", "--log-level", "info"])
+            .args(args);
         let command = with_open_files(command, open_files);
         let process = Process::spawn("envoy", command, &dir.path().join("envoy.log"));
         let envoy = Self {

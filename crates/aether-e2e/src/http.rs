@@ -16,7 +16,8 @@ pub struct Response {
     pub status: u16,
     /// The headers, names in lower case, in order.
     pub headers: Vec<(String, String)>,
-    /// The body (Envoy closes the connection after it: `Connection: close`).
+    /// The body (after it Envoy closes the connection, unless the request
+    /// asked to keep it alive).
     pub body: Vec<u8>,
 }
 
@@ -57,7 +58,25 @@ pub fn exchange(
     path: &str,
     headers: &[(&str, &str)],
 ) -> std::io::Result<Response> {
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    send(stream, method, host, path, headers, "close")
+}
+
+/// `GET path` with `Host: host` on `stream`, asking to keep the connection
+/// open for the next request (HTTP/1.1 keep-alive), and its response.
+pub fn get_keeping_alive(stream: &mut (impl Read + Write), host: &str, path: &str) -> std::io::Result<Response> {
+    send(stream, "GET", host, path, &[], "keep-alive")
+}
+
+/// The request with `Connection: connection`, and its response.
+fn send(
+    stream: &mut (impl Read + Write),
+    method: &str,
+    host: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    connection: &str,
+) -> std::io::Result<Response> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: {connection}\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }

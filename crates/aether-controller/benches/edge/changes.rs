@@ -219,6 +219,14 @@ impl Manifests {
             .collect()
     }
 
+    /// Every object's first host.
+    pub fn first_hosts(&self) -> Vec<String> {
+        self.objects
+            .values()
+            .map(|object| object.spec.hosts[0].clone())
+            .collect()
+    }
+
     /// Writes the file of object `i` into the edge's manifests, as the model has it.
     fn write(&self, edge: &Edge, i: usize) {
         let file = i / PER_FILE;

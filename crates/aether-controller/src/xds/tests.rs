@@ -395,6 +395,7 @@ fn the_envoys_the_fleet_left_out_are_said_on_the_object_the_first_few_by_name() 
     );
 }
 
+mod create;
 mod delta;
 mod needs;
 mod serving;

@@ -17,7 +17,7 @@ use crate::xds::listeners_secrets::{LISTENER_TYPE, SECRET_TYPE};
 const A: &str = "kubernetes://shop/a-tls";
 const B: &str = "kubernetes://shop/b-tls";
 
-async fn serve() -> (Publisher, Arc<Metrics>, std::net::SocketAddr) {
+pub(super) async fn serve() -> (Publisher, Arc<Metrics>, std::net::SocketAddr) {
     logs::init();
     let metrics = Arc::new(Metrics::new());
     let (publisher, service) = channel("aether-edge", metrics.clone());
@@ -27,9 +27,9 @@ async fn serve() -> (Publisher, Arc<Metrics>, std::net::SocketAddr) {
     (publisher, metrics, addr)
 }
 
-type Delta = (mpsc::Sender<DeltaDiscoveryRequest>, Streaming<DeltaDiscoveryResponse>);
+pub(super) type Delta = (mpsc::Sender<DeltaDiscoveryRequest>, Streaming<DeltaDiscoveryResponse>);
 
-async fn aggregated(addr: std::net::SocketAddr) -> Delta {
+pub(super) async fn aggregated(addr: std::net::SocketAddr) -> Delta {
     let mut client = AggregatedDiscoveryServiceClient::connect(format!("http://{addr}"))
         .await
         .unwrap();
@@ -42,7 +42,7 @@ async fn aggregated(addr: std::net::SocketAddr) -> Delta {
     (requests, responses)
 }
 
-fn subscribe(type_url: &str, names: &[&str]) -> DeltaDiscoveryRequest {
+pub(super) fn subscribe(type_url: &str, names: &[&str]) -> DeltaDiscoveryRequest {
     DeltaDiscoveryRequest {
         type_url: type_url.to_owned(),
         resource_names_subscribe: names.iter().map(|name| (*name).to_owned()).collect(),
@@ -50,7 +50,7 @@ fn subscribe(type_url: &str, names: &[&str]) -> DeltaDiscoveryRequest {
     }
 }
 
-fn ack(response: &DeltaDiscoveryResponse) -> DeltaDiscoveryRequest {
+pub(super) fn ack(response: &DeltaDiscoveryResponse) -> DeltaDiscoveryRequest {
     DeltaDiscoveryRequest {
         type_url: response.type_url.clone(),
         response_nonce: response.nonce.clone(),
@@ -58,7 +58,7 @@ fn ack(response: &DeltaDiscoveryResponse) -> DeltaDiscoveryRequest {
     }
 }
 
-async fn next_delta(responses: &mut Streaming<DeltaDiscoveryResponse>) -> DeltaDiscoveryResponse {
+pub(super) async fn next_delta(responses: &mut Streaming<DeltaDiscoveryResponse>) -> DeltaDiscoveryResponse {
     tokio::time::timeout(Duration::from_secs(10), responses.message())
         .await
         .expect("a response within 10 s")
@@ -72,7 +72,7 @@ async fn silent_delta(responses: &mut Streaming<DeltaDiscoveryResponse>) {
     }
 }
 
-fn names(response: &DeltaDiscoveryResponse) -> Vec<&str> {
+pub(super) fn names(response: &DeltaDiscoveryResponse) -> Vec<&str> {
     response
         .resources
         .iter()
