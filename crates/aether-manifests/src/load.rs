@@ -104,7 +104,9 @@ pub fn read(input: Input<'_>, limits: &Limits) -> Load {
     let read = match input {
         Input::Paths(paths) => return read_paths(paths, limits),
         Input::Bytes { name, bytes } => crate::parse(name, bytes, limits).map(|documents| (name, documents)),
-        Input::Stream { name, stream } => crate::read::read_stream(name, stream, limits).map(|documents| (name, documents)),
+        Input::Stream { name, stream } => {
+            crate::read::read_stream(name, stream, limits).map(|documents| (name, documents))
+        }
     };
     let read = match read {
         Ok((name, documents)) => decode_all(name, documents, limits),
@@ -205,8 +207,8 @@ fn decode_all(file: &Path, documents: Vec<Document>, limits: &Limits) -> FileRea
             .flatten();
         match VirtualHostObject::from_value(document.value, limits.reading) {
             Ok(object) => {
-                let unknown_parts = !object.set_aside.is_empty()
-                    || object.read_problems.iter().any(|p| p.rule_id == RULE_UNSUPPORTED);
+                let unknown_parts =
+                    !object.set_aside.is_empty() || object.read_problems.iter().any(|p| p.rule_id == RULE_UNSUPPORTED);
                 read.objects.push(Loaded {
                     file: file.to_path_buf(),
                     document: document.index,

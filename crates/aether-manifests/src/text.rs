@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use aether_api::object::VirtualHostObject;
 #[cfg(doc)]
 use aether_api::object::DEFAULT_NAMESPACE;
+use aether_api::object::VirtualHostObject;
 
 use crate::{Error, Input, Limits};
 

@@ -243,7 +243,11 @@ async fn the_answer_deadline_flag_leaves_an_envoy_that_never_answers_out_of_prog
         .local_addr()
         .unwrap();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aether-controller"));
-    command.arg("--manifests").arg(manifests.path()).arg("--out").arg(out.path());
+    command
+        .arg("--manifests")
+        .arg(manifests.path())
+        .arg("--out")
+        .arg(out.path());
     command.arg(format!("--xds-addr={addr}")).arg("--xds-plaintext");
     command.arg("--envoy-answer-deadline-secs=1");
     let log = tempfile::NamedTempFile::new().unwrap();
