@@ -252,7 +252,7 @@ impl Bench {
         let (n, mode) = (self.n, self.edge.mode);
         if kind == Change::Rotate && !self.https {
             println!(
-                "{} {} | skipped: the plain fleet serves no certificate |",
+                "{} {:<9} | – (the plain fleet serves no certificate) | – | – | – | – | – | – | – |",
                 self.head(),
                 kind.name()
             );
