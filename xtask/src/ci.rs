@@ -106,18 +106,17 @@ pub fn run(root: &Path) -> Result<()> {
 
 /// The manifests of the repository's workspaces: the main one and the two
 /// kept apart (the runtime comparison bench, the fuzz targets).
-const WORKSPACES: [&str; 3] = [
-    "Cargo.toml",
-    "crates/aether-api/benches/runtime/Cargo.toml",
-    "fuzz/Cargo.toml",
-];
+const WORKSPACES: [&str; 3] = ["Cargo.toml", RUNTIME_BENCH_MANIFEST, "fuzz/Cargo.toml"];
+
+/// The runtime comparison bench's workspace.
+const RUNTIME_BENCH_MANIFEST: &str = "crates/aether-api/benches/runtime/Cargo.toml";
 
 /// `crates/aether-api/benches/runtime`, a workspace of its own (its types
 /// crate runs protoc in its build script): formatted, clippy-clean, and its
 /// bench binary's verdict check passing. It builds into the main target
 /// directory, so the dependencies both share are built once.
 fn runtime_comparison(root: &Path) -> Result<()> {
-    let manifest = root.join("crates/aether-api/benches/runtime/Cargo.toml");
+    let manifest = root.join(RUNTIME_BENCH_MANIFEST);
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into);
     let protoc = protoc_bin_vendored::protoc_bin_path().context("finding the vendored protoc")?;
     let nested = |args: &[&str]| {

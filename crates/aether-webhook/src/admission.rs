@@ -244,7 +244,10 @@ pub fn decide(request: &AdmissionRequest<DynamicObject>, index: &HostIndex) -> (
     // their routes out. Judged only on a spec that keeps its rules (whose
     // bounds the guard's work relies on), and listed beside a bad name, so
     // that one denial names everything to fix.
-    if !problems.iter().any(|p| p.field_path.starts_with("spec")) {
+    if !problems
+        .iter()
+        .any(|p| p.field_path == "spec" || p.field_path.starts_with("spec."))
+    {
         problems.extend(aether_edge_limits::edge_problems(&host.spec));
     }
     if !problems.is_empty() {

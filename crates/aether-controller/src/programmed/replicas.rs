@@ -17,11 +17,12 @@
 //! answer with those of the live replicas that serve Envoys: a refusal
 //! is `Rejected` only when no other replica's Envoys applied the object
 //! or are yet to answer, and otherwise its Envoy is left out, named
-//! `(refused it)`, as the fleet of one replica does; an answer for an older generation, or none yet,
-//! is `Pending` (that replica has not served the generation yet); the
-//! Envoys programmed add up. A follower that lags behind thus never
-//! confirms a generation it has not seen, and a replica that dies holds
-//! objects `Pending` for its report's time to live at most.
+//! `(refused it)`, as the fleet of one replica does; an answer for an
+//! older generation, or none yet, is `Pending` (that replica has not
+//! served the generation yet); the Envoys programmed add up. A follower
+//! that lags behind thus never confirms a generation it has not seen, and
+//! a replica that dies holds objects `Pending` for its report's time to
+//! live at most.
 //!
 //! Write rate: at most one write per replica per [`MIN_INTERVAL`] (0.5/s),
 //! and one per heartbeat when idle (0.1/s at the default 30 s), whatever
