@@ -11,10 +11,13 @@
 //! leader election needs. Discovery (`/api`, `/apis`...) is served in its
 //! legacy JSON form, enough for `kubectl` to find the kinds. Tests seed and change objects through the
 //! handle ([`KubeApi::create`], [`KubeApi::replace`], [`KubeApi::delete`])
-//! and read what clients did ([`KubeApi::requests`], [`KubeApi::get`]).
+//! and read what clients did ([`KubeApi::requests`], [`KubeApi::request_log`],
+//! [`KubeApi::get`]); they make it fail or stall ([`KubeApi::fail`],
+//! [`KubeApi::delay`]).
 //! No authentication, no admission, no garbage collection.
 
 mod discovery;
+mod faults;
 mod fields;
 mod resource;
 mod routes;
@@ -22,22 +25,28 @@ mod select;
 mod store;
 mod watch;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use serde_json::Value;
 
+use faults::Faults;
 pub use resource::{ApiError, Resource};
 use store::{Key, Source, Store, Target};
 
 /// The field manager of the handle's own writes.
 pub const TEST_MANAGER: &str = "aether-e2e";
+
+/// The most requests [`KubeApi::request_log`] keeps (the newest).
+const LOG_REQUESTS: usize = 10_000;
+/// The most body bytes it keeps, over all its requests.
+const LOG_BYTES: usize = 64 * 1024 * 1024;
 
 /// One kind of request, as counted by [`KubeApi::requests`].
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,6 +73,48 @@ impl RequestKey {
     }
 }
 
+/// One request as it came, in [`KubeApi::request_log`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedRequest {
+    /// Its kind.
+    pub key: RequestKey,
+    /// The namespace in its URL, if any.
+    pub namespace: Option<String>,
+    /// When it arrived.
+    pub at: Instant,
+    /// Its `Content-Type` (the patch type of a patch), empty if none.
+    pub content_type: String,
+    /// Its body as sent.
+    pub body: Vec<u8>,
+}
+
+impl LoggedRequest {
+    /// The body as JSON (`Null` when empty or not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// The newest requests, bounded in count and body bytes.
+#[derive(Default)]
+struct RequestLog {
+    requests: VecDeque<LoggedRequest>,
+    bytes: usize,
+}
+
+impl RequestLog {
+    fn push(&mut self, request: LoggedRequest) {
+        self.bytes += request.body.len();
+        self.requests.push_back(request);
+        while self.requests.len() > LOG_REQUESTS || self.bytes > LOG_BYTES {
+            let Some(dropped) = self.requests.pop_front() else {
+                break;
+            };
+            self.bytes -= dropped.body.len();
+        }
+    }
+}
+
 /// What the server's tasks share with the handle.
 pub(crate) struct Shared {
     store: Mutex<Store>,
@@ -72,6 +123,8 @@ pub(crate) struct Shared {
     /// Bumped by [`KubeApi::close_watches`].
     closing: tokio::sync::watch::Sender<u64>,
     requests: Mutex<BTreeMap<RequestKey, u64>>,
+    log: Mutex<RequestLog>,
+    faults: Mutex<Faults>,
 }
 
 impl Shared {
@@ -93,6 +146,14 @@ impl Shared {
     fn count(&self, key: RequestKey) {
         let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
         *requests.entry(key).or_default() += 1;
+    }
+
+    fn log(&self, request: LoggedRequest) {
+        self.log.lock().unwrap_or_else(PoisonError::into_inner).push(request);
+    }
+
+    fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -128,6 +189,8 @@ impl KubeApi {
             changed: tokio::sync::watch::Sender::new(0),
             closing: tokio::sync::watch::Sender::new(0),
             requests: Mutex::default(),
+            log: Mutex::default(),
+            faults: Mutex::default(),
         });
         let served = shared.clone();
         let service = service_fn(move |request: hyper::Request<Incoming>| {
@@ -179,6 +242,12 @@ impl KubeApi {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The newest requests (up to 10,000 and 64 MiB of bodies), in the order they came.
+    pub fn request_log(&self) -> Vec<LoggedRequest> {
+        let log = self.shared.log.lock().unwrap_or_else(PoisonError::into_inner);
+        log.requests.iter().cloned().collect()
     }
 
     /// How many `verb` requests on `resource` were served, over every name and subresource.
@@ -314,5 +383,34 @@ fn listener_config() -> aether_http_server::Config {
         protocol: aether_http_server::Protocol::Http1 {
             max_header_bytes: 64 * 1024,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logged(bytes: usize) -> LoggedRequest {
+        LoggedRequest {
+            key: RequestKey::new("create", Resource::Events, None, None),
+            namespace: Some("shop".to_owned()),
+            at: Instant::now(),
+            content_type: "application/json".to_owned(),
+            body: vec![b' '; bytes],
+        }
+    }
+
+    #[test]
+    fn the_request_log_keeps_the_newest_within_its_count_and_bytes() {
+        let mut log = RequestLog::default();
+        for _ in 0..LOG_REQUESTS + 5 {
+            log.push(logged(1));
+        }
+        assert_eq!((log.requests.len(), log.bytes), (LOG_REQUESTS, LOG_REQUESTS));
+        log.push(logged(LOG_BYTES));
+        // The big one alone fits; everything older goes.
+        assert_eq!((log.requests.len(), log.bytes), (1, LOG_BYTES));
+        log.push(logged(1));
+        assert_eq!((log.requests.len(), log.bytes), (1, 1));
     }
 }

@@ -150,7 +150,8 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub(crate) fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+    /// The error of `code` with `reason` (as Kubernetes spells it) and `message`.
+    pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
         Self {
             code,
             reason,

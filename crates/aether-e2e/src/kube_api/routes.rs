@@ -11,11 +11,12 @@ use hyper::header::{ACCEPT, CONTENT_TYPE, HeaderMap, USER_AGENT};
 use hyper::{Method, Request, Response};
 use serde_json::{Value, json};
 
+use super::faults::Fault;
 use super::resource::{ApiError, Resource};
 use super::select::Selector;
 use super::store::{Key, Source, Target};
 use super::watch::{ResponseBody, WatchRequest, partial};
-use super::{RequestKey, Shared};
+use super::{LoggedRequest, RequestKey, Shared};
 
 /// The largest request body read (the API server's own limit is 3 MiB per object).
 const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -33,6 +34,7 @@ struct Address {
 
 /// Answers one request.
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<ResponseBody> {
+    let arrived = std::time::Instant::now();
     let (parts, body) = request.into_parts();
     if parts.uri.path() == "/version" {
         let version =
@@ -58,12 +60,13 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> R
         Ok(verb) => verb,
         Err(err) => return error(&err),
     };
-    shared.count(RequestKey {
+    let key = RequestKey {
         verb: verb.to_owned(),
         resource: target.resource.plural().to_owned(),
         subresource: target.subresource.clone(),
         name: target.name.clone(),
-    });
+    };
+    shared.count(key.clone());
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(body) => body.to_bytes(),
         Err(_) => {
@@ -74,6 +77,20 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> R
             ));
         }
     };
+    let content_type = parts.headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok());
+    shared.log(LoggedRequest {
+        key: key.clone(),
+        namespace: target.namespace.clone(),
+        at: arrived,
+        content_type: content_type.unwrap_or_default().to_owned(),
+        body: body.to_vec(),
+    });
+    let fault = shared.faults().take(&key);
+    match fault {
+        Some(Fault::Fail(err)) => return error(&err),
+        Some(Fault::Delay(delay)) => tokio::time::sleep(delay).await,
+        None => {}
+    }
     let request = Call {
         shared,
         target,
